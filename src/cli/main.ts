@@ -1,0 +1,176 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { createTwoFilesPatch } from 'diff';
+import { checkConfig, nginxBinary, NginxMissingError } from '../apply/check.js';
+import { listFiles, mainConfigName, managedFolders, writeOutput } from '../apply/write.js';
+import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
+import type { NginxConfig } from '../model/nginx.js';
+import { render } from '../render/render.js';
+import { InputError, readInputs } from '../sources/files.js';
+import { refinePositions } from '../sources/positions.js';
+import { translate } from '../translate/translate.js';
+import {
+  defaults,
+  parseAccessLog,
+  parseDomain,
+  parseIngressClass,
+  parseNamespacedName,
+  parseNow,
+  parsePort,
+  parseRunDir,
+  parseStreamModule,
+  parseVersion,
+  toTranslateOptions,
+  type CommonFlags,
+} from './options.js';
+import { formatJson, formatSummary, formatText } from './reporters.js';
+
+export interface CliIo {
+  readonly stdin: NodeJS.ReadableStream;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly now: () => Date;
+}
+
+export const exitCodes = { clean: 0, inputErrors: 1, failure: 2 } as const;
+
+/** Thin CLI: parse flags, run the pipeline, hand diagnostics to a reporter, map outcomes to exit codes. */
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode: number = exitCodes.clean;
+  const program = new Command('ingress2nginx')
+    .description('Render Kubernetes Ingress (ingress-nginx dialect) into configuration for a stock nginx.')
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError('(run with --help for usage)');
+
+  withCommonOptions(program.command('render').description('render manifests into DIR/nginx.conf and key material'))
+    .requiredOption('-o, --output <dir>', 'output directory')
+    .option('--check', 'run nginx -t on the result', false)
+    .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
+    .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
+      const result = await pipeline(flags, io);
+      const rendered = render(result.model);
+      await writeOutput(flags.output, { nginxConf: rendered.nginxConf, files: result.model.files });
+      report(result.diagnostics, flags, io);
+      exitCode = outcome(result.diagnostics, flags.strict);
+      io.stdout(
+        `wrote ${join(flags.output, mainConfigName)}: ${result.model.http.virtualHosts.length} host(s), ` +
+          `${result.model.stream.frontends.reduce((n, f) => n + f.routes.length, 0)} SNI route(s), ` +
+          `${result.model.files.length} key file(s)\n`,
+      );
+      if (flags.check) {
+        const check = await checkConfig(flags.output, result.model.runDir, nginxBinary(flags.nginxBin));
+        if (!check.ok) {
+          io.stderr(`nginx -t failed:\n${check.output}\n`);
+          exitCode = exitCodes.failure;
+        } else {
+          io.stdout('nginx -t: configuration is valid\n');
+        }
+      }
+    });
+
+  withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
+    async (flags: CommonFlags) => {
+      const result = await pipeline(flags, io);
+      report(result.diagnostics, flags, io);
+      exitCode = outcome(result.diagnostics, flags.strict);
+    },
+  );
+
+  withCommonOptions(program.command('diff').description('exit 1 with a unified diff when DIR is not what render would write'))
+    .requiredOption('--against <dir>', 'a directory written by render')
+    .action(async (flags: CommonFlags & { against: string }) => {
+      const result = await pipeline(flags, io);
+      report(result.diagnostics, flags, io);
+      const drift = await driftAgainst(flags.against, render(result.model).nginxConf, result.model);
+      if (drift.length > 0) io.stdout(drift.join(''));
+      exitCode = drift.length > 0 ? exitCodes.inputErrors : outcome(result.diagnostics, flags.strict);
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? exitCodes.clean : exitCodes.failure;
+    }
+    if (error instanceof InputError || error instanceof InvalidArgumentError || error instanceof NginxMissingError) {
+      io.stderr(`ingress2nginx: ${error.message}\n`);
+      return exitCodes.failure;
+    }
+    io.stderr(`ingress2nginx: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return exitCodes.failure;
+  }
+}
+
+function withCommonOptions(command: Command): Command {
+  return command
+    .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect, [])
+    .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
+    .option('--strict', 'warnings fail too (exit 1)', false)
+    .option('--ingress-class <name>', 'IngressClass name to serve', parseIngressClass, defaults.ingressClass)
+    .option('--watch-ingress-without-class', 'also serve Ingresses that name no class', false)
+    .option('--configmap <namespace/name>', 'controller ConfigMap (ingress-nginx keys)', parseNamespacedName)
+    .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)
+    .option('--allow-cross-namespace-secrets', 'let proxy-ssl-secret name a Secret in another namespace', false)
+    .option('--cluster-domain <domain>', 'cluster DNS domain for Services not in the input', parseDomain, defaults.clusterDomain)
+    .option('--http-port <port>', 'plain HTTP port', parsePort, defaults.httpPort)
+    .option('--https-port <port>', 'TLS port, split by SNI', parsePort, defaults.httpsPort)
+    .option('--run-dir <dir>', 'absolute directory for pid, unix sockets and temp files', parseRunDir, defaults.runDir)
+    .option('--nginx-version <version>', 'nginx version to render for', parseVersion, defaults.nginxVersion)
+    .option('--stream-module <path>', 'stream module to load_module, or "none" when built in', parseStreamModule, defaults.streamModule)
+    .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off')
+    .option('--now <time>', 'check certificate validity at this time instead of now', parseNow);
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+interface PipelineResult {
+  readonly model: NginxConfig;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+async function pipeline(flags: CommonFlags, io: CliIo): Promise<PipelineResult> {
+  const options = toTranslateOptions(flags, io.now());
+  const source = await readInputs(flags.filename, { stdin: io.stdin });
+  const translated = translate(source.snapshot, options);
+  const diagnostics = await refinePositions([...source.diagnostics, ...translated.diagnostics], source.snapshot, source.readText);
+  return { model: translated.model, diagnostics };
+}
+
+function report(diagnostics: readonly Diagnostic[], flags: CommonFlags, io: CliIo): void {
+  if (flags.format === 'json') {
+    io.stderr(formatJson(diagnostics));
+  } else if (diagnostics.length > 0) {
+    io.stderr(formatText(diagnostics) + formatSummary(diagnostics));
+  }
+}
+
+function outcome(diagnostics: readonly Diagnostic[], strict: boolean): number {
+  const failing = hasErrors(diagnostics) || (strict && diagnostics.some((d) => d.severity === 'warning'));
+  return failing ? exitCodes.inputErrors : exitCodes.clean;
+}
+
+/** Differences between `dir` and what render would write; key material is named, never shown. */
+async function driftAgainst(dir: string, nginxConf: string, model: NginxConfig): Promise<string[]> {
+  const drift: string[] = [];
+  const currentConf = await readFile(join(dir, mainConfigName), 'utf8').catch(() => '');
+  if (currentConf !== nginxConf) {
+    drift.push(createTwoFilesPatch(join(dir, mainConfigName), `rendered/${mainConfigName}`, currentConf, nginxConf));
+  }
+  const wanted = new Map(model.files.map((f) => [f.path, f.contents]));
+  for (const [path, contents] of wanted) {
+    const current = await readFile(join(dir, path), 'utf8').catch(() => undefined);
+    if (current === undefined) drift.push(`missing: ${join(dir, path)}\n`);
+    else if (current !== contents) drift.push(`differs: ${join(dir, path)} (key material, not shown)\n`);
+  }
+  for (const folder of managedFolders) {
+    for (const name of await listFiles(join(dir, folder))) {
+      if (!wanted.has(`${folder}/${name}`)) drift.push(`stale: ${join(dir, folder, name)}\n`);
+    }
+  }
+  return drift;
+}

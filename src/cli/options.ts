@@ -1,0 +1,113 @@
+import { isAbsolute } from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import { isDnsHostname, isKubernetesName } from '../translate/allowlist.js';
+import type { TranslateOptions } from '../translate/options.js';
+
+/** Command-line values as commander hands them over, before they become TranslateOptions. */
+export interface CommonFlags {
+  readonly filename: string[];
+  readonly format: 'text' | 'json';
+  readonly strict: boolean;
+  readonly ingressClass: string;
+  readonly watchIngressWithoutClass: boolean;
+  readonly configmap?: string;
+  readonly defaultCertificate?: string;
+  readonly allowCrossNamespaceSecrets: boolean;
+  readonly clusterDomain: string;
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  readonly runDir: string;
+  readonly nginxVersion: string;
+  readonly streamModule: string;
+  readonly accessLog: string;
+  readonly now?: Date;
+}
+
+export const defaults = {
+  ingressClass: 'nginx',
+  clusterDomain: 'cluster.local',
+  httpPort: 80,
+  httpsPort: 443,
+  runDir: '/tmp/ingress2nginx',
+  /** Fixed, not detected, so the same manifests give the same bytes on every machine. */
+  nginxVersion: '1.22.1',
+  /** Where Debian and Ubuntu's libnginx-mod-stream puts the module. */
+  streamModule: '/usr/lib/nginx/modules/ngx_stream_module.so',
+} as const;
+
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port < 1 || port > 65535) throw new InvalidArgumentError('expected a port number 1-65535');
+  return port;
+}
+
+/** Absolute, plain characters, short enough that socket paths under it fit the 107-byte limit. */
+export function parseRunDir(value: string): string {
+  const trimmed = value.replace(/\/+$/, '');
+  if (!isAbsolute(trimmed) || !/^\/[A-Za-z0-9._/-]*$/.test(trimmed) || trimmed.length > 64) {
+    throw new InvalidArgumentError('expected an absolute path of at most 64 characters from A-Z a-z 0-9 . _ - /');
+  }
+  return trimmed;
+}
+
+export function parseNamespacedName(value: string): string {
+  const [namespace, name, extra] = value.split('/');
+  if (extra !== undefined || !namespace || !name || !isKubernetesName(namespace) || !isKubernetesName(name)) {
+    throw new InvalidArgumentError('expected namespace/name');
+  }
+  return value;
+}
+
+export function parseDomain(value: string): string {
+  if (!isDnsHostname(value)) throw new InvalidArgumentError('expected a DNS domain such as cluster.local');
+  return value;
+}
+
+export function parseVersion(value: string): string {
+  if (!/^\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(value)) throw new InvalidArgumentError('expected a version such as 1.22.1');
+  return value;
+}
+
+export function parseStreamModule(value: string): string {
+  if (value !== 'none' && !/^\/[A-Za-z0-9._/-]+\.so$/.test(value)) {
+    throw new InvalidArgumentError('expected an absolute path to ngx_stream_module.so, or "none"');
+  }
+  return value;
+}
+
+export function parseAccessLog(value: string): string {
+  if (value !== 'off' && !/^\/[A-Za-z0-9._/-]+$/.test(value)) {
+    throw new InvalidArgumentError('expected an absolute path (such as /dev/stdout) or "off"');
+  }
+  return value;
+}
+
+export function parseNow(value: string): Date {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw new InvalidArgumentError('expected an ISO 8601 time such as 2026-01-31T00:00:00Z');
+  return date;
+}
+
+export function parseIngressClass(value: string): string {
+  if (!isKubernetesName(value)) throw new InvalidArgumentError('expected an IngressClass name');
+  return value;
+}
+
+export function toTranslateOptions(flags: CommonFlags, now: Date): TranslateOptions {
+  if (flags.httpPort === flags.httpsPort) throw new InvalidArgumentError('--http-port and --https-port must differ');
+  return {
+    ingressClass: flags.ingressClass,
+    watchIngressWithoutClass: flags.watchIngressWithoutClass,
+    ...(flags.configmap !== undefined && { configMap: flags.configmap }),
+    ...(flags.defaultCertificate !== undefined && { defaultCertificate: flags.defaultCertificate }),
+    allowCrossNamespaceSecrets: flags.allowCrossNamespaceSecrets,
+    clusterDomain: flags.clusterDomain,
+    httpPort: flags.httpPort,
+    httpsPort: flags.httpsPort,
+    runDir: flags.runDir,
+    nginxVersion: flags.nginxVersion,
+    accessLog: flags.accessLog,
+    ...(flags.streamModule !== 'none' && { streamModulePath: flags.streamModule }),
+    now: flags.now ?? now,
+  };
+}

@@ -1,0 +1,37 @@
+import type { Diagnostic } from '../model/diagnostics.js';
+
+export type ReportFormat = 'text' | 'json';
+
+/** `file:line:column: severity [code] Kind namespace/name field: message`, one line each. */
+export function formatText(diagnostics: readonly Diagnostic[]): string {
+  return diagnostics
+    .map((d) => {
+      const where = d.file ? `${d.file}${d.line ? `:${d.line}${d.column ? `:${d.column}` : ''}` : ''}: ` : '';
+      const resource = d.resource
+        ? ` ${d.resource.kind} ${d.resource.namespace ? `${d.resource.namespace}/` : ''}${d.resource.name}`
+        : '';
+      const field = d.field ? ` ${d.field}` : '';
+      return `${where}${d.severity} [${d.code}]${resource}${field}: ${d.message}\n`;
+    })
+    .join('');
+}
+
+/** A JSON array with a fixed key order; internal fields (the path as data) are left out. */
+export function formatJson(diagnostics: readonly Diagnostic[]): string {
+  const rows = diagnostics.map((d) => ({
+    severity: d.severity,
+    code: d.code,
+    resource: d.resource ?? null,
+    file: d.file ?? null,
+    line: d.line ?? null,
+    column: d.column ?? null,
+    field: d.field ?? null,
+    message: d.message,
+  }));
+  return JSON.stringify(rows, null, 2) + '\n';
+}
+
+export function formatSummary(diagnostics: readonly Diagnostic[]): string {
+  const count = (severity: Diagnostic['severity']) => diagnostics.filter((d) => d.severity === severity).length;
+  return `${count('error')} error(s), ${count('warning')} warning(s), ${count('info')} info\n`;
+}

@@ -1,0 +1,190 @@
+/**
+ * The typed nginx view-model. Every string in here is already validated against an allow-list and is
+ * safe to place into nginx syntax as-is; templates only loop and branch over it.
+ */
+
+/** How the SNI front hands a terminated connection to the http servers. */
+export type Handoff =
+  /** nginx < 1.25.5: `proxy_pass` to unix sockets with PROXY protocol, real IP restored there. */
+  | 'proxy-protocol-unix';
+
+export interface NginxConfig {
+  /** Target nginx version the config was rendered for (from `--nginx-version`). */
+  readonly nginxVersion: string;
+  readonly handoff: Handoff;
+  /** Absolute path of the stream module to `load_module`, when the distro builds it as a module. */
+  readonly streamModulePath?: string;
+  /** Absolute directory for pid, unix sockets and temp files. */
+  readonly runDir: string;
+  readonly pidFile: string;
+  readonly workerProcesses: string;
+  /** `access_log` argument: an absolute path, or `off`. */
+  readonly accessLog: string;
+  readonly workerConnections: number;
+  readonly http: HttpConfig;
+  readonly stream: StreamConfig;
+  /** Key material and CA bundles to write beside nginx.conf. */
+  readonly files: readonly OutputFile[];
+}
+
+export interface OutputFile {
+  /** Path relative to the output directory, using `/`. */
+  readonly path: string;
+  readonly contents: string;
+  /** File mode; key material is 0o600. */
+  readonly mode: number;
+}
+
+// ---------------------------------------------------------------- stream
+
+export interface StreamConfig {
+  readonly mapHashBucketSize: number;
+  readonly mapHashMaxSize: number;
+  /** One SNI front per HTTPS port. */
+  readonly frontends: readonly SniFrontend[];
+  readonly upstreams: readonly StreamUpstream[];
+  /** Second hop of passthrough: a PROXY-protocol unix listener per backend, proxying to it. */
+  readonly passthroughServers: readonly PassthroughServer[];
+}
+
+export interface SniFrontend {
+  readonly port: number;
+  /** `$…` variable name (without `$`) that the SNI map sets. */
+  readonly routeVariable: string;
+  /** Expect a PROXY protocol header from an outer load balancer on this port. */
+  readonly acceptProxyProtocol: boolean;
+  /** Addresses trusted to send that header (`set_real_ip_from`). */
+  readonly trustedProxies: readonly string[];
+  readonly routes: readonly SniRoute[];
+  /** Where unmatched or absent SNI goes: the terminating http listener. */
+  readonly defaultTarget: string;
+}
+
+export interface SniRoute {
+  /** Exact host name or `*.suffix`. */
+  readonly serverName: string;
+  /** `unix:/abs/path.sock` */
+  readonly target: string;
+  /** Who asked for it, for the reader of the config. */
+  readonly comment: string;
+}
+
+export interface StreamUpstream {
+  readonly name: string;
+  readonly servers: readonly UpstreamServer[];
+  readonly comment: string;
+}
+
+export interface PassthroughServer {
+  /** Absolute unix socket path (without `unix:`). */
+  readonly socket: string;
+  readonly upstream: string;
+}
+
+// ---------------------------------------------------------------- http
+
+export interface HttpConfig {
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  /** Absolute unix socket the SNI front sends terminated TLS to. */
+  readonly httpsSocket: string;
+  readonly serverNamesHashBucketSize: number;
+  readonly serverNamesHashMaxSize: number;
+  readonly mapHashBucketSize: number;
+  readonly sslProtocols: string;
+  readonly sslCiphers: string;
+  /** Full Strict-Transport-Security header value, when HSTS is on. */
+  readonly hstsHeader?: string;
+  readonly forwardedHeaders: ForwardedHeaders;
+  readonly upstreams: readonly HttpUpstream[];
+  /** `https://$host…` prefix of 308 redirects (carries the port when it is not 443). */
+  readonly redirectBase: string;
+  readonly defaultServer: DefaultServer;
+  /** Sorted by server name. */
+  readonly virtualHosts: readonly VirtualHost[];
+}
+
+export interface ForwardedHeaders {
+  /** Trust X-Forwarded-* from these CIDRs (`use-forwarded-headers` + `proxy-real-ip-cidr`). */
+  readonly trustedCidrs: readonly string[];
+  readonly enabled: boolean;
+}
+
+export interface UpstreamServer {
+  /** `ip:port`, `[ipv6]:port` or `dns.name:port`. */
+  readonly address: string;
+  readonly weight?: number;
+}
+
+export interface HttpUpstream {
+  readonly name: string;
+  readonly servers: readonly UpstreamServer[];
+  /** Idle connections kept per worker; 0 leaves `keepalive` out (nginx rejects `keepalive 0`). */
+  readonly keepalive: number;
+  readonly comment: string;
+}
+
+export interface TlsFiles {
+  /** Relative to nginx.conf's directory. */
+  readonly certificate: string;
+  readonly certificateKey: string;
+}
+
+export interface DefaultServer {
+  /** Default certificate, unless handshakes without a known SNI are rejected. */
+  readonly tls?: TlsFiles;
+  readonly rejectHandshake: boolean;
+  /** Locations from host-less Ingress rules and `defaultBackend`; none → 404. */
+  readonly locations: readonly Location[];
+}
+
+/**
+ * One host name. It gets a plain-HTTP server on `httpPort` and, unless its TLS is passed through, a
+ * terminating server on the HTTPS socket. Both serve the same locations.
+ */
+export interface VirtualHost {
+  readonly serverName: string;
+  /** Absent when TLS for this host is passed through by SNI: no terminating server. */
+  readonly tls?: TlsFiles;
+  readonly hsts: boolean;
+  readonly locations: readonly Location[];
+}
+
+export interface Location {
+  readonly modifier: '=' | '';
+  readonly path: string;
+  /** Which Ingress path this came from, for the reader of the config. */
+  readonly comment: string;
+  /** Answer plain HTTP with a 308 to HTTPS (`ssl-redirect`, `force-ssl-redirect`). */
+  readonly redirectToHttps: boolean;
+  /** Absent → `return 503` (the backend could not be resolved safely). */
+  readonly proxy?: Proxy;
+}
+
+export type BackendProtocol = 'http' | 'https' | 'grpc' | 'grpcs' | 'auto';
+
+export interface Proxy {
+  readonly protocol: BackendProtocol;
+  readonly upstream: string;
+  /** gRPC backends use the grpc module (`grpc_pass`, `grpc_ssl_*`), the rest the proxy module. */
+  readonly grpc: boolean;
+  /** Directive prefix: `proxy` or `grpc`. */
+  readonly module: 'proxy' | 'grpc';
+  /** Argument of `proxy_pass`/`grpc_pass`, e.g. `https://default_web_443` or `$scheme://default_web_80`. */
+  readonly pass: string;
+  readonly ssl?: ProxySsl;
+}
+
+export interface ProxySsl {
+  readonly verify: boolean;
+  readonly verifyDepth: number;
+  /** Relative path of the CA bundle. */
+  readonly trustedCertificate?: string;
+  /** Name to verify and to send as SNI. */
+  readonly name?: string;
+  readonly serverName: boolean;
+  readonly protocols: string;
+  readonly ciphers: string;
+  /** Client certificate presented to the backend. */
+  readonly clientCertificate?: TlsFiles;
+}

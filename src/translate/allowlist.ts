@@ -1,0 +1,154 @@
+/**
+ * Allow-lists for every user-supplied value that can reach nginx syntax (design §6). Each check says
+ * what a value may be made of, never what it may not: nginx's own metacharacters (`;`, `{`, `}`, quotes,
+ * `#`, `$`, whitespace, backslash) fall outside every character class below, so a value that passes can
+ * be placed into a directive unquoted.
+ */
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+const dnsLabel = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const maxDnsNameLength = 253;
+
+/** RFC 1123 host name in lowercase, without a trailing dot: what Ingress `host` and SNI carry. */
+export function isDnsHostname(value: string): boolean {
+  return value.length <= maxDnsNameLength && value.split('.').every((label) => dnsLabel.test(label));
+}
+
+/** `*.` followed by an RFC 1123 host name: a wildcard for exactly the leftmost label. */
+export function isWildcardHostname(value: string): boolean {
+  return value.length <= maxDnsNameLength && value.startsWith('*.') && isDnsHostname(value.slice(2));
+}
+
+const safePath = /^\/[A-Za-z0-9._~%!&()*+,=:@/-]*$/;
+const maxPathLength = 1024;
+
+/**
+ * An Ingress path as it may appear after `location`. No `?` (a query is never part of the matched
+ * URI) and none of nginx's metacharacters.
+ */
+export function isSafePath(value: string): boolean {
+  return value.length <= maxPathLength && safePath.test(value);
+}
+
+const cipherList = /^[A-Za-z0-9_+!@=.-]+(:[A-Za-z0-9_+!@=.-]+)*$/;
+const maxCipherListLength = 2048;
+
+/** What `isCipherList` accepts, in words, for messages. */
+export const cipherListDescription =
+  'an OpenSSL cipher list (names made of letters, digits, "-", "_", "+", "!", "@", "=", "." separated by ":")';
+
+/** OpenSSL cipher string: `:`-separated tokens such as `ECDHE-RSA-AES128-GCM-SHA256`, `!aNULL`, `@STRENGTH`. */
+export function isCipherList(value: string): boolean {
+  return value.length <= maxCipherListLength && cipherList.test(value);
+}
+
+/** Every protocol name nginx's `ssl_protocols` knows, in the order we render them. */
+export const sslProtocolNames = ['SSLv2', 'SSLv3', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const;
+
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
+
+/**
+ * Parses a space-separated protocol list (names case-insensitive, duplicates dropped) and rebuilds it
+ * from our own spelling of each name, in canonical order, so nothing of the input text survives.
+ */
+export function parseSslProtocols(value: string, allowed: readonly string[]): Checked<string> {
+  const acceptedText = `a space-separated list of ${allowed.join(', ')}`;
+  const tokens = value.trim().split(/ +/);
+  if (tokens.length === 1 && tokens[0] === '') return { ok: false, error: `is empty; expected ${acceptedText}` };
+  const chosen = new Set<string>();
+  for (const token of tokens) {
+    const name = sslProtocolNames.find((known) => known.toLowerCase() === token.toLowerCase());
+    if (name === undefined || !allowed.includes(name)) {
+      return { ok: false, error: `contains something other than a protocol name; expected ${acceptedText}` };
+    }
+    chosen.add(name);
+  }
+  return { ok: true, value: sslProtocolNames.filter((name) => chosen.has(name)).join(' ') };
+}
+
+// `isIP` also accepts IPv6 zone ids (`fe80::1%eth0`), which mean nothing in nginx config; this keeps
+// an address to hex digits, dots and colons.
+const addressCharacters = /^[0-9A-Fa-f.:]+$/;
+
+/** A literal IPv4 or IPv6 address. */
+export function isIpAddress(value: string): boolean {
+  return addressCharacters.test(value) && isIP(value) !== 0;
+}
+
+/** An IP address with an optional prefix length (`10.0.0.0/8`, `2001:db8::/32`, `192.0.2.1`). */
+export function isCidr(value: string): boolean {
+  const slash = value.indexOf('/');
+  if (slash === -1) return isIpAddress(value);
+  const address = value.slice(0, slash);
+  const prefix = value.slice(slash + 1);
+  if (!isIpAddress(address) || !/^(0|[1-9][0-9]{0,2})$/.test(prefix)) return false;
+  return Number(prefix) <= (isIP(address) === 4 ? 32 : 128);
+}
+
+const dns1123Subdomain = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+
+/** DNS-1123 subdomain, as Kubernetes requires of namespace, Secret and Service names. */
+export function isKubernetesName(value: string): boolean {
+  return value.length <= maxDnsNameLength && dns1123Subdomain.test(value);
+}
+
+/** IANA_SVC_NAME (RFC 6335), as Kubernetes requires of named ports. */
+export function isPortName(value: string): boolean {
+  return value.length <= 15 && /^[a-z0-9]+(-[a-z0-9]+)*$/.test(value) && /[a-z]/.test(value);
+}
+
+/** `true` or `false`, case-insensitive, trimmed. Anything else (`yes`, `1`, `on`) is rejected, never guessed. */
+export const trueOrFalse = z
+  .string()
+  .trim()
+  .pipe(z.stringbool({ truthy: ['true'], falsy: ['false'], case: 'insensitive' }));
+
+/** `on` or `off`, case-insensitive, trimmed: the spelling of nginx's own flags. */
+export const onOrOff = z
+  .string()
+  .trim()
+  .pipe(z.stringbool({ truthy: ['on'], falsy: ['off'], case: 'insensitive' }));
+
+/** A decimal integer without sign or leading zeros, trimmed, within [min, max]. */
+export function integerInRange(min: number, max: number) {
+  return z
+    .string()
+    .trim()
+    .regex(/^(0|[1-9][0-9]{0,15})$/)
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+}
+
+// Printable ASCII other than space and the characters nginx, shells and YAML treat specially.
+const unremarkableText = /^[A-Za-z0-9._~%!&()*+,=:@/\-[\]<>?^|]*$/;
+const maxQuotedLength = 64;
+
+/**
+ * Says what was wrong with a rejected value without echoing anything hostile: an unremarkable value is
+ * shown JSON-quoted, anything else only described.
+ */
+export function describeRejectedValue(value: string): string {
+  const trimmed = value.trim();
+  if (trimmed === '') return 'is empty';
+  if (!unremarkableText.test(trimmed)) {
+    return (
+      'contains characters that are never accepted here ' +
+      '(whitespace, quotes, `;`, braces, `#`, `$`, backslash or non-ASCII)'
+    );
+  }
+  if (trimmed.length > maxQuotedLength) return `is not in the accepted form (${trimmed.length} characters)`;
+  return `is ${JSON.stringify(trimmed)}`;
+}
+
+/**
+ * A key (annotation or ConfigMap key) for a message. Keys from files are not validated by an API
+ * server, so they get the same treatment as values: JSON-quoted, with anything outside printable ASCII
+ * escaped so that no control or bidirectional character reaches a terminal.
+ */
+export function quoteKey(key: string): string {
+  return JSON.stringify(key).replace(
+    /[^\x20-\x7e]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

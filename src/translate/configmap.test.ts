@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import {
+  defaultControllerSettings,
+  hstsHeaderValue,
+  parseControllerSettings,
+  type ControllerSettings,
+} from './configmap.js';
+
+describe('parseControllerSettings', () => {
+  it('gives ingress-nginx defaults for an empty ConfigMap', () => {
+    const { value, issues } = parseControllerSettings({});
+    expect(issues).toEqual([]);
+    expect(value).toEqual(defaultControllerSettings);
+    expect(value).toEqual({
+      sslProtocols: 'TLSv1.2 TLSv1.3',
+      sslCiphers:
+        'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:' +
+        'ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:' +
+        'DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384',
+      sslRedirect: true,
+      hsts: true,
+      hstsMaxAge: 31536000,
+      hstsIncludeSubdomains: true,
+      hstsPreload: false,
+      useForwardedHeaders: false,
+      proxyRealIpCidr: ['0.0.0.0/0'],
+      useProxyProtocol: false,
+      sslRejectHandshake: false,
+      upstreamKeepaliveConnections: 320,
+      workerProcesses: 'auto',
+      maxWorkerConnections: 16384,
+    } satisfies ControllerSettings);
+  });
+
+  it('does not share list defaults with its callers', () => {
+    parseControllerSettings({}).value.proxyRealIpCidr.push('10.0.0.0/8');
+    expect(parseControllerSettings({}).value.proxyRealIpCidr).toEqual(['0.0.0.0/0']);
+    expect(defaultControllerSettings.proxyRealIpCidr).toEqual(['0.0.0.0/0']);
+  });
+
+  it('reads every supported key', () => {
+    const { value, issues } = parseControllerSettings({
+      'ssl-protocols': 'TLSv1.3',
+      'ssl-ciphers': 'HIGH:!aNULL',
+      'ssl-redirect': 'false',
+      hsts: 'False',
+      'hsts-max-age': '600',
+      'hsts-include-subdomains': 'false',
+      'hsts-preload': 'TRUE',
+      'use-forwarded-headers': 'true',
+      'proxy-real-ip-cidr': '10.0.0.0/8, 192.0.2.1 ,2001:db8::/32,10.0.0.0/8,',
+      'use-proxy-protocol': 'true',
+      'ssl-reject-handshake': 'true',
+      'upstream-keepalive-connections': '0',
+      'worker-processes': '4',
+      'max-worker-connections': '1024',
+    });
+    expect(issues).toEqual([]);
+    expect(value).toEqual({
+      sslProtocols: 'TLSv1.3',
+      sslCiphers: 'HIGH:!aNULL',
+      sslRedirect: false,
+      hsts: false,
+      hstsMaxAge: 600,
+      hstsIncludeSubdomains: false,
+      hstsPreload: true,
+      useForwardedHeaders: true,
+      proxyRealIpCidr: ['10.0.0.0/8', '192.0.2.1', '2001:db8::/32'],
+      useProxyProtocol: true,
+      sslRejectHandshake: true,
+      upstreamKeepaliveConnections: 0,
+      workerProcesses: '4',
+      maxWorkerConnections: 1024,
+    } satisfies ControllerSettings);
+  });
+
+  it('normalises protocol lists and worker-processes', () => {
+    expect(parseControllerSettings({ 'ssl-protocols': ' tlsv1.3 TLSv1 ' }).value.sslProtocols).toBe('TLSv1 TLSv1.3');
+    expect(parseControllerSettings({ 'worker-processes': ' AUTO ' }).value.workerProcesses).toBe('auto');
+  });
+
+  it.each([
+    ['ssl-protocols', 'SSLv3 TLSv1.2', 'sslProtocols'],
+    ['ssl-protocols', '', 'sslProtocols'],
+    ['ssl-ciphers', 'HIGH MEDIUM', 'sslCiphers'],
+    ['ssl-redirect', 'yes', 'sslRedirect'],
+    ['hsts', '1', 'hsts'],
+    ['hsts-max-age', '-1', 'hstsMaxAge'],
+    ['hsts-max-age', '1y', 'hstsMaxAge'],
+    ['hsts-max-age', '2147483648', 'hstsMaxAge'],
+    ['hsts-include-subdomains', 'on', 'hstsIncludeSubdomains'],
+    ['hsts-preload', 'enabled', 'hstsPreload'],
+    ['use-forwarded-headers', '', 'useForwardedHeaders'],
+    ['proxy-real-ip-cidr', '10.0.0.0/33', 'proxyRealIpCidr'],
+    ['proxy-real-ip-cidr', 'lb.example.com', 'proxyRealIpCidr'],
+    ['proxy-real-ip-cidr', ',', 'proxyRealIpCidr'],
+    ['use-proxy-protocol', 'proxy', 'useProxyProtocol'],
+    ['ssl-reject-handshake', 'off', 'sslRejectHandshake'],
+    ['upstream-keepalive-connections', '-5', 'upstreamKeepaliveConnections'],
+    ['worker-processes', '0', 'workerProcesses'],
+    ['worker-processes', 'auto 2', 'workerProcesses'],
+    ['max-worker-connections', '0', 'maxWorkerConnections'],
+  ] as const)('rejects %s=%j with the default', (key, raw, field) => {
+    const { value, issues } = parseControllerSettings({ [key]: raw });
+    expect(value[field]).toEqual(defaultControllerSettings[field]);
+    expect(issues).toEqual([expect.objectContaining({ severity: 'error', code: 'configmap-invalid', key })]);
+    expect(issues[0]?.message).toContain('Expected');
+  });
+
+  it('rejects hostile values without echoing them', () => {
+    const hostile = 'TLSv1.2; } http { include /etc/shadow; #';
+    const keys = ['ssl-protocols', 'ssl-ciphers', 'hsts', 'proxy-real-ip-cidr', 'worker-processes', 'hsts-max-age'];
+    const { value, issues } = parseControllerSettings(Object.fromEntries(keys.map((key) => [key, hostile])));
+    expect(value).toEqual(defaultControllerSettings);
+    expect(issues.map((issue) => issue.key)).toEqual([...keys].sort());
+    for (const issue of issues) {
+      expect(issue.code).toBe('configmap-invalid');
+      expect(issue.message).not.toContain(hostile);
+      expect(issue.message).not.toContain('/etc/shadow');
+    }
+  });
+
+  const snippetKeys = ['http-snippet', 'server-snippet', 'location-snippet', 'main-snippet', 'stream-snippet'];
+  it.each([...snippetKeys, 'global-auth-snippet'])('refuses %s', (key) => {
+    const { issues } = parseControllerSettings({ [key]: 'lua_package_path "/tmp/?.lua";' });
+    expect(issues).toEqual([expect.objectContaining({ severity: 'error', code: 'snippet-refused', key })]);
+    expect(issues[0]?.message).toContain('CVE-2025-1974');
+    expect(issues[0]?.message).not.toContain('lua_package_path');
+  });
+
+  it('reports unsupported keys as info, naming them, in key order', () => {
+    const { issues } = parseControllerSettings({
+      'use-gzip': 'true',
+      'allow-snippet-annotations': 'true',
+      'keep-alive': '75',
+    });
+    expect(issues.map((issue) => [issue.severity, issue.code, issue.key])).toEqual([
+      ['info', 'configmap-key-unsupported', 'allow-snippet-annotations'],
+      ['info', 'configmap-key-unsupported', 'keep-alive'],
+      ['info', 'configmap-key-unsupported', 'use-gzip'],
+    ]);
+    expect(issues[2]?.message).toContain('"use-gzip"');
+  });
+});
+
+describe('hstsHeaderValue', () => {
+  it('matches the design default', () => {
+    expect(hstsHeaderValue(defaultControllerSettings)).toBe('max-age=31536000; includeSubDomains');
+  });
+
+  it('follows the settings', () => {
+    const settings = { ...defaultControllerSettings, hstsMaxAge: 0, hstsIncludeSubdomains: false };
+    expect(hstsHeaderValue(settings)).toBe('max-age=0');
+    expect(hstsHeaderValue({ ...defaultControllerSettings, hstsPreload: true })).toBe(
+      'max-age=31536000; includeSubDomains; preload',
+    );
+    expect(hstsHeaderValue({ ...defaultControllerSettings, hsts: false })).toBeUndefined();
+  });
+});

@@ -1,0 +1,25 @@
+/** Everything translate needs besides the snapshot. No defaults are read from the environment here. */
+export interface TranslateOptions {
+  /** IngressClass name we serve (`--ingress-class`). */
+  readonly ingressClass: string;
+  /** Also serve Ingresses without any class (`--watch-ingress-without-class`). */
+  readonly watchIngressWithoutClass: boolean;
+  /** `namespace/name` of the controller ConfigMap, if any. */
+  readonly configMap?: string;
+  /** `namespace/name` of the default certificate Secret, if any; else the bundled fallback. */
+  readonly defaultCertificate?: string;
+  /** Allow `proxy-ssl-secret` to name a Secret in another namespace. */
+  readonly allowCrossNamespaceSecrets: boolean;
+  readonly clusterDomain: string;
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  /** Absolute directory for pid file, unix sockets and temp files. */
+  readonly runDir: string;
+  readonly nginxVersion: string;
+  /** `access_log` target: absolute path or `off`. */
+  readonly accessLog: string;
+  /** Absolute path to `ngx_stream_module.so`, or undefined when nginx is built with stream. */
+  readonly streamModulePath?: string;
+  /** For certificate expiry checks. */
+  readonly now: Date;
+}

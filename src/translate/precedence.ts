@@ -1,0 +1,27 @@
+import type { SourceObject } from '../sources/snapshot.js';
+
+/**
+ * Conflict order between resources: oldest `creationTimestamp` first, then `namespace/name`
+ * alphabetically. A resource without a timestamp (plain manifests) counts as newest.
+ */
+export function compareAge(a: SourceObject, b: SourceObject): number {
+  const ta = timestamp(a);
+  const tb = timestamp(b);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const na = `${a.metadata.namespace}/${a.metadata.name}`;
+  const nb = `${b.metadata.namespace}/${b.metadata.name}`;
+  return na < nb ? -1 : na > nb ? 1 : 0;
+}
+
+function timestamp(object: SourceObject): number {
+  const parsed = Date.parse(object.metadata.creationTimestamp);
+  return Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
+}
+
+export function byString<T>(keyOf: (item: T) => string): (a: T, b: T) => number {
+  return (a, b) => {
+    const ka = keyOf(a);
+    const kb = keyOf(b);
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  };
+}

@@ -1,0 +1,223 @@
+import { z } from 'zod';
+import type { SourceObject, Snapshot } from '../sources/snapshot.js';
+import type { Reporter } from './report.js';
+
+/**
+ * Structural schemas for the parts of each kind that we read. They check shape only; values that reach
+ * nginx are checked against the allow-lists where they are used, so the diagnostic can say what to do.
+ */
+
+const portNumber = z.number().int().min(1).max(65535);
+
+const ingressBackend = z.object({
+  service: z
+    .object({
+      name: z.string().min(1),
+      port: z
+        .object({ number: portNumber.optional(), name: z.string().min(1).optional() })
+        .refine((p) => (p.number === undefined) !== (p.name === undefined), {
+          message: 'set exactly one of port.number and port.name',
+        }),
+    })
+    .optional(),
+  resource: z.object({ kind: z.string(), name: z.string(), apiGroup: z.string().optional() }).optional(),
+});
+
+export type IngressBackend = z.infer<typeof ingressBackend>;
+
+const ingressSchema = z.object({
+  spec: z.object({
+    ingressClassName: z.string().min(1).optional(),
+    defaultBackend: ingressBackend.optional(),
+    tls: z
+      .array(z.object({ hosts: z.array(z.string()).optional(), secretName: z.string().min(1).optional() }))
+      .optional(),
+    rules: z
+      .array(
+        z.object({
+          host: z.string().optional(),
+          http: z
+            .object({
+              paths: z.array(
+                z.object({
+                  path: z.string().optional(),
+                  pathType: z.enum(['Exact', 'Prefix', 'ImplementationSpecific']),
+                  backend: ingressBackend,
+                }),
+              ),
+            })
+            .optional(),
+        }),
+      )
+      .optional(),
+  }),
+});
+
+export type IngressSpec = z.infer<typeof ingressSchema>['spec'];
+
+const serviceSchema = z.object({
+  spec: z
+    .object({
+      type: z.string().optional(),
+      clusterIP: z.string().optional(),
+      externalName: z.string().optional(),
+      ports: z
+        .array(z.object({ name: z.string().optional(), port: portNumber, protocol: z.string().optional() }))
+        .optional(),
+    })
+    .optional(),
+});
+
+export type ServiceSpec = NonNullable<z.infer<typeof serviceSchema>['spec']>;
+
+const stringMap = z.record(z.string(), z.string());
+
+const secretSchema = z.object({
+  type: z.string().optional(),
+  data: stringMap.nullish(),
+  stringData: stringMap.nullish(),
+});
+
+const configMapSchema = z.object({ data: stringMap.nullish() });
+
+const ingressClassSchema = z.object({ spec: z.object({ controller: z.string().optional() }).optional() });
+
+export interface Typed<T> {
+  readonly object: SourceObject;
+  readonly spec: T;
+}
+
+export interface SecretData {
+  readonly type: string;
+  /** Decoded values (base64 `data` merged with `stringData`, which wins as the API server does). */
+  readonly data: ReadonlyMap<string, string>;
+}
+
+export interface Resources {
+  readonly ingresses: readonly Typed<IngressSpec>[];
+  /** Keyed by `namespace/name`. */
+  readonly services: ReadonlyMap<string, Typed<ServiceSpec>>;
+  readonly secrets: ReadonlyMap<string, Typed<SecretData>>;
+  readonly configMaps: ReadonlyMap<string, Typed<Readonly<Record<string, string>>>>;
+  /** Keyed by name (cluster-scoped). */
+  readonly ingressClasses: ReadonlyMap<string, Typed<{ readonly controller: string }>>;
+}
+
+const supportedKinds: Record<string, readonly string[]> = {
+  Ingress: ['networking.k8s.io/v1'],
+  Service: ['v1'],
+  Secret: ['v1'],
+  ConfigMap: ['v1'],
+  IngressClass: ['networking.k8s.io/v1'],
+};
+
+export function key(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+/** Sorts objects into typed collections; malformed ones are reported and left out. */
+export function indexResources(snapshot: Snapshot, report: Reporter): Resources {
+  const ingresses: Typed<IngressSpec>[] = [];
+  const services = new Map<string, Typed<ServiceSpec>>();
+  const secrets = new Map<string, Typed<SecretData>>();
+  const configMaps = new Map<string, Typed<Readonly<Record<string, string>>>>();
+  const ingressClasses = new Map<string, Typed<{ readonly controller: string }>>();
+
+  for (const object of snapshot.objects) {
+    const versions = supportedKinds[object.kind];
+    if (!versions) {
+      report.info('kind-ignored', object, `${object.apiVersion} ${object.kind} is not an input of ingress2nginx; ignored`);
+      continue;
+    }
+    if (!versions.includes(object.apiVersion)) {
+      report.error(
+        'api-version-unsupported',
+        object,
+        `${object.kind} ${object.apiVersion} is not supported; use ${versions.join(' or ')}`,
+        ['apiVersion'],
+      );
+      continue;
+    }
+    const id = key(object.metadata.namespace, object.metadata.name);
+    switch (object.kind) {
+      case 'Ingress': {
+        const spec = parseWith(ingressSchema, object, report);
+        if (spec) ingresses.push({ object, spec: spec.spec });
+        break;
+      }
+      case 'Service': {
+        const spec = parseWith(serviceSchema, object, report);
+        if (spec) putUnique(services, id, { object, spec: spec.spec ?? {} }, report);
+        break;
+      }
+      case 'Secret': {
+        const secret = parseWith(secretSchema, object, report);
+        if (secret) {
+          const data = decodeSecretData(object, secret.data ?? {}, secret.stringData ?? {}, report);
+          putUnique(secrets, id, { object, spec: { type: secret.type ?? 'Opaque', data } }, report);
+        }
+        break;
+      }
+      case 'ConfigMap': {
+        const configMap = parseWith(configMapSchema, object, report);
+        if (configMap) putUnique(configMaps, id, { object, spec: configMap.data ?? {} }, report);
+        break;
+      }
+      case 'IngressClass': {
+        const ingressClass = parseWith(ingressClassSchema, object, report);
+        if (ingressClass) {
+          const controller = ingressClass.spec?.controller ?? '';
+          putUnique(ingressClasses, object.metadata.name, { object, spec: { controller } }, report);
+        }
+        break;
+      }
+    }
+  }
+  return { ingresses, services, secrets, configMaps, ingressClasses };
+}
+
+function parseWith<T>(schema: z.ZodType<T>, object: SourceObject, report: Reporter): T | undefined {
+  const result = schema.safeParse(object.raw);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    report.error(
+      'resource-invalid',
+      object,
+      `${issue.message}; the ${object.kind} is skipped until this is fixed`,
+      issue.path.filter((part): part is string | number => typeof part !== 'symbol'),
+    );
+  }
+  return undefined;
+}
+
+/** The same object twice in the input is a mistake in the input; the first one read is kept. */
+function putUnique<T>(map: Map<string, Typed<T>>, id: string, value: Typed<T>, report: Reporter): void {
+  const existing = map.get(id);
+  if (existing) {
+    const where = existing.object.origin ? ` (first at ${existing.object.origin.file}:${existing.object.origin.line})` : '';
+    report.error('resource-duplicate', value.object, `${value.object.kind} ${id} appears more than once${where}; this copy is ignored`);
+    return;
+  }
+  map.set(id, value);
+}
+
+const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function decodeSecretData(
+  object: SourceObject,
+  data: Readonly<Record<string, string>>,
+  stringData: Readonly<Record<string, string>>,
+  report: Reporter,
+): Map<string, string> {
+  const decoded = new Map<string, string>();
+  for (const [name, value] of Object.entries(data)) {
+    const compact = value.replace(/\s+/g, '');
+    if (!base64.test(compact) || compact.length % 4 !== 0) {
+      report.error('secret-data-invalid', object, `data.${name} is not valid base64`, ['data', name]);
+      continue;
+    }
+    decoded.set(name, Buffer.from(compact, 'base64').toString('utf8'));
+  }
+  for (const [name, value] of Object.entries(stringData)) decoded.set(name, value);
+  return decoded;
+}

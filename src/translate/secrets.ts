@@ -1,0 +1,122 @@
+import type { OutputFile, TlsFiles } from '../model/nginx.js';
+import {
+  certificateCoversHost,
+  parseCaBundle,
+  parseKeyPair,
+  validityAt,
+  type KeyPair,
+  type Parsed,
+} from './certificates.js';
+import { key, type Resources } from './resources.js';
+
+export interface SecretRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
+
+const keyMaterialMode = 0o600;
+
+/**
+ * Turns Secrets into files beside nginx.conf. Each Secret is parsed at most once, however many hosts use
+ * it, and a file is emitted only for Secrets that something actually uses.
+ */
+export class SecretFiles {
+  private readonly keyPairs = new Map<string, Parsed<KeyPair>>();
+  private readonly caBundles = new Map<string, Parsed<{ readonly pem: string; readonly count: number }>>();
+  private readonly output = new Map<string, OutputFile>();
+
+  constructor(
+    private readonly resources: Resources,
+    private readonly now: Date,
+  ) {}
+
+  /** Certificate and key to terminate TLS for `host`, checked: parses, key matches, covers host, in date. */
+  serverCertificate(ref: SecretRef, host: string | undefined): Checked<TlsFiles> {
+    const pair = this.keyPair(ref);
+    if (!pair.ok) return pair;
+    if (host !== undefined && !certificateCoversHost(pair.value.dnsNames, host)) {
+      const names = pair.value.dnsNames.length > 0 ? pair.value.dnsNames.join(', ') : 'no DNS names';
+      return { ok: false, problem: `the certificate in Secret ${key(ref.namespace, ref.name)} does not cover ${host} (it covers ${names})` };
+    }
+    const dated = this.inDate(ref, pair.value);
+    if (!dated.ok) return dated;
+    return { ok: true, value: this.emitKeyPair('tls', ref, pair.value) };
+  }
+
+  /** Client certificate to present to a backend: `tls.crt`/`tls.key` of the Secret, if it has them. */
+  clientCertificate(ref: SecretRef): Checked<TlsFiles> | undefined {
+    const secret = this.resources.secrets.get(key(ref.namespace, ref.name));
+    if (!secret || (!secret.spec.data.has('tls.crt') && !secret.spec.data.has('tls.key'))) return undefined;
+    const pair = this.keyPair(ref);
+    if (!pair.ok) return pair;
+    const dated = this.inDate(ref, pair.value);
+    if (!dated.ok) return dated;
+    return { ok: true, value: this.emitKeyPair('client', ref, pair.value) };
+  }
+
+  /** `ca.crt` of the Secret as a trusted-certificate file. */
+  caBundle(ref: SecretRef): Checked<string> {
+    const id = key(ref.namespace, ref.name);
+    const secret = this.resources.secrets.get(id);
+    if (!secret) return { ok: false, problem: `Secret ${id} is not in the input` };
+    const pem = secret.spec.data.get('ca.crt');
+    if (pem === undefined) return { ok: false, problem: `Secret ${id} has no ca.crt` };
+    let bundle = this.caBundles.get(id);
+    if (!bundle) {
+      bundle = parseCaBundle(pem);
+      this.caBundles.set(id, bundle);
+    }
+    if (!bundle.ok) return { ok: false, problem: `Secret ${id}: ${bundle.problem}` };
+    const path = `ca/${ref.namespace}_${ref.name}.crt`;
+    this.output.set(path, { path, contents: bundle.value.pem, mode: keyMaterialMode });
+    return { ok: true, value: path };
+  }
+
+  /** A key pair that is not from a Secret (the bundled default certificate). */
+  fixedKeyPair(fileStem: string, certPem: string, keyPem: string): TlsFiles {
+    const path = `tls/${fileStem}.pem`;
+    this.output.set(path, { path, contents: certPem + keyPem, mode: keyMaterialMode });
+    return { certificate: path, certificateKey: path };
+  }
+
+  files(): OutputFile[] {
+    return [...this.output.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  private keyPair(ref: SecretRef): Parsed<KeyPair> {
+    const id = key(ref.namespace, ref.name);
+    const cached = this.keyPairs.get(id);
+    if (cached) return cached;
+    const result = this.parseSecretKeyPair(id);
+    this.keyPairs.set(id, result);
+    return result;
+  }
+
+  private parseSecretKeyPair(id: string): Parsed<KeyPair> {
+    const secret = this.resources.secrets.get(id);
+    if (!secret) return { ok: false, problem: `Secret ${id} is not in the input` };
+    const certPem = secret.spec.data.get('tls.crt');
+    const keyPem = secret.spec.data.get('tls.key');
+    if (certPem === undefined || keyPem === undefined) {
+      return { ok: false, problem: `Secret ${id} needs both tls.crt and tls.key (type kubernetes.io/tls)` };
+    }
+    const parsed = parseKeyPair(certPem, keyPem);
+    return parsed.ok ? parsed : { ok: false, problem: `Secret ${id}: ${parsed.problem}` };
+  }
+
+  private inDate(ref: SecretRef, pair: KeyPair): Checked<true> {
+    const validity = validityAt(pair.leaf, this.now);
+    if (validity === 'valid') return { ok: true, value: true };
+    const when = validity === 'expired' ? `expired on ${pair.leaf.validTo}` : `is not valid before ${pair.leaf.validFrom}`;
+    return { ok: false, problem: `the certificate in Secret ${key(ref.namespace, ref.name)} ${when}` };
+  }
+
+  /** Chain and key in one 0600 file: nginx reads both from it, and there is one file per Secret to keep private. */
+  private emitKeyPair(folder: 'tls' | 'client', ref: SecretRef, pair: KeyPair): TlsFiles {
+    const path = `${folder}/${ref.namespace}_${ref.name}.pem`;
+    if (!this.output.has(path)) this.output.set(path, { path, contents: pair.chainPem + pair.keyPem, mode: keyMaterialMode });
+    return { certificate: path, certificateKey: path };
+  }
+}

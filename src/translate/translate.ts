@@ -1,0 +1,159 @@
+import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
+import type { HttpUpstream, NginxConfig, TlsFiles, VirtualHost } from '../model/nginx.js';
+import type { Snapshot } from '../sources/snapshot.js';
+import type { ResolvedBackend } from './backends.js';
+import { ingressClassDecision } from './classes.js';
+import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './configmap.js';
+import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
+import { mergeHosts } from './hosts.js';
+import { translateIngress, type IngressContext } from './ingress.js';
+import type { TranslateOptions } from './options.js';
+import { byString, compareAge } from './precedence.js';
+import { Reporter } from './report.js';
+import { indexResources, type Resources } from './resources.js';
+import { SecretFiles } from './secrets.js';
+import { buildStream, hashSizes } from './stream.js';
+
+export interface TranslateResult {
+  readonly model: NginxConfig;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** snapshot → nginx model + diagnostics. Pure: no I/O, no clock (options.now), order-independent. */
+export function translate(snapshot: Snapshot, options: TranslateOptions): TranslateResult {
+  const report = new Reporter();
+  const resources = indexResources(snapshot, report);
+  const settings = controllerSettings(resources, options, report);
+  const secrets = new SecretFiles(resources, options.now);
+  const defaultTls = defaultCertificate(resources, options, secrets, report);
+
+  const backends = new Map<string, ResolvedBackend>();
+  const context: IngressContext = {
+    resources,
+    secrets,
+    report,
+    clusterDomain: options.clusterDomain,
+    allowCrossNamespaceSecrets: options.allowCrossNamespaceSecrets,
+    backends,
+  };
+  const ours = [...resources.ingresses]
+    .sort((a, b) => compareAge(a.object, b.object))
+    .filter((ingress) => {
+      const decision = ingressClassDecision(ingress, resources, options.ingressClass, options.watchIngressWithoutClass);
+      if (!decision.serve) report.info('ingress-class-skipped', ingress.object, `not ours: ${decision.reason}`);
+      return decision.serve;
+    });
+  const merged = mergeHosts(
+    ours.map((ingress) => translateIngress(ingress, context)),
+    { sslRedirect: settings.sslRedirect, hsts: settings.hsts, defaultTls },
+    secrets,
+    report,
+  );
+
+  const runDir = options.runDir;
+  const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
+  const stream = buildStream({
+    httpsPort: options.httpsPort,
+    runDir,
+    httpsSocket,
+    acceptProxyProtocol: settings.useProxyProtocol,
+    trustedProxies: settings.proxyRealIpCidr,
+    passthrough: merged.passthrough,
+    virtualHosts: merged.virtualHosts,
+  });
+  const streamHash = hashSizes(stream.frontend.routes.map((r) => r.serverName));
+  const serverNameHash = hashSizes(merged.virtualHosts.map((h) => h.serverName));
+  const hstsHeader = hstsHeaderValue(settings);
+
+  const model: NginxConfig = {
+    nginxVersion: options.nginxVersion,
+    handoff: 'proxy-protocol-unix',
+    ...(options.streamModulePath !== undefined && { streamModulePath: options.streamModulePath }),
+    runDir,
+    pidFile: `${runDir}/nginx.pid`,
+    workerProcesses: settings.workerProcesses,
+    accessLog: options.accessLog,
+    workerConnections: settings.maxWorkerConnections,
+    http: {
+      httpPort: options.httpPort,
+      httpsPort: options.httpsPort,
+      httpsSocket,
+      serverNamesHashBucketSize: serverNameHash.bucketSize,
+      serverNamesHashMaxSize: serverNameHash.maxSize,
+      mapHashBucketSize: 64,
+      sslProtocols: settings.sslProtocols,
+      sslCiphers: settings.sslCiphers,
+      ...(hstsHeader !== undefined && { hstsHeader }),
+      forwardedHeaders: {
+        enabled: settings.useForwardedHeaders,
+        trustedCidrs: settings.useForwardedHeaders ? settings.proxyRealIpCidr : [],
+      },
+      upstreams: httpUpstreams(merged.virtualHosts, merged.defaultLocations, backends, settings),
+      redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
+      defaultServer: {
+        ...(!settings.sslRejectHandshake && { tls: defaultTls }),
+        rejectHandshake: settings.sslRejectHandshake,
+        locations: merged.defaultLocations,
+      },
+      virtualHosts: merged.virtualHosts,
+    },
+    stream: {
+      mapHashBucketSize: streamHash.bucketSize,
+      mapHashMaxSize: streamHash.maxSize,
+      frontends: [stream.frontend],
+      upstreams: stream.upstreams,
+      passthroughServers: stream.passthroughServers,
+    },
+    files: secrets.files(),
+  };
+  return { model, diagnostics: [...report.diagnostics].sort(compareDiagnostics) };
+}
+
+function controllerSettings(resources: Resources, options: TranslateOptions, report: Reporter): ControllerSettings {
+  if (options.configMap === undefined) return defaultControllerSettings;
+  const configMap = resources.configMaps.get(options.configMap);
+  if (!configMap) {
+    report.warning('configmap-not-found', undefined, `ConfigMap ${options.configMap} (--configmap) is not in the input; using defaults`);
+    return defaultControllerSettings;
+  }
+  const parsed = parseControllerSettings(configMap.spec);
+  for (const issue of parsed.issues) report.add(issue.severity, issue.code, configMap.object, issue.message, ['data', issue.key]);
+  return parsed.value;
+}
+
+function defaultCertificate(resources: Resources, options: TranslateOptions, secrets: SecretFiles, report: Reporter): TlsFiles {
+  if (options.defaultCertificate !== undefined) {
+    const [namespace = '', name = ''] = options.defaultCertificate.split('/');
+    const checked = secrets.serverCertificate({ namespace, name }, undefined);
+    if (checked.ok) return checked.value;
+    const secret = resources.secrets.get(options.defaultCertificate);
+    report.error(
+      'default-certificate-invalid',
+      secret?.object,
+      `${checked.problem} (--default-certificate); using the bundled self-signed certificate instead`,
+    );
+  }
+  return secrets.fixedKeyPair('default', bundledDefaultCertificate, bundledDefaultKey);
+}
+
+function httpUpstreams(
+  virtualHosts: readonly VirtualHost[],
+  defaultLocations: VirtualHost['locations'],
+  backends: ReadonlyMap<string, ResolvedBackend>,
+  settings: ControllerSettings,
+): HttpUpstream[] {
+  const used = new Set<string>();
+  for (const location of [...defaultLocations, ...virtualHosts.flatMap((h) => h.locations)]) {
+    if (location.proxy) used.add(location.proxy.upstream);
+  }
+  return [...used]
+    .map((name) => backends.get(name))
+    .filter((backend): backend is ResolvedBackend => backend !== undefined)
+    .map((backend) => ({
+      name: backend.upstream,
+      servers: backend.servers,
+      keepalive: settings.upstreamKeepaliveConnections,
+      comment: backend.description,
+    }))
+    .sort(byString((u) => u.name));
+}
