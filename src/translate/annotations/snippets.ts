@@ -11,4 +11,4 @@ export function isSnippetKey(name: string): boolean {
 export const snippetRefusedReason =
   'Snippets are raw nginx configuration and are never rendered: that is the injection class behind ' +
   'CVE-2021-25742 and IngressNightmare (CVE-2025-1974). Express the behaviour with a supported ' +
-  'annotation or ConfigMap key, or ask for one to be added; the rest of the resource is rendered without it.';
+  'annotation or ConfigMap key, or ask for one to be added.';

@@ -1,0 +1,67 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkConfig } from '../../src/apply/check.js';
+import { runCli } from '../support/cli.js';
+import { requireNginx } from '../support/nginx.js';
+
+/**
+ * Golden files: each `fixtures/<case>/input/` renders to `fixtures/<case>/expected/nginx.conf`, with
+ * its diagnostics and exit code in `report.txt`, and every golden config passes `nginx -t`.
+ * Update after an intended change with `npx vitest run test/golden -u`, and review the diff.
+ */
+
+const fixturesRoot = join(import.meta.dirname, '..', '..', 'fixtures');
+const runDir = '/tmp/ingress2nginx-golden';
+const cases = readdirSync(fixturesRoot).filter((name) => existsSync(join(fixturesRoot, name, 'input'))).sort();
+
+export function goldenArgs(name: string, input: string, output: string): string[] {
+  const argsFile = join(fixturesRoot, name, 'args');
+  const extra = existsSync(argsFile) ? readFileSync(argsFile, 'utf8').trim().split(/\s+/).filter(Boolean) : [];
+  return ['render', '-f', input, '-o', output, '--run-dir', runDir, '--now', '2026-12-01T00:00:00Z', ...extra];
+}
+
+const outputs: string[] = [];
+afterAll(async () => {
+  for (const dir of outputs) await rm(dir, { recursive: true, force: true });
+});
+
+describe.each(cases)('fixture %s', (name) => {
+  it('renders the golden config, diagnostics and key files, and nginx -t accepts it', async () => {
+    const output = await mkdtemp(join(tmpdir(), `ingress2nginx-golden-${name}-`));
+    outputs.push(output);
+    const result = await runCli(goldenArgs(name, `fixtures/${name}/input`, output));
+    expect(result.stderr).not.toContain('internal error');
+
+    const conf = await readFile(join(output, 'nginx.conf'), 'utf8');
+    await expect(conf).toMatchFileSnapshot(join(fixturesRoot, name, 'expected', 'nginx.conf'));
+
+    const keyFiles: string[] = [];
+    for (const folder of ['tls', 'ca', 'client']) {
+      const dir = join(output, folder);
+      if (!existsSync(dir)) continue;
+      for (const file of readdirSync(dir).sort()) {
+        const mode = (await stat(join(dir, file))).mode & 0o777;
+        keyFiles.push(`${folder}/${file} ${mode.toString(8)}`);
+      }
+    }
+    const report = [
+      `exit code: ${result.exitCode}`,
+      '',
+      'diagnostics:',
+      result.stderr.trimEnd(),
+      '',
+      'key files:',
+      ...keyFiles,
+      '',
+    ].join('\n');
+    await expect(report).toMatchFileSnapshot(join(fixturesRoot, name, 'expected', 'report.txt'));
+
+    const nginx = requireNginx();
+    const check = await checkConfig(output, runDir, nginx.binary);
+    expect(check.output).toBe('');
+    expect(check.ok).toBe(true);
+  });
+});
