@@ -1,0 +1,335 @@
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
+
+/**
+ * Real peers for nginx under test: backends on 127.0.0.1 (port chosen by the kernel) and clients
+ * that report what they saw on the wire.
+ */
+
+export interface Peer {
+  readonly port: number;
+  /** Stops listening and destroys open connections. */
+  close(): Promise<void>;
+}
+
+/** What `startHttpBackend`/`startHttpsBackend` answer with (status 200, JSON). */
+export interface EchoResponse {
+  readonly backend: string;
+  readonly method: string;
+  /** Request target as received, query included. */
+  readonly path: string;
+  /** SNI the backend saw; null over plain HTTP or without SNI. */
+  readonly servername: string | null;
+  readonly headers: http.IncomingHttpHeaders;
+  /** Subject CN of the client certificate the backend verified; null when none was sent. */
+  readonly clientCertSubject: string | null;
+}
+
+export interface PeerCertificateSummary {
+  readonly subjectCN: string | undefined;
+  readonly issuerCN: string | undefined;
+  /** As Node reports them: `DNS:a.example.com`, `IP Address:127.0.0.1`. */
+  readonly subjectAltNames: readonly string[];
+  readonly fingerprint256: string;
+  readonly validTo: string;
+}
+
+export interface ClientCertificate {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/** The SNI a server-side TLS socket received; Node sets it at runtime but does not type it. */
+function receivedServername(socket: tls.TLSSocket): string | null {
+  const { servername } = socket as tls.TLSSocket & { servername?: string | false | null };
+  return typeof servername === 'string' && servername !== '' ? servername : null;
+}
+
+function summarizePeerCertificate(certificate: tls.PeerCertificate): PeerCertificateSummary | undefined {
+  // Node returns an empty object when the peer sent no certificate.
+  if (!certificate.fingerprint256) return undefined;
+  return {
+    subjectCN: certificate.subject?.CN,
+    issuerCN: certificate.issuer?.CN,
+    subjectAltNames: certificate.subjectaltname ? certificate.subjectaltname.split(', ') : [],
+    fingerprint256: certificate.fingerprint256,
+    validTo: certificate.valid_to,
+  };
+}
+
+async function listenOnLoopback(server: net.Server): Promise<Peer> {
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+}
+
+function echoHandler(backend: string): http.RequestListener {
+  return (request, response) => {
+    const socket = request.socket;
+    const isTls = socket instanceof tls.TLSSocket;
+    const echo: EchoResponse = {
+      backend,
+      method: request.method ?? '',
+      path: request.url ?? '',
+      servername: isTls ? receivedServername(socket) : null,
+      headers: request.headers,
+      clientCertSubject: isTls ? (summarizePeerCertificate(socket.getPeerCertificate())?.subjectCN ?? null) : null,
+    };
+    request.resume();
+    request.once('end', () => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(echo));
+    });
+  };
+}
+
+/** Plain HTTP backend answering every request with an `EchoResponse`. */
+export function startHttpBackend(name: string): Promise<Peer> {
+  return listenOnLoopback(http.createServer(echoHandler(name)));
+}
+
+/**
+ * HTTPS backend answering with an `EchoResponse`. With `requestClientCert` it demands a client
+ * certificate issued by `ca` and refuses the handshake otherwise, like a backend that requires mTLS.
+ */
+export function startHttpsBackend(options: {
+  name: string;
+  cert: string;
+  key: string;
+  ca?: string;
+  requestClientCert?: boolean;
+}): Promise<Peer> {
+  const requestClientCert = options.requestClientCert ?? false;
+  if (requestClientCert && options.ca === undefined) {
+    throw new Error('startHttpsBackend: requestClientCert needs `ca` to verify client certificates against');
+  }
+  const server = https.createServer(
+    { cert: options.cert, key: options.key, ca: options.ca, requestCert: requestClientCert, rejectUnauthorized: requestClientCert },
+    echoHandler(options.name),
+  );
+  return listenOnLoopback(server);
+}
+
+/** Raw TLS backend: greets with `hello from <name> sni=<servername>\n`, then echoes. */
+export function startTlsBackend(options: { name: string; cert: string; key: string }): Promise<Peer> {
+  const server = tls.createServer({ cert: options.cert, key: options.key }, (socket) => {
+    socket.on('error', () => socket.destroy()); // a client going away is not the backend's failure
+    socket.write(`hello from ${options.name} sni=${receivedServername(socket) ?? ''}\n`);
+    socket.pipe(socket);
+  });
+  return listenOnLoopback(server);
+}
+
+/** Plain TCP echo. */
+export function startTcpEcho(): Promise<Peer> {
+  const server = net.createServer((socket) => {
+    socket.on('error', () => socket.destroy());
+    socket.pipe(socket);
+  });
+  return listenOnLoopback(server);
+}
+
+/**
+ * - `connected`: handshake done (whether the certificate verifies is in `authorized`).
+ * - `closed`: the server closed or reset the connection before the handshake finished, without a
+ *   TLS alert — how nginx rejects a connection it has nowhere to send.
+ * - `tls-error`: the handshake failed with a TLS alert or protocol error (`errorCode` says which).
+ * - `error`: anything else, e.g. `ECONNREFUSED`, or no answer within the probe's bound.
+ */
+export type TlsProbeOutcome = 'connected' | 'closed' | 'tls-error' | 'error';
+
+export interface TlsProbeResult {
+  readonly outcome: TlsProbeOutcome;
+  readonly errorCode?: string;
+  readonly errorMessage?: string;
+  readonly peerCertificate?: PeerCertificateSummary;
+  /** Verification against `ca` (chain and servername), when a `ca` was given. */
+  readonly authorized?: boolean;
+  readonly authorizationError?: string;
+  readonly alpnProtocol?: string | false | null;
+  readonly tlsVersion?: string | null;
+  /** What the server sent first: up to and including the first newline, or all until it closed. */
+  readonly data: string;
+}
+
+export interface TlsProbeOptions {
+  readonly port: number;
+  readonly host?: string;
+  /** SNI to send; none when omitted. */
+  readonly servername?: string;
+  /** Trust anchor to verify the server with; the outcome reports verification, it never aborts on it. */
+  readonly ca?: string;
+  readonly alpnProtocols?: readonly string[];
+  readonly clientCertificate?: ClientCertificate;
+  /** Written right after the handshake, e.g. a line for an echo backend. */
+  readonly send?: string;
+  /** Wait for the server to speak first (default true); false returns right after the handshake. */
+  readonly awaitData?: boolean;
+}
+
+/** Bounds on how long a probe waits; they end the probe, they are not assertions. */
+const HANDSHAKE_WAIT_MS = 10_000;
+const DATA_WAIT_MS = 3_000;
+
+function classifyHandshakeFailure(error: NodeJS.ErrnoException): TlsProbeOutcome {
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return 'closed';
+  if (error.code?.startsWith('ERR_SSL_')) return 'tls-error';
+  return 'error';
+}
+
+/** One TLS connection with Node's client; reports what happened instead of throwing. */
+export function tlsProbe(options: TlsProbeOptions): Promise<TlsProbeResult> {
+  return new Promise((resolve) => {
+    const socket = tls.connect({
+      host: options.host ?? '127.0.0.1',
+      port: options.port,
+      servername: options.servername,
+      ca: options.ca,
+      rejectUnauthorized: false,
+      ALPNProtocols: options.alpnProtocols ? [...options.alpnProtocols] : undefined,
+      cert: options.clientCertificate?.certPem,
+      key: options.clientCertificate?.keyPem,
+    });
+    socket.setEncoding('utf8');
+    let handshake: Omit<TlsProbeResult, 'data'> | undefined;
+    let received = '';
+    let settled = false;
+    const finish = (result: TlsProbeResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    let timer = setTimeout(
+      () => finish({ outcome: 'error', errorCode: 'ETIMEDOUT', errorMessage: 'no TLS handshake within the probe bound', data: '' }),
+      HANDSHAKE_WAIT_MS,
+    );
+
+    socket.once('secureConnect', () => {
+      const authorizationError = socket.authorizationError as Error | string | null;
+      const connected: Omit<TlsProbeResult, 'data'> = {
+        outcome: 'connected',
+        peerCertificate: summarizePeerCertificate(socket.getPeerCertificate()),
+        authorized: socket.authorized,
+        authorizationError:
+          authorizationError === null ? undefined : typeof authorizationError === 'string' ? authorizationError : authorizationError.message,
+        alpnProtocol: socket.alpnProtocol,
+        tlsVersion: socket.getProtocol(),
+      };
+      handshake = connected;
+      if (options.send !== undefined) socket.write(options.send);
+      if (options.awaitData === false) {
+        finish({ ...connected, data: '' });
+        return;
+      }
+      clearTimeout(timer);
+      timer = setTimeout(() => finish({ ...connected, data: received }), DATA_WAIT_MS);
+    });
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      const newline = received.indexOf('\n');
+      if (handshake && newline >= 0) finish({ ...handshake, data: received.slice(0, newline + 1) });
+    });
+    socket.once('close', () => {
+      if (handshake) finish({ ...handshake, data: received });
+      else finish({ outcome: 'closed', errorCode: 'EOF', errorMessage: 'connection closed before the TLS handshake finished', data: '' });
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      const errorCode = error.code ?? 'UNKNOWN';
+      if (handshake) finish({ ...handshake, errorCode, errorMessage: error.message, data: received });
+      else finish({ outcome: classifyHandshakeFailure(error), errorCode, errorMessage: error.message, data: '' });
+    });
+  });
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+  /** HTTPS only. */
+  readonly peerCertificate?: PeerCertificateSummary;
+}
+
+function collectResponse(request: http.ClientRequest): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    request.once('error', reject);
+    request.once('response', (response) => {
+      const socket = response.socket;
+      const peerCertificate = socket instanceof tls.TLSSocket ? summarizePeerCertificate(socket.getPeerCertificate()) : undefined;
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.once('error', reject);
+      response.once('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8'), peerCertificate }),
+      );
+    });
+    request.end();
+  });
+}
+
+/**
+ * GET over HTTPS to 127.0.0.1:`port` with SNI and Host set to `servername`. Without `ca` the server
+ * certificate is not verified; with it, verification (chain and name) failing rejects the promise.
+ */
+export function httpsGet(options: {
+  port: number;
+  servername: string;
+  path?: string;
+  ca?: string;
+  headers?: http.OutgoingHttpHeaders;
+  clientCertificate?: ClientCertificate;
+}): Promise<HttpResponse> {
+  return collectResponse(
+    https.request({
+      host: '127.0.0.1',
+      port: options.port,
+      servername: options.servername,
+      path: options.path ?? '/',
+      headers: { host: options.servername, ...options.headers },
+      ca: options.ca,
+      rejectUnauthorized: options.ca !== undefined,
+      cert: options.clientCertificate?.certPem,
+      key: options.clientCertificate?.keyPem,
+      agent: false,
+    }),
+  );
+}
+
+/** GET over plain HTTP to 127.0.0.1:`port` with the Host header `host`. */
+export function httpGet(options: { port: number; host: string; path?: string; headers?: http.OutgoingHttpHeaders }): Promise<HttpResponse> {
+  return collectResponse(
+    http.request({
+      host: '127.0.0.1',
+      port: options.port,
+      path: options.path ?? '/',
+      headers: { host: options.host, ...options.headers },
+      agent: false,
+    }),
+  );
+}
+
+/** The `EchoResponse` in a response body from `startHttpBackend`/`startHttpsBackend`. */
+export function parseEcho(body: string): EchoResponse {
+  return JSON.parse(body) as EchoResponse;
+}
