@@ -1,0 +1,155 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Snapshot, SourceObject } from '../../src/sources/snapshot.js';
+import { certificateCoversHost, parseKeyPair, validityAt } from '../../src/translate/certificates.js';
+import type { TranslateOptions } from '../../src/translate/options.js';
+import { translate } from '../../src/translate/translate.js';
+import { createCa, issueCertificate, type CertificateFiles } from '../support/pki.js';
+
+const options: TranslateOptions = {
+  ingressClass: 'nginx',
+  watchIngressWithoutClass: false,
+  allowCrossNamespaceSecrets: false,
+  clusterDomain: 'cluster.local',
+  httpPort: 80,
+  httpsPort: 443,
+  runDir: '/run/i2n',
+  nginxVersion: '1.22.1',
+  accessLog: 'off',
+  now: new Date('2026-12-01T00:00:00Z'),
+};
+
+let caPem = '';
+let pki: { leaf: CertificateFiles; expired: CertificateFiles; other: CertificateFiles };
+
+beforeAll(async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ingress2nginx-unit-'));
+  const ca = await createCa(dir, 'unit CA');
+  caPem = ca.certPem;
+  const [leaf, expired, other] = await Promise.all([
+    issueCertificate(ca, { commonName: 'app.example.test', sans: ['app.example.test'] }),
+    issueCertificate(ca, { commonName: 'old', sans: ['old.example.test'], notBefore: new Date(Date.now() - 30 * 86_400_000), days: 1 }),
+    issueCertificate(ca, { commonName: 'other', sans: ['other.example.test'] }),
+  ]);
+  pki = { leaf, expired, other };
+});
+
+function object(kind: string, namespace: string, name: string, raw: Record<string, unknown>, annotations = {}): SourceObject {
+  const apiVersion = kind === 'Ingress' ? 'networking.k8s.io/v1' : 'v1';
+  return {
+    apiVersion,
+    kind,
+    metadata: { name, namespace, annotations, labels: {}, creationTimestamp: '' },
+    raw: { apiVersion, kind, metadata: { name, namespace }, ...raw },
+  };
+}
+
+function ingress(name: string, service: Record<string, unknown>, annotations: Record<string, string> = {}): SourceObject {
+  return object(
+    'Ingress',
+    'web',
+    name,
+    {
+      spec: {
+        ingressClassName: 'nginx',
+        rules: [{ host: `${name}.example.test`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service } }] } }],
+      },
+    },
+    annotations,
+  );
+}
+
+function run(...objects: SourceObject[]) {
+  const snapshot: Snapshot = { objects };
+  return translate(snapshot, options);
+}
+
+describe('service backends', () => {
+  it('uses the cluster DNS name of a Service missing from the input, with a warning', () => {
+    const { model, diagnostics } = run(ingress('app', { name: 'api', port: { number: 8080 } }));
+    expect(model.http.upstreams).toEqual([
+      expect.objectContaining({ name: 'web_api_8080', servers: [{ address: 'api.web.svc.cluster.local:8080' }] }),
+    ]);
+    expect(diagnostics).toEqual([expect.objectContaining({ severity: 'warning', code: 'service-not-found' })]);
+  });
+
+  it('cannot resolve a named port without the Service: error, and the path answers 503', () => {
+    const { model, diagnostics } = run(ingress('app', { name: 'api', port: { name: 'http' } }));
+    expect(diagnostics).toEqual([expect.objectContaining({ severity: 'error', code: 'backend-unresolved' })]);
+    const location = model.http.virtualHosts[0]!.locations[0]!;
+    expect(location.proxy).toBeUndefined();
+    expect(model.http.upstreams).toEqual([]);
+  });
+
+  it('resolves named ports through the Service, brackets IPv6 cluster IPs, and uses DNS for headless Services', () => {
+    const { model, diagnostics } = run(
+      object('Service', 'web', 'v6', { spec: { clusterIP: 'fd00::10', ports: [{ name: 'http', port: 8080 }] } }),
+      object('Service', 'web', 'headless', { spec: { clusterIP: 'None', ports: [{ port: 9000 }] } }),
+      object('Service', 'web', 'external', { spec: { type: 'ExternalName', externalName: 'db.example.org', ports: [{ port: 5432 }] } }),
+      ingress('a', { name: 'v6', port: { name: 'http' } }),
+      ingress('b', { name: 'headless', port: { number: 9000 } }),
+      ingress('c', { name: 'external', port: { number: 5432 } }),
+    );
+    expect(model.http.upstreams.map((u) => [u.name, u.servers[0]!.address])).toEqual([
+      ['web_external_5432', 'db.example.org:5432'],
+      ['web_headless_9000', 'headless.web.svc.cluster.local:9000'],
+      ['web_v6_8080', '[fd00::10]:8080'],
+    ]);
+    expect(diagnostics.map((d) => d.code)).toEqual(['service-not-found']);
+  });
+
+  it('reports a Service port that does not exist', () => {
+    const { diagnostics } = run(
+      object('Service', 'web', 'api', { spec: { clusterIP: '10.0.0.1', ports: [{ port: 80 }] } }),
+      ingress('app', { name: 'api', port: { number: 81 } }),
+    );
+    expect(diagnostics).toEqual([
+      expect.objectContaining({ code: 'backend-unresolved', message: expect.stringContaining('has no port 81') }),
+    ]);
+  });
+});
+
+describe('HTTPS backends', () => {
+  it('names the verified host after the Service, not the upstream block, when proxy-ssl-name is absent', () => {
+    const ca = object('Secret', 'web', 'trust', { type: 'Opaque', data: {} });
+    const { model } = run(
+      object('Service', 'web', 'api', { spec: { clusterIP: '10.0.0.1', ports: [{ port: 443 }] } }),
+      { ...ca, raw: { ...ca.raw, stringData: { 'ca.crt': caPem } } },
+      ingress('app', { name: 'api', port: { number: 443 } }, {
+        'nginx.ingress.kubernetes.io/backend-protocol': 'HTTPS',
+        'nginx.ingress.kubernetes.io/proxy-ssl-secret': 'web/trust',
+        'nginx.ingress.kubernetes.io/proxy-ssl-verify': 'on',
+      }),
+    );
+    const proxy = model.http.virtualHosts[0]!.locations[0]!.proxy!;
+    expect(proxy.pass).toBe('https://web_api_443');
+    expect(proxy.ssl).toMatchObject({ verify: true, name: 'api.web.svc.cluster.local', serverName: true, trustedCertificate: 'ca/web_trust.crt' });
+  });
+});
+
+describe('certificate checks', () => {
+  it('accepts a matching pair and rejects a key of another certificate', () => {
+    expect(parseKeyPair(pki.leaf.certPem, pki.leaf.keyPem).ok).toBe(true);
+    const mismatch = parseKeyPair(pki.leaf.certPem, pki.other.keyPem);
+    expect(mismatch).toEqual({ ok: false, problem: 'tls.key does not match the certificate in tls.crt' });
+  });
+
+  it('matches a wildcard for exactly one label', () => {
+    expect(certificateCoversHost(['*.wild.example.test'], 'a.wild.example.test')).toBe(true);
+    expect(certificateCoversHost(['*.wild.example.test'], 'a.b.wild.example.test')).toBe(false);
+    expect(certificateCoversHost(['*.wild.example.test'], 'wild.example.test')).toBe(false);
+    expect(certificateCoversHost(['*.wild.example.test'], '*.wild.example.test')).toBe(true);
+    expect(certificateCoversHost(['app.example.test'], '*.example.test')).toBe(false);
+  });
+
+  it('reads SAN names from a real certificate and judges validity at the injected time', () => {
+    const pair = parseKeyPair(pki.expired.certPem, pki.expired.keyPem);
+    if (!pair.ok) throw new Error(pair.problem);
+    expect(pair.value.dnsNames).toEqual(['old.example.test']);
+    expect(validityAt(pair.value.leaf, new Date())).toBe('expired');
+    expect(validityAt(pair.value.leaf, new Date(Date.now() - 29.5 * 86_400_000))).toBe('valid');
+    expect(validityAt(pair.value.leaf, new Date(Date.now() - 40 * 86_400_000))).toBe('not-yet-valid');
+  });
+});
