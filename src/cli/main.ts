@@ -106,7 +106,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
 function withCommonOptions(command: Command): Command {
   return command
-    .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect, [])
+    .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect)
     .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
     .option('--strict', 'warnings fail too (exit 1)', false)
     .option('--ingress-class <name>', 'IngressClass name to serve', parseIngressClass, defaults.ingressClass)
@@ -124,8 +124,8 @@ function withCommonOptions(command: Command): Command {
     .option('--now <time>', 'check certificate validity at this time instead of now', parseNow);
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 interface PipelineResult {

@@ -11,9 +11,14 @@ export function formatText(diagnostics: readonly Diagnostic[]): string {
         ? ` ${d.resource.kind} ${d.resource.namespace ? `${d.resource.namespace}/` : ''}${d.resource.name}`
         : '';
       const field = d.field ? ` ${d.field}` : '';
-      return `${where}${d.severity} [${d.code}]${resource}${field}: ${d.message}\n`;
+      return `${printable(`${where}${d.severity} [${d.code}]${resource}${field}: ${d.message}`)}\n`;
     })
     .join('');
+}
+
+/** Control characters from the input (a newline in a name, say) must not fake extra report lines. */
+function printable(line: string): string {
+  return line.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
 
 /** A JSON array with a fixed key order; internal fields (the path as data) are left out. */

@@ -105,9 +105,13 @@ export interface HttpConfig {
 }
 
 export interface ForwardedHeaders {
+  readonly enabled: boolean;
   /** Trust X-Forwarded-* from these CIDRs (`use-forwarded-headers` + `proxy-real-ip-cidr`). */
   readonly trustedCidrs: readonly string[];
-  readonly enabled: boolean;
+  /** `0.0.0.0/0` or `::/0` was given: every address is trusted (the `geo` default). */
+  readonly trustAllAddresses: boolean;
+  /** `trustedCidrs` without the catch-alls, which `geo` would report as duplicates of its default. */
+  readonly trustedNetworks: readonly string[];
 }
 
 export interface UpstreamServer {

@@ -93,6 +93,11 @@ export function isKubernetesName(value: string): boolean {
   return value.length <= maxDnsNameLength && dns1123Subdomain.test(value);
 }
 
+/** DNS-1123 label, as Kubernetes requires of namespace names. */
+export function isNamespaceName(value: string): boolean {
+  return value.length <= 63 && /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(value);
+}
+
 /** IANA_SVC_NAME (RFC 6335), as Kubernetes requires of named ports. */
 export function isPortName(value: string): boolean {
   return value.length <= 15 && /^[a-z0-9]+(-[a-z0-9]+)*$/.test(value) && /[a-z]/.test(value);

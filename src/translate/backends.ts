@@ -19,7 +19,7 @@ export interface ResolvedBackend {
 
 export type BackendResolution =
   | { readonly ok: true; readonly value: ResolvedBackend; readonly warning?: string }
-  | { readonly ok: false; readonly problem: string };
+  | { readonly ok: false; readonly problem: string; readonly field?: readonly string[] };
 
 /**
  * A Service we know resolves to its ClusterIP (ExternalName to its DNS name); an unknown one to its
@@ -32,10 +32,10 @@ export function resolveServiceBackend(
   clusterDomain: string,
 ): BackendResolution {
   if (!isKubernetesName(ref.name)) {
-    return { ok: false, problem: `service name ${JSON.stringify(ref.name)} is not a valid Kubernetes name` };
+    return { ok: false, problem: `service name ${JSON.stringify(ref.name)} is not a valid Kubernetes name`, field: ['name'] };
   }
   if (ref.port.name !== undefined && !isPortName(ref.port.name)) {
-    return { ok: false, problem: `port name ${JSON.stringify(ref.port.name)} is not a valid port name` };
+    return { ok: false, problem: `port name ${JSON.stringify(ref.port.name)} is not a valid port name`, field: ['port', 'name'] };
   }
   const serviceDnsName = `${ref.name}.${namespace}.svc.${clusterDomain}`;
   const id = key(namespace, ref.name);

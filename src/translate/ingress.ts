@@ -1,7 +1,7 @@
 import type { FieldPath } from '../model/diagnostics.js';
 import type { BackendProtocol, Proxy, ProxySsl } from '../model/nginx.js';
 import type { SourceObject } from '../sources/snapshot.js';
-import { isDnsHostname, isSafePath, isWildcardHostname } from './allowlist.js';
+import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from './allowlist.js';
 import { parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
 import { resolveServiceBackend, type ResolvedBackend } from './backends.js';
 import type { Reporter } from './report.js';
@@ -144,7 +144,17 @@ function translateTerminating(
 ): IngressContribution {
   const tls: TlsClaim[] = [];
   (spec.tls ?? []).forEach((entry, tlsIndex) => {
-    const secret = entry.secretName === undefined ? undefined : { namespace: object.metadata.namespace, name: entry.secretName };
+    const secretName = entry.secretName;
+    const nameIsValid = secretName === undefined || isKubernetesName(secretName);
+    if (!nameIsValid) {
+      ctx.report.error(
+        'secret-name-invalid',
+        object,
+        'secretName must be a lowercase DNS-1123 name; these hosts are served with the default certificate',
+        ['spec', 'tls', tlsIndex, 'secretName'],
+      );
+    }
+    const secret = secretName !== undefined && nameIsValid ? { namespace: object.metadata.namespace, name: secretName } : undefined;
     (entry.hosts ?? []).forEach((rawHost, hostIndex) => {
       const host = checkedHost(rawHost, object, ['spec', 'tls', tlsIndex, 'hosts', hostIndex], ctx);
       if (host === undefined) return;
@@ -265,7 +275,11 @@ function resolveBackend(
   }
   const resolution = resolveServiceBackend(ctx.resources, object.metadata.namespace, ref.service, ctx.clusterDomain);
   if (!resolution.ok) {
-    ctx.report.error('backend-unresolved', object, `${resolution.problem}; this path answers 503`, [...field, 'service']);
+    ctx.report.error('backend-unresolved', object, `${resolution.problem}; this path answers 503`, [
+      ...field,
+      'service',
+      ...(resolution.field ?? []),
+    ]);
     return undefined;
   }
   if (resolution.warning) ctx.report.warning('service-not-found', object, resolution.warning, [...field, 'service']);

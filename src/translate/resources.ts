@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { SourceObject, Snapshot } from '../sources/snapshot.js';
+import { isKubernetesName, isNamespaceName } from './allowlist.js';
 import type { Reporter } from './report.js';
 
 /**
@@ -138,6 +139,7 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
       );
       continue;
     }
+    if (!hasValidName(object, report)) continue;
     const id = key(object.metadata.namespace, object.metadata.name);
     switch (object.kind) {
       case 'Ingress': {
@@ -174,6 +176,29 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
     }
   }
   return { ingresses, services, secrets, configMaps, ingressClasses };
+}
+
+/**
+ * Names end up in upstream names, file names and comments, so they are held to what the API server
+ * would have accepted; manifests from files have not been through it.
+ */
+function hasValidName(object: SourceObject, report: Reporter): boolean {
+  const { name, namespace } = object.metadata;
+  if (!isKubernetesName(name)) {
+    report.error('resource-name-invalid', object, 'metadata.name must be a lowercase DNS-1123 name; the resource is skipped', ['metadata', 'name']);
+    return false;
+  }
+  const clusterScoped = object.kind === 'IngressClass';
+  if (!clusterScoped && !isNamespaceName(namespace)) {
+    report.error(
+      'resource-name-invalid',
+      object,
+      'metadata.namespace must be a lowercase DNS-1123 label; the resource is skipped',
+      ['metadata', 'namespace'],
+    );
+    return false;
+  }
+  return true;
 }
 
 function parseWith<T>(schema: z.ZodType<T>, object: SourceObject, report: Reporter): T | undefined {

@@ -1,5 +1,5 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import type { HttpUpstream, NginxConfig, TlsFiles, VirtualHost } from '../model/nginx.js';
+import type { ForwardedHeaders, HttpUpstream, NginxConfig, TlsFiles, VirtualHost } from '../model/nginx.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import type { ResolvedBackend } from './backends.js';
 import { ingressClassDecision } from './classes.js';
@@ -84,10 +84,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       sslProtocols: settings.sslProtocols,
       sslCiphers: settings.sslCiphers,
       ...(hstsHeader !== undefined && { hstsHeader }),
-      forwardedHeaders: {
-        enabled: settings.useForwardedHeaders,
-        trustedCidrs: settings.useForwardedHeaders ? settings.proxyRealIpCidr : [],
-      },
+      forwardedHeaders: forwardedHeaders(settings),
       upstreams: httpUpstreams(merged.virtualHosts, merged.defaultLocations, backends, settings),
       redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
       defaultServer: {
@@ -107,6 +104,17 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     files: secrets.files(),
   };
   return { model, diagnostics: [...report.diagnostics].sort(compareDiagnostics) };
+}
+
+function forwardedHeaders(settings: ControllerSettings): ForwardedHeaders {
+  const trustedCidrs = settings.useForwardedHeaders ? settings.proxyRealIpCidr : [];
+  const catchAll = (cidr: string) => cidr === '0.0.0.0/0' || cidr === '::/0';
+  return {
+    enabled: settings.useForwardedHeaders,
+    trustedCidrs,
+    trustAllAddresses: trustedCidrs.some(catchAll),
+    trustedNetworks: trustedCidrs.filter((cidr) => !catchAll(cidr)),
+  };
 }
 
 function controllerSettings(resources: Resources, options: TranslateOptions, report: Reporter): ControllerSettings {

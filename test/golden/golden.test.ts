@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfig } from '../../src/apply/check.js';
 import { runCli } from '../support/cli.js';
+import { fixtureCases as cases, fixturesRoot, goldenArgs, goldenRunDir as runDir } from '../support/golden.js';
 import { requireNginx } from '../support/nginx.js';
 
 /**
@@ -12,16 +13,6 @@ import { requireNginx } from '../support/nginx.js';
  * its diagnostics and exit code in `report.txt`, and every golden config passes `nginx -t`.
  * Update after an intended change with `npx vitest run test/golden -u`, and review the diff.
  */
-
-const fixturesRoot = join(import.meta.dirname, '..', '..', 'fixtures');
-const runDir = '/tmp/ingress2nginx-golden';
-const cases = readdirSync(fixturesRoot).filter((name) => existsSync(join(fixturesRoot, name, 'input'))).sort();
-
-export function goldenArgs(name: string, input: string, output: string): string[] {
-  const argsFile = join(fixturesRoot, name, 'args');
-  const extra = existsSync(argsFile) ? readFileSync(argsFile, 'utf8').trim().split(/\s+/).filter(Boolean) : [];
-  return ['render', '-f', input, '-o', output, '--run-dir', runDir, '--now', '2026-12-01T00:00:00Z', ...extra];
-}
 
 const outputs: string[] = [];
 afterAll(async () => {
