@@ -96,6 +96,10 @@ export interface HttpConfig {
   /** Full Strict-Transport-Security header value, when HSTS is on. */
   readonly hstsHeader?: string;
   readonly forwardedHeaders: ForwardedHeaders;
+  /** `use-proxy-protocol`: the plain HTTP port also expects a PROXY header from an outer load balancer. */
+  readonly acceptProxyProtocol: boolean;
+  /** Addresses trusted to send that header (`proxy-real-ip-cidr`). */
+  readonly proxyProtocolTrusted: readonly string[];
   readonly upstreams: readonly HttpUpstream[];
   /** `https://$host…` prefix of 308 redirects (carries the port when it is not 443). */
   readonly redirectBase: string;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FieldPath } from '../model/diagnostics.js';
 import type { BackendProtocol, Proxy, ProxySsl } from '../model/nginx.js';
 import type { SourceObject } from '../sources/snapshot.js';
@@ -317,7 +318,14 @@ function buildProxy(
     return proxyTo(protocol, backend.upstream);
   }
   const ssl = buildProxySsl(annotations.proxySsl, backend, object, ctx);
-  return ssl ? { ...proxyTo(protocol, backend.upstream), ssl } : undefined;
+  if (!ssl) return undefined;
+  // nginx keeps idle connections and TLS sessions per upstream block. Locations that reach one
+  // Service with different TLS settings (name, CA, client certificate) must not share them, or one
+  // location's verified connection would carry another's traffic unchecked.
+  const digest = createHash('sha256').update(JSON.stringify(ssl)).digest('hex').slice(0, 10);
+  const variant: ResolvedBackend = { ...backend, upstream: `${backend.upstream}_tls_${digest}` };
+  ctx.backends.set(variant.upstream, variant);
+  return { ...proxyTo(protocol, variant.upstream), ssl };
 }
 
 function proxyTo(protocol: BackendProtocol, upstream: string): Proxy {

@@ -85,6 +85,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       sslCiphers: settings.sslCiphers,
       ...(hstsHeader !== undefined && { hstsHeader }),
       forwardedHeaders: forwardedHeaders(settings),
+      acceptProxyProtocol: settings.useProxyProtocol,
+      proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
       upstreams: httpUpstreams(merged.virtualHosts, merged.defaultLocations, backends, settings),
       redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
       defaultServer: {

@@ -176,7 +176,7 @@ const fields: readonly Field[] = [
   annotationRow(
     'backend-protocol',
     (p) => `HTTPS${p}${marker}`,
-    { value: 'HTTPS', renders: 'proxy_pass https://web_secure_443;' },
+    { value: 'HTTPS', renders: 'proxy_pass https://web_secure_443_tls_' },
     { ...plainTarget, serviceName: 'secure', port: { number: 443 } },
   ),
   {

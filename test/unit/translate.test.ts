@@ -124,7 +124,7 @@ describe('HTTPS backends', () => {
       }),
     );
     const proxy = model.http.virtualHosts[0]!.locations[0]!.proxy!;
-    expect(proxy.pass).toBe('https://web_api_443');
+    expect(proxy.pass).toMatch(/^https:\/\/web_api_443_tls_[0-9a-f]{10}$/);
     expect(proxy.ssl).toMatchObject({ verify: true, name: 'api.web.svc.cluster.local', serverName: true, trustedCertificate: 'ca/web_trust.crt' });
   });
 });
