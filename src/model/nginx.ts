@@ -40,11 +40,18 @@ export interface OutputFile {
 export interface StreamConfig {
   readonly mapHashBucketSize: number;
   readonly mapHashMaxSize: number;
-  /** One SNI front per HTTPS port. */
+  /** Protocols and ciphers for TLS that the stream servers terminate (Gateway Terminate listeners). */
+  readonly sslProtocols: string;
+  readonly sslCiphers: string;
+  /** One SNI front per TLS port, sorted by port. */
   readonly frontends: readonly SniFrontend[];
   readonly upstreams: readonly StreamUpstream[];
-  /** Second hop of passthrough: a PROXY-protocol unix listener per backend, proxying to it. */
+  /** Second hop of passthrough: a PROXY-protocol unix listener per backend set, proxying to it. */
   readonly passthroughServers: readonly PassthroughServer[];
+  /** TLS terminated in the stream module, plain TCP (or re-encrypted TLS) to the backend set. */
+  readonly terminateServers: readonly TerminateServer[];
+  /** Unix socket of a server that closes every connection at once: rejected SNI and backend shares. */
+  readonly rejectSocket?: string;
 }
 
 export interface SniFrontend {
@@ -56,8 +63,9 @@ export interface SniFrontend {
   /** Addresses trusted to send that header (`set_real_ip_from`). */
   readonly trustedProxies: readonly string[];
   readonly routes: readonly SniRoute[];
-  /** Where unmatched or absent SNI goes: the terminating http listener. */
+  /** Where unmatched or absent SNI goes: the terminating http listener, or the reject socket. */
   readonly defaultTarget: string;
+  readonly defaultComment: string;
 }
 
 export interface SniRoute {
@@ -79,6 +87,22 @@ export interface PassthroughServer {
   /** Absolute unix socket path (without `unix:`). */
   readonly socket: string;
   readonly upstream: string;
+}
+
+export interface TerminateServer {
+  readonly socket: string;
+  /** One per key type; nginx picks by the client's capabilities. */
+  readonly certificates: readonly TlsFiles[];
+  readonly upstream: string;
+  readonly backendTls?: StreamBackendTls;
+  readonly comment: string;
+}
+
+export interface StreamBackendTls {
+  readonly trustedCertificate: string;
+  /** Verified name and SNI. */
+  readonly name: string;
+  readonly verifyDepth: number;
 }
 
 // ---------------------------------------------------------------- http

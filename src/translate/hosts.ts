@@ -1,4 +1,5 @@
 import type { Location, TlsFiles, VirtualHost } from '../model/nginx.js';
+import type { SourceObject } from '../sources/snapshot.js';
 import type { ResolvedBackend } from './backends.js';
 import type { IngressContribution, PassthroughClaim, RouteClaim, TlsClaim } from './ingress.js';
 import { byString, compareAge } from './precedence.js';
@@ -17,6 +18,8 @@ export interface PassthroughRoute {
   readonly host: string;
   readonly backend: ResolvedBackend;
   readonly comment: string;
+  /** The Ingress that won the host. */
+  readonly owner: SourceObject;
 }
 
 export interface MergedHosts {
@@ -75,7 +78,7 @@ function settlePassthrough(claims: readonly PassthroughClaim[], report: Reporter
         loser.field,
       );
     }
-    routes.push({ host, backend: winner.backend, comment: `Ingress ${resourceName(winner.ingress)}` });
+    routes.push({ host, backend: winner.backend, comment: `Ingress ${resourceName(winner.ingress)}`, owner: winner.ingress });
   }
   return routes.sort(byString((r) => r.host));
 }

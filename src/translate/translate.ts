@@ -53,6 +53,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const runDir = options.runDir;
   const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
   const stream = buildStream({
+    httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     runDir,
     httpsSocket,
@@ -60,8 +61,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     trustedProxies: settings.proxyRealIpCidr,
     passthrough: merged.passthrough,
     virtualHosts: merged.virtualHosts,
+    gatewayPorts: [],
+    routeObject: () => undefined,
+    report,
   });
-  const streamHash = hashSizes(stream.frontend.routes.map((r) => r.serverName));
+  const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
   const serverNameHash = hashSizes(merged.virtualHosts.map((h) => h.serverName));
   const hstsHeader = hstsHeaderValue(settings);
 
@@ -99,9 +103,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     stream: {
       mapHashBucketSize: streamHash.bucketSize,
       mapHashMaxSize: streamHash.maxSize,
-      frontends: [stream.frontend],
-      upstreams: stream.upstreams,
-      passthroughServers: stream.passthroughServers,
+      sslProtocols: settings.sslProtocols,
+      sslCiphers: settings.sslCiphers,
+      ...stream,
     },
     files: secrets.files(),
   };

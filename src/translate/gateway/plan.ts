@@ -1,0 +1,112 @@
+import type { TlsFiles, UpstreamServer } from '../../model/nginx.js';
+
+/**
+ * What the Gateway API resources ask of the data plane, decided and validated, before it is merged
+ * with the Ingress side into the nginx model. Produced by `planGateways` (pure).
+ */
+export interface GatewayPlan {
+  /** One entry per listening port that has at least one accepted TLS listener; sorted by port. */
+  readonly ports: readonly PortPlan[];
+  /** Conditions for every Gateway, TLSRoute and BackendTLSPolicy in the input that is ours. */
+  readonly statuses: readonly ResourceStatus[];
+}
+
+export interface PortPlan {
+  readonly port: number;
+  /** SNI map entries, one per hostname; precedence between claims is already settled. Sorted by hostname. */
+  readonly routes: readonly SniRoutePlan[];
+}
+
+export interface ListenerRef {
+  readonly gatewayNamespace: string;
+  readonly gatewayName: string;
+  readonly listenerName: string;
+}
+
+export interface SniRoutePlan {
+  /** Exact host name or `*.suffix`: the intersection of listener and route hostnames. */
+  readonly hostname: string;
+  readonly mode: 'Passthrough' | 'Terminate';
+  readonly listener: ListenerRef;
+  readonly route: { readonly namespace: string; readonly name: string };
+  /** Backends that take traffic (weight > 0), sorted by upstream name. Empty: every connection is closed. */
+  readonly backends: readonly WeightedBackend[];
+  /** Summed weight of backendRefs that could not be resolved: that share of connections is closed. */
+  readonly rejectedWeight: number;
+  /** Terminate: the listener's certificates (one per key type), already checked and written. */
+  readonly certificates: readonly TlsFiles[];
+  /** Terminate + a BackendTLSPolicy on the backends: re-encrypt and verify. */
+  readonly backendTls?: BackendTlsPlan;
+}
+
+export interface WeightedBackend {
+  /** Stable block name, e.g. `ns_service_port`. */
+  readonly upstream: string;
+  readonly servers: readonly UpstreamServer[];
+  readonly weight: number;
+  readonly description: string;
+}
+
+export interface BackendTlsPlan {
+  /** Relative path of the CA bundle written beside nginx.conf, or the system bundle's absolute path. */
+  readonly trustedCertificate: string;
+  /** `validation.hostname`: sent as SNI and verified. */
+  readonly hostname: string;
+  /** `namespace/name` of the policy, for comments. */
+  readonly policy: string;
+}
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+export interface Condition {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** Status as the Gateway API defines it, for the CLI to report and the sidecar to write back. */
+export type ResourceStatus = GatewayStatus | RouteStatus | PolicyStatus;
+
+export interface GatewayStatus {
+  readonly kind: 'Gateway';
+  readonly namespace: string;
+  readonly name: string;
+  readonly conditions: readonly Condition[];
+  readonly listeners: readonly ListenerStatus[];
+}
+
+export interface ListenerStatus {
+  readonly name: string;
+  readonly attachedRoutes: number;
+  readonly supportedKinds: readonly { readonly group: string; readonly kind: string }[];
+  readonly conditions: readonly Condition[];
+}
+
+export interface RouteStatus {
+  readonly kind: 'TLSRoute';
+  readonly namespace: string;
+  readonly name: string;
+  readonly parents: readonly ParentStatus[];
+}
+
+export interface ParentStatus {
+  readonly parentRef: {
+    readonly group: string;
+    readonly kind: string;
+    readonly namespace: string;
+    readonly name: string;
+    readonly sectionName?: string;
+    readonly port?: number;
+  };
+  readonly controllerName: string;
+  readonly conditions: readonly Condition[];
+}
+
+export interface PolicyStatus {
+  readonly kind: 'BackendTLSPolicy';
+  readonly namespace: string;
+  readonly name: string;
+  /** Per ancestor Gateway the policy affects traffic through. */
+  readonly ancestors: readonly ParentStatus[];
+}
