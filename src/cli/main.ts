@@ -9,9 +9,11 @@ import type { NginxConfig } from '../model/nginx.js';
 import { render } from '../render/render.js';
 import { InputError, readInputs } from '../sources/files.js';
 import { refinePositions } from '../sources/positions.js';
+import type { ResourceStatus } from '../translate/gateway/plan.js';
 import { translate } from '../translate/translate.js';
 import {
   defaults,
+  parseAbsoluteFile,
   parseAccessLog,
   parseDomain,
   parseIngressClass,
@@ -52,7 +54,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const result = await pipeline(flags, io);
       const rendered = render(result.model);
       await writeOutput(flags.output, { nginxConf: rendered.nginxConf, files: result.model.files });
-      report(result.diagnostics, flags, io);
+      report(result, flags, io);
       exitCode = outcome(result.diagnostics, flags.strict);
       io.stdout(
         `wrote ${join(flags.output, mainConfigName)}: ${result.model.http.virtualHosts.length} host(s), ` +
@@ -73,7 +75,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
     async (flags: CommonFlags) => {
       const result = await pipeline(flags, io);
-      report(result.diagnostics, flags, io);
+      report(result, flags, io);
       exitCode = outcome(result.diagnostics, flags.strict);
     },
   );
@@ -82,7 +84,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .requiredOption('--against <dir>', 'a directory written by render')
     .action(async (flags: CommonFlags & { against: string }) => {
       const result = await pipeline(flags, io);
-      report(result.diagnostics, flags, io);
+      report(result, flags, io);
       const drift = await driftAgainst(flags.against, render(result.model).nginxConf, result.model);
       if (drift.length > 0) io.stdout(drift.join(''));
       exitCode = drift.length > 0 ? exitCodes.inputErrors : outcome(result.diagnostics, flags.strict);
@@ -110,6 +112,7 @@ function withCommonOptions(command: Command): Command {
     .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
     .option('--strict', 'warnings fail too (exit 1)', false)
     .option('--ingress-class <name>', 'IngressClass name to serve', parseIngressClass, defaults.ingressClass)
+    .option('--gateway-class <name>', 'GatewayClass name to serve', parseIngressClass, defaults.gatewayClass)
     .option('--watch-ingress-without-class', 'also serve Ingresses that name no class', false)
     .option('--configmap <namespace/name>', 'controller ConfigMap (ingress-nginx keys)', parseNamespacedName)
     .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)
@@ -120,6 +123,7 @@ function withCommonOptions(command: Command): Command {
     .option('--run-dir <dir>', 'absolute directory for pid, unix sockets and temp files', parseRunDir, defaults.runDir)
     .option('--nginx-version <version>', 'nginx version to render for', parseVersion, defaults.nginxVersion)
     .option('--stream-module <path>', 'stream module to load_module, or "none" when built in', parseStreamModule, defaults.streamModule)
+    .option('--system-ca-bundle <path>', 'CA bundle for BackendTLSPolicy wellKnownCACertificates: System', parseAbsoluteFile, defaults.systemCaBundle)
     .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off')
     .option('--now <time>', 'check certificate validity at this time instead of now', parseNow);
 }
@@ -131,6 +135,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
 interface PipelineResult {
   readonly model: NginxConfig;
   readonly diagnostics: readonly Diagnostic[];
+  readonly statuses: readonly ResourceStatus[];
 }
 
 async function pipeline(flags: CommonFlags, io: CliIo): Promise<PipelineResult> {
@@ -138,12 +143,13 @@ async function pipeline(flags: CommonFlags, io: CliIo): Promise<PipelineResult> 
   const source = await readInputs(flags.filename, { stdin: io.stdin });
   const translated = translate(source.snapshot, options);
   const diagnostics = await refinePositions([...source.diagnostics, ...translated.diagnostics], source.snapshot, source.readText);
-  return { model: translated.model, diagnostics };
+  return { model: translated.model, diagnostics, statuses: translated.statuses };
 }
 
-function report(diagnostics: readonly Diagnostic[], flags: CommonFlags, io: CliIo): void {
+function report(result: PipelineResult, flags: CommonFlags, io: CliIo): void {
+  const { diagnostics } = result;
   if (flags.format === 'json') {
-    io.stderr(formatJson(diagnostics));
+    io.stderr(formatJson(diagnostics, result.statuses));
   } else if (diagnostics.length > 0) {
     io.stderr(formatText(diagnostics) + formatSummary(diagnostics));
   }

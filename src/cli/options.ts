@@ -9,6 +9,8 @@ export interface CommonFlags {
   readonly format: 'text' | 'json';
   readonly strict: boolean;
   readonly ingressClass: string;
+  readonly gatewayClass: string;
+  readonly systemCaBundle: string;
   readonly watchIngressWithoutClass: boolean;
   readonly configmap?: string;
   readonly defaultCertificate?: string;
@@ -25,6 +27,9 @@ export interface CommonFlags {
 
 export const defaults = {
   ingressClass: 'nginx',
+  gatewayClass: 'ingress2nginx',
+  /** Debian's and Ubuntu's ca-certificates bundle. */
+  systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
   clusterDomain: 'cluster.local',
   httpPort: 80,
   httpsPort: 443,
@@ -75,6 +80,11 @@ export function parseStreamModule(value: string): string {
   return value;
 }
 
+export function parseAbsoluteFile(value: string): string {
+  if (!/^\/[A-Za-z0-9._/-]+$/.test(value)) throw new InvalidArgumentError('expected an absolute path');
+  return value;
+}
+
 export function parseAccessLog(value: string): string {
   if (value !== 'off' && !/^\/[A-Za-z0-9._/-]+$/.test(value)) {
     throw new InvalidArgumentError('expected an absolute path (such as /dev/stdout) or "off"');
@@ -97,6 +107,8 @@ export function toTranslateOptions(flags: CommonFlags, now: Date): TranslateOpti
   if (flags.httpPort === flags.httpsPort) throw new InvalidArgumentError('--http-port and --https-port must differ');
   return {
     ingressClass: flags.ingressClass,
+    gatewayClass: flags.gatewayClass,
+    systemCaBundle: flags.systemCaBundle,
     watchIngressWithoutClass: flags.watchIngressWithoutClass,
     ...(flags.configmap !== undefined && { configMap: flags.configmap }),
     ...(flags.defaultCertificate !== undefined && { defaultCertificate: flags.defaultCertificate }),

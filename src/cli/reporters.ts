@@ -1,4 +1,5 @@
 import type { Diagnostic } from '../model/diagnostics.js';
+import type { ResourceStatus } from '../translate/gateway/plan.js';
 
 export type ReportFormat = 'text' | 'json';
 
@@ -21,8 +22,11 @@ function printable(line: string): string {
   return line.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
 
-/** A JSON array with a fixed key order; internal fields (the path as data) are left out. */
-export function formatJson(diagnostics: readonly Diagnostic[]): string {
+/**
+ * `{ diagnostics, status }`: diagnostics with a fixed key order (the field path as data is left out),
+ * and Gateway API status keyed by `Kind/namespace/name`, as the sidecar will write it back.
+ */
+export function formatJson(diagnostics: readonly Diagnostic[], statuses: readonly ResourceStatus[]): string {
   const rows = diagnostics.map((d) => ({
     severity: d.severity,
     code: d.code,
@@ -33,7 +37,13 @@ export function formatJson(diagnostics: readonly Diagnostic[]): string {
     field: d.field ?? null,
     message: d.message,
   }));
-  return JSON.stringify(rows, null, 2) + '\n';
+  const status = Object.fromEntries(
+    statuses.map((entry) => {
+      const { kind, namespace, name, ...rest } = entry;
+      return [`${kind}/${namespace}/${name}`, rest];
+    }),
+  );
+  return JSON.stringify({ diagnostics: rows, status }, null, 2) + '\n';
 }
 
 export function formatSummary(diagnostics: readonly Diagnostic[]): string {

@@ -2,6 +2,10 @@
 export interface TranslateOptions {
   /** IngressClass name we serve (`--ingress-class`). */
   readonly ingressClass: string;
+  /** GatewayClass name we serve (`--gateway-class`). */
+  readonly gatewayClass: string;
+  /** CA bundle for BackendTLSPolicy `wellKnownCACertificates: System`. */
+  readonly systemCaBundle: string;
   /** Also serve Ingresses without any class (`--watch-ingress-without-class`). */
   readonly watchIngressWithoutClass: boolean;
   /** `namespace/name` of the controller ConfigMap, if any. */

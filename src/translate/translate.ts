@@ -2,6 +2,7 @@ import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
 import type { ForwardedHeaders, HttpUpstream, NginxConfig, TlsFiles, VirtualHost } from '../model/nginx.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import type { ResolvedBackend } from './backends.js';
+import type { ResourceStatus } from './gateway/plan.js';
 import { ingressClassDecision } from './classes.js';
 import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './configmap.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
@@ -17,6 +18,8 @@ import { buildStream, hashSizes } from './stream.js';
 export interface TranslateResult {
   readonly model: NginxConfig;
   readonly diagnostics: readonly Diagnostic[];
+  /** Gateway API status of every Gateway, TLSRoute and BackendTLSPolicy that is ours. */
+  readonly statuses: readonly ResourceStatus[];
 }
 
 /** snapshot → nginx model + diagnostics. Pure: no I/O, no clock (options.now), order-independent. */
@@ -109,7 +112,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     },
     files: secrets.files(),
   };
-  return { model, diagnostics: [...report.diagnostics].sort(compareDiagnostics) };
+  return { model, diagnostics: [...report.diagnostics].sort(compareDiagnostics), statuses: [] };
 }
 
 function forwardedHeaders(settings: ControllerSettings): ForwardedHeaders {

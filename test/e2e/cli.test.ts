@@ -201,16 +201,24 @@ interface JsonDiagnostic {
   message: string;
 }
 
+interface JsonReport {
+  diagnostics: JsonDiagnostic[];
+  status: Record<string, unknown>;
+}
+
 const snippetKey = 'nginx.ingress.kubernetes.io/configuration-snippet';
 
 describe('validate', () => {
-  it('--format json prints a JSON array of diagnostics with a fixed set of keys, and exits 1 on errors', async () => {
+  it('--format json prints diagnostics as JSON with a fixed set of keys, and exits 1 on errors', async () => {
     const cwd = await freshDir('validate-json');
     const result = await cli(['validate', '-f', hostile, '--format', 'json', ...common()], { cwd });
 
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe('');
-    const diagnostics = JSON.parse(result.stderr) as JsonDiagnostic[];
+    const report = JSON.parse(result.stderr) as JsonReport;
+    expect(Object.keys(report)).toEqual(['diagnostics', 'status']);
+    expect(report.status).toEqual({});
+    const diagnostics = report.diagnostics;
     expect(Array.isArray(diagnostics)).toBe(true);
     expect(diagnostics.length).toBeGreaterThan(1);
     for (const d of diagnostics) {
@@ -239,8 +247,8 @@ describe('validate', () => {
     const fromStdin = await cli(['validate', '-f', '-', '--format', 'json', ...common()], { input: await readFile(file, 'utf8') });
 
     expect(fromStdin.exitCode).toBe(1);
-    const expected = (JSON.parse(fromFile.stderr) as JsonDiagnostic[]).map((d) => ({ ...d, file: '<stdin>' }));
-    expect(JSON.parse(fromStdin.stderr)).toEqual(expected);
+    const expected = (JSON.parse(fromFile.stderr) as JsonReport).diagnostics.map((d) => ({ ...d, file: '<stdin>' }));
+    expect((JSON.parse(fromStdin.stderr) as JsonReport).diagnostics).toEqual(expected);
   });
 
   it('text format: one `file:line:col: severity [code] Kind ns/name field: message` line each, then a summary', async () => {
@@ -253,7 +261,7 @@ describe('validate', () => {
 
     expect(text.exitCode).toBe(1);
     expect(text.stdout).toBe('');
-    const diagnostics = JSON.parse(json.stderr) as JsonDiagnostic[];
+    const diagnostics = (JSON.parse(json.stderr) as JsonReport).diagnostics;
     const lines = text.stderr.split('\n');
     expect(lines.pop()).toBe(''); // ends with a newline
     const summary = lines.pop();
@@ -287,12 +295,12 @@ describe('validate', () => {
     const lenient = await cli(['validate', '-f', merging, '--format', 'json', ...common()]);
     const strict = await cli(['validate', '-f', merging, '--format', 'json', '--strict', ...common()]);
 
-    const diagnostics = JSON.parse(lenient.stderr) as JsonDiagnostic[];
+    const diagnostics = (JSON.parse(lenient.stderr) as JsonReport).diagnostics;
     expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(diagnostics.filter((d) => d.severity === 'warning').length).toBeGreaterThan(0);
     expect(lenient.exitCode).toBe(0);
     expect(strict.exitCode).toBe(1);
-    expect(JSON.parse(strict.stderr)).toEqual(diagnostics);
+    expect((JSON.parse(strict.stderr) as JsonReport).diagnostics).toEqual(diagnostics);
   });
 });
 

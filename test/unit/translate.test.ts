@@ -10,6 +10,8 @@ import { createCa, issueCertificate, type CertificateFiles } from '../support/pk
 
 const options: TranslateOptions = {
   ingressClass: 'nginx',
+  gatewayClass: 'ingress2nginx',
+  systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
   watchIngressWithoutClass: false,
   allowCrossNamespaceSecrets: false,
   clusterDomain: 'cluster.local',
