@@ -74,6 +74,28 @@ export class SecretFiles {
     return { ok: true, value: path };
   }
 
+  /**
+   * `ca.crt` of a ConfigMap (BackendTLSPolicy `caCertificateRefs`) as a trusted-certificate file, checked
+   * to parse. With `emit: false` only the check is done, for a policy that ends up carrying no traffic.
+   */
+  configMapCaBundle(ref: SecretRef, options: { readonly emit?: boolean } = {}): Checked<string> {
+    const id = key(ref.namespace, ref.name);
+    const configMap = this.resources.configMaps.get(id);
+    if (!configMap) return { ok: false, problem: `ConfigMap ${id} is not in the input` };
+    const pem = configMap.spec['ca.crt'];
+    if (pem === undefined) return { ok: false, problem: `ConfigMap ${id} has no ca.crt` };
+    const cacheKey = `configmap:${id}`;
+    let bundle = this.caBundles.get(cacheKey);
+    if (!bundle) {
+      bundle = parseCaBundle(pem);
+      this.caBundles.set(cacheKey, bundle);
+    }
+    if (!bundle.ok) return { ok: false, problem: `ConfigMap ${id}: ${bundle.problem}` };
+    const path = `ca/configmap_${ref.namespace}_${ref.name}.crt`;
+    if (options.emit ?? true) this.output.set(path, { path, contents: bundle.value.pem, mode: keyMaterialMode });
+    return { ok: true, value: path };
+  }
+
   /** A key pair that is not from a Secret (the bundled default certificate). */
   fixedKeyPair(fileStem: string, certPem: string, keyPem: string): TlsFiles {
     const path = `tls/${fileStem}.pem`;

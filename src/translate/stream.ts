@@ -15,7 +15,6 @@ import { byString, compareAge } from './precedence.js';
 import { resourceName, type Reporter } from './report.js';
 
 export interface StreamInput {
-  readonly httpPort: number;
   readonly httpsPort: number;
   readonly runDir: string;
   readonly httpsSocket: string;
@@ -78,16 +77,6 @@ export function buildStream(input: StreamInput): StreamParts {
   }
 
   for (const portPlan of input.gatewayPorts) {
-    if (portPlan.port === input.httpPort) {
-      for (const route of portPlan.routes) {
-        input.report.error(
-          'gateway-port-conflict',
-          input.routeObject(route.route.namespace, route.route.name),
-          `listener ${route.listener.listenerName} of Gateway ${route.listener.gatewayNamespace}/${route.listener.gatewayName} uses port ${portPlan.port}, the plain HTTP port of ingress2nginx (--http-port); ${route.hostname} is not served`,
-        );
-      }
-      continue;
-    }
     const claims = claimsOn(portPlan.port);
     for (const route of portPlan.routes) {
       claims.push({
@@ -122,7 +111,7 @@ export function buildStream(input: StreamInput): StreamParts {
           byString((r) => r.serverName),
         ),
         defaultTarget: isIngressPort ? `unix:${input.httpsSocket}` : builder.rejectTarget(),
-        defaultComment: isIngressPort ? 'terminating http servers (default certificate)' : 'no route: connection closed',
+        defaultComment: isIngressPort ? 'terminating http servers (default certificate)' : 'reject socket (connection closed)',
       };
     });
 

@@ -1,8 +1,8 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
 import type { ForwardedHeaders, HttpUpstream, NginxConfig, TlsFiles, VirtualHost } from '../model/nginx.js';
-import type { Snapshot } from '../sources/snapshot.js';
+import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { ResolvedBackend } from './backends.js';
-import type { ResourceStatus } from './gateway/plan.js';
+import { gatewayKinds, planGateways, type ResourceStatus } from './gateway/index.js';
 import { ingressClassDecision } from './classes.js';
 import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './configmap.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
@@ -15,6 +15,9 @@ import { indexResources, type Resources } from './resources.js';
 import { SecretFiles } from './secrets.js';
 import { buildStream, hashSizes } from './stream.js';
 
+/** Written into route and policy status as the controller that programs them. */
+export const controllerName = 'ingress2nginx.dev/controller';
+
 export interface TranslateResult {
   readonly model: NginxConfig;
   readonly diagnostics: readonly Diagnostic[];
@@ -25,7 +28,8 @@ export interface TranslateResult {
 /** snapshot → nginx model + diagnostics. Pure: no I/O, no clock (options.now), order-independent. */
 export function translate(snapshot: Snapshot, options: TranslateOptions): TranslateResult {
   const report = new Reporter();
-  const resources = indexResources(snapshot, report);
+  const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
+  const resources = indexResources({ objects: snapshot.objects.filter((o) => !isGatewayKind(o)) }, report);
   const settings = controllerSettings(resources, options, report);
   const secrets = new SecretFiles(resources, options.now);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
@@ -53,10 +57,24 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     report,
   );
 
+  const gateways = planGateways({
+    objects: snapshot.objects,
+    resources,
+    secrets,
+    report,
+    gatewayClass: options.gatewayClass,
+    controllerName,
+    clusterDomain: options.clusterDomain,
+    systemCaBundle: options.systemCaBundle,
+    plainHttpPorts: [options.httpPort],
+  });
+  const routes = new Map(
+    snapshot.objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
+  );
+
   const runDir = options.runDir;
   const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
   const stream = buildStream({
-    httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     runDir,
     httpsSocket,
@@ -64,8 +82,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     trustedProxies: settings.proxyRealIpCidr,
     passthrough: merged.passthrough,
     virtualHosts: merged.virtualHosts,
-    gatewayPorts: [],
-    routeObject: () => undefined,
+    gatewayPorts: gateways.ports,
+    routeObject: (namespace, name) => routes.get(`${namespace}/${name}`),
     report,
   });
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
@@ -112,7 +130,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     },
     files: secrets.files(),
   };
-  return { model, diagnostics: [...report.diagnostics].sort(compareDiagnostics), statuses: [] };
+  return { model, diagnostics: [...report.diagnostics].sort(compareDiagnostics), statuses: gateways.statuses };
 }
 
 function forwardedHeaders(settings: ControllerSettings): ForwardedHeaders {

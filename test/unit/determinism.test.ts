@@ -192,7 +192,7 @@ async function renderCase(name: string, inputs: readonly string[], output: strin
     if (!existsSync(dir)) continue;
     for (const file of (await readdir(dir)).sort()) keyFiles[`${folder}/${file}`] = await readFile(join(dir, file), 'utf8');
   }
-  const diagnostics = (JSON.parse(result.stderr) as JsonDiagnostic[])
+  const diagnostics = (JSON.parse(result.stderr) as { diagnostics: JsonDiagnostic[] }).diagnostics
     .map((d) => JSON.stringify([d.severity, d.code, d.resource, d.message]))
     .sort();
   return { exitCode: result.exitCode, nginxConf: await readFile(join(output, 'nginx.conf'), 'utf8'), keyFiles, diagnostics };

@@ -5,7 +5,7 @@ import type { TlsFiles, UpstreamServer } from '../../model/nginx.js';
  * with the Ingress side into the nginx model. Produced by `planGateways` (pure).
  */
 export interface GatewayPlan {
-  /** One entry per listening port that has at least one accepted TLS listener; sorted by port. */
+  /** One entry per listening port that has at least one programmed TLS listener (even without routes); sorted by port. */
   readonly ports: readonly PortPlan[];
   /** Conditions for every Gateway, TLSRoute and BackendTLSPolicy in the input that is ours. */
   readonly statuses: readonly ResourceStatus[];

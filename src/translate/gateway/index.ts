@@ -1,0 +1,152 @@
+import type { SourceObject } from '../../sources/snapshot.js';
+import { byString } from '../precedence.js';
+import type { Reporter } from '../report.js';
+import { key, type Resources } from '../resources.js';
+import type { SecretFiles } from '../secrets.js';
+import { condition } from './conditions.js';
+import { anyHostname } from './hostnames.js';
+import { readGatewayInputs, type GatewayInputs } from './inputs.js';
+import { evaluateListeners, listenerConditions, type Listener } from './listeners.js';
+import type { GatewayPlan, GatewayStatus, ResourceStatus, RouteStatus } from './plan.js';
+import { BackendTlsPolicies } from './policies.js';
+import { ReferenceGrants } from './reference-grants.js';
+import { attachRoute, resolveRouteBackends, routeHostnames } from './routes.js';
+import { settleClaims, type Claim } from './sni.js';
+import { OnceReporter, passthroughTraffic, terminateTraffic } from './traffic.js';
+
+export type * from './plan.js';
+export { gatewayKinds } from './schemas.js';
+
+export interface GatewayContext {
+  /** The whole snapshot; the Gateway API kinds and Namespaces are picked (and validated) here. */
+  readonly objects: readonly SourceObject[];
+  /** Services, Secrets and ConfigMaps, already indexed. */
+  readonly resources: Resources;
+  readonly secrets: SecretFiles;
+  readonly report: Reporter;
+  /** `--gateway-class`: Gateways with this `spec.gatewayClassName` are ours. */
+  readonly gatewayClass: string;
+  /** Written into route and policy parent statuses, e.g. `ingress2nginx.dev/controller`. */
+  readonly controllerName: string;
+  readonly clusterDomain: string;
+  /** Absolute path of the system CA bundle, for `wellKnownCACertificates: System`. */
+  readonly systemCaBundle: string;
+  /**
+   * Ports on which nginx serves plain HTTP for Ingresses (`--http-port`): a TLS listener there is
+   * Conflicted (ProtocolConflict) and takes no traffic. Default: none.
+   */
+  readonly plainHttpPorts?: readonly number[];
+}
+
+/**
+ * Gateway API → what the data plane must do, plus the status of every Gateway, TLSRoute and
+ * BackendTLSPolicy that is ours. Pure: no I/O, no clock, and the output does not depend on input order.
+ */
+export function planGateways(ctx: GatewayContext): GatewayPlan {
+  const { report } = ctx;
+  const inputs = readGatewayInputs(ctx.objects, ctx.gatewayClass, ctx.controllerName, report);
+  const grants = new ReferenceGrants(inputs.grants);
+  const listeners = evaluateListeners(inputs.gateways, {
+    resources: ctx.resources,
+    secrets: ctx.secrets,
+    report,
+    grants,
+    namespaceLabels: inputs.namespaceLabels,
+    plainHttpPorts: ctx.plainHttpPorts ?? [],
+  });
+  const policies = new BackendTlsPolicies(inputs.policies, ctx);
+  const once = new OnceReporter(report);
+
+  const claims: Claim[] = [];
+  const routeStatuses: RouteStatus[] = [];
+  for (const route of inputs.routes) {
+    const backends = resolveRouteBackends(route, { resources: ctx.resources, report, grants, clusterDomain: ctx.clusterDomain });
+    const hostnames = routeHostnames(route, report);
+    const outcomes = attachRoute(route, hostnames, backends.condition, {
+      report,
+      controllerName: ctx.controllerName,
+      knownGateways: inputs.knownGateways,
+      listeners,
+    });
+    if (outcomes.length > 0) {
+      routeStatuses.push({
+        kind: 'TLSRoute',
+        namespace: route.object.metadata.namespace,
+        name: route.object.metadata.name,
+        parents: outcomes.map((o) => o.status),
+      });
+    }
+    for (const { listener, hostnames: shared } of outcomes.flatMap((o) => o.attachments)) {
+      const gateway = key(listener.ref.gatewayNamespace, listener.ref.gatewayName);
+      const traffic =
+        listener.mode === 'Passthrough' ? passthroughTraffic(backends) : terminateTraffic(route.object, backends, policies, gateway, once);
+      if (!listener.programmed) continue;
+      for (const { hostname, routeHostnameIndex } of shared) {
+        if (hostname === anyHostname) {
+          once.warning(
+            'hostname-required',
+            route.object,
+            `neither this TLSRoute nor listener ${listener.spec.name} of Gateway ${gateway} names a host name, and SNI routing needs one; add spec.hostnames`,
+            ['spec'],
+          );
+          continue;
+        }
+        claims.push({ hostname, listener, route, ...(routeHostnameIndex !== undefined && { routeHostnameIndex }), traffic });
+      }
+    }
+  }
+
+  const all = [...listeners.values()].flat();
+  const ports = settleClaims(claims, all.filter((l) => l.programmed), once);
+  const statuses: ResourceStatus[] = [...gatewayStatuses(inputs, listeners, report), ...routeStatuses, ...policies.statuses()];
+  statuses.sort(byString((s) => `${s.kind}\n${s.namespace}\n${s.name}`));
+  return { ports, statuses };
+}
+
+function gatewayStatuses(inputs: GatewayInputs, listeners: ReadonlyMap<string, readonly Listener[]>, report: Reporter): GatewayStatus[] {
+  const statuses: GatewayStatus[] = [];
+  for (const [id, known] of inputs.knownGateways) {
+    if (!known.ours) continue;
+    const { namespace, name } = known.object.metadata;
+    const own = listeners.get(id);
+    if (!own) {
+      const message = 'The Gateway is malformed (see its diagnostics)';
+      statuses.push({
+        kind: 'Gateway',
+        namespace,
+        name,
+        conditions: [condition('Accepted', 'False', 'Invalid', message), condition('Programmed', 'False', 'Invalid', message)],
+        listeners: [],
+      });
+      continue;
+    }
+    const valid = own.filter((l) => l.accepted.status === 'True' && l.conflicted.status === 'False');
+    const invalidNames = own.filter((l) => !valid.includes(l)).map((l) => l.spec.name);
+    let accepted;
+    if (invalidNames.length === 0) {
+      accepted = condition('Accepted', 'True', 'Accepted', 'Gateway is accepted');
+    } else if (valid.length > 0) {
+      accepted = condition('Accepted', 'True', 'ListenersNotValid', `Listeners not valid: ${invalidNames.join(', ')}`);
+    } else {
+      const message = `No listener is valid (${invalidNames.join(', ')})`;
+      accepted = condition('Accepted', 'False', 'ListenersNotValid', message);
+      report.warning('listeners-not-valid', known.object, `${message}; the Gateway takes no traffic (see the listeners' diagnostics)`, ['spec', 'listeners']);
+    }
+    const programmed = own.some((l) => l.programmed)
+      ? condition('Programmed', 'True', 'Programmed', 'Gateway is programmed')
+      : condition('Programmed', 'False', 'Invalid', 'No listener is programmed');
+    statuses.push({
+      kind: 'Gateway',
+      namespace,
+      name,
+      conditions: [accepted, programmed],
+      listeners: own.map((l) => ({
+        name: l.spec.name,
+        attachedRoutes: l.attachedRoutes.size,
+        supportedKinds: l.supportedKinds,
+        conditions: listenerConditions(l),
+      })),
+    });
+  }
+  return statuses;
+}

@@ -1,0 +1,196 @@
+import type { z } from 'zod';
+import type { SourceObject } from '../../sources/snapshot.js';
+import { isKubernetesName, isNamespaceName } from '../allowlist.js';
+import { byString, compareAge } from '../precedence.js';
+import { resourceName, type Reporter } from '../report.js';
+import { key, type Typed } from '../resources.js';
+import {
+  deprecatedVersions,
+  gatewayClassNameSchema,
+  gatewayClassSchema,
+  gatewayGroup,
+  gatewayKinds,
+  gatewaySchema,
+  referenceGrantSchema,
+  routeParentsSchema,
+  tlsRouteSchemas,
+  type GatewaySpec,
+  type ReferenceGrantSpec,
+  type TlsRouteSpec,
+} from './schemas.js';
+
+/** A Gateway in the input. `spec` only for ours that passed validation. */
+export interface KnownGateway {
+  readonly object: SourceObject;
+  readonly ours: boolean;
+  readonly spec?: GatewaySpec;
+}
+
+export interface TlsRouteInput extends Typed<TlsRouteSpec> {
+  /** v1alpha2/v1alpha3: read leniently (hostnames optional in v1alpha2, several rules). */
+  readonly legacy: boolean;
+}
+
+export interface GatewayInputs {
+  /** Every Gateway, ours or not, by `namespace/name`: a parentRef to a missing one is NoMatchingParent. */
+  readonly knownGateways: ReadonlyMap<string, KnownGateway>;
+  /** Ours and valid, oldest first (the order listener conflicts are settled in). */
+  readonly gateways: readonly Typed<GatewaySpec>[];
+  /** TLSRoutes with a parentRef to one of our Gateways or to a missing Gateway; sorted by namespace/name. */
+  readonly routes: readonly TlsRouteInput[];
+  /** BackendTLSPolicies, not validated yet: only those that affect our traffic are. Sorted oldest first. */
+  readonly policies: readonly SourceObject[];
+  readonly grants: readonly Typed<ReferenceGrantSpec>[];
+  /** Labels of every Namespace in the input. */
+  readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+}
+
+const clusterScoped = new Set(['GatewayClass', 'Namespace']);
+
+/** Picks the Gateway API kinds (and Namespaces) out of the snapshot, checked and typed. */
+export function readGatewayInputs(
+  objects: readonly SourceObject[],
+  gatewayClass: string,
+  controllerName: string,
+  report: Reporter,
+): GatewayInputs {
+  const byKind = new Map<string, SourceObject[]>();
+  const seen = new Map<string, SourceObject>();
+  for (const object of objects) {
+    const versions = gatewayKinds[object.kind];
+    if (!versions) continue;
+    if (!versions.includes(object.apiVersion)) {
+      report.error(
+        'api-version-unsupported',
+        object,
+        `${object.kind} ${object.apiVersion} is not supported; use ${versions.join(' or ')}`,
+        ['apiVersion'],
+      );
+      continue;
+    }
+    if (!hasValidName(object, report)) continue;
+    const id = `${object.kind}/${object.metadata.namespace}/${object.metadata.name}`;
+    const first = seen.get(id);
+    if (first) {
+      const where = first.origin ? ` (first at ${first.origin.file}:${first.origin.line})` : '';
+      report.error('resource-duplicate', object, `${object.kind} ${resourceName(object)} appears more than once${where}; this copy is ignored`);
+      continue;
+    }
+    seen.set(id, object);
+    const list = byKind.get(object.kind) ?? [];
+    list.push(object);
+    byKind.set(object.kind, list);
+  }
+  const ofKind = (kind: string) => [...(byKind.get(kind) ?? [])].sort((a, b) => compareAge(a, b));
+
+  checkGatewayClass(ofKind('GatewayClass'), gatewayClass, controllerName, report);
+
+  const knownGateways = new Map<string, KnownGateway>();
+  const gateways: Typed<GatewaySpec>[] = [];
+  for (const object of ofKind('Gateway')) {
+    const id = key(object.metadata.namespace, object.metadata.name);
+    const loose = gatewayClassNameSchema.safeParse(object.raw);
+    const ours = loose.success && loose.data.spec.gatewayClassName === gatewayClass;
+    if (!ours) {
+      knownGateways.set(id, { object, ours: false });
+      continue;
+    }
+    const parsed = parseWith(gatewaySchema, object, report);
+    knownGateways.set(id, { object, ours: true, ...(parsed && { spec: parsed.spec }) });
+    if (parsed) gateways.push({ object, spec: parsed.spec });
+  }
+
+  const routes: TlsRouteInput[] = [];
+  for (const object of [...(byKind.get('TLSRoute') ?? [])].sort(byString((o) => key(o.metadata.namespace, o.metadata.name)))) {
+    if (!concernsOurGateways(object, knownGateways)) continue;
+    const deprecated = deprecatedVersions[object.kind]?.includes(object.apiVersion) ?? false;
+    if (deprecated) {
+      report.info(
+        'api-version-deprecated',
+        object,
+        `TLSRoute ${object.apiVersion} is deprecated; move to ${gatewayGroup}/v1 (hostnames required, exactly one rule)`,
+        ['apiVersion'],
+      );
+    }
+    const schema = tlsRouteSchemas[object.apiVersion];
+    if (!schema) continue;
+    const parsed = parseWith(schema, object, report);
+    if (parsed) routes.push({ object, spec: parsed.spec, legacy: deprecated });
+  }
+
+  const grants: Typed<ReferenceGrantSpec>[] = [];
+  for (const object of ofKind('ReferenceGrant')) {
+    const parsed = parseWith(referenceGrantSchema, object, report);
+    if (parsed) grants.push({ object, spec: parsed.spec });
+  }
+
+  const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
+  for (const object of ofKind('Namespace')) namespaceLabels.set(object.metadata.name, object.metadata.labels);
+
+  return { knownGateways, gateways, routes, policies: ofKind('BackendTLSPolicy'), grants, namespaceLabels };
+}
+
+/**
+ * The flag names our class. A GatewayClass of that name in the input that names another controller is
+ * most likely a mistake in the input, so it is reported; the flag still decides.
+ */
+function checkGatewayClass(classes: readonly SourceObject[], gatewayClass: string, controllerName: string, report: Reporter): void {
+  const ours = classes.find((c) => c.metadata.name === gatewayClass);
+  if (!ours) return;
+  const parsed = parseWith(gatewayClassSchema, ours, report);
+  if (parsed && parsed.spec.controllerName !== controllerName) {
+    report.warning(
+      'gateway-class-controller-mismatch',
+      ours,
+      `GatewayClass ${gatewayClass} names controller "${parsed.spec.controllerName}", not "${controllerName}"; its Gateways are rendered anyway because --gateway-class selects them`,
+      ['spec', 'controllerName'],
+    );
+  }
+}
+
+/** A route is ours when a parentRef names one of our Gateways, or a Gateway that is not in the input at all. */
+function concernsOurGateways(route: SourceObject, knownGateways: ReadonlyMap<string, KnownGateway>): boolean {
+  const loose = routeParentsSchema.safeParse(route.raw);
+  if (!loose.success) return false;
+  return (loose.data.spec?.parentRefs ?? []).some((ref) => {
+    if (typeof ref !== 'object' || ref === null) return false;
+    const r = ref as Record<string, unknown>;
+    if ((r.group ?? gatewayGroup) !== gatewayGroup || (r.kind ?? 'Gateway') !== 'Gateway' || typeof r.name !== 'string') return false;
+    const namespace = typeof r.namespace === 'string' ? r.namespace : route.metadata.namespace;
+    const gateway = knownGateways.get(key(namespace, r.name));
+    return gateway === undefined || gateway.ours;
+  });
+}
+
+function hasValidName(object: SourceObject, report: Reporter): boolean {
+  const { name, namespace } = object.metadata;
+  const nameOk = object.kind === 'Namespace' ? isNamespaceName(name) : isKubernetesName(name);
+  if (!nameOk) {
+    report.error('resource-name-invalid', object, 'metadata.name must be a lowercase DNS-1123 name; the resource is skipped', ['metadata', 'name']);
+    return false;
+  }
+  if (!clusterScoped.has(object.kind) && !isNamespaceName(namespace)) {
+    report.error(
+      'resource-name-invalid',
+      object,
+      'metadata.namespace must be a lowercase DNS-1123 label; the resource is skipped',
+      ['metadata', 'namespace'],
+    );
+    return false;
+  }
+  return true;
+}
+
+export function parseWith<T>(schema: z.ZodType<T>, object: SourceObject, report: Reporter): T | undefined {
+  const result = schema.safeParse(object.raw);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues) {
+    report.error(
+      'resource-invalid',
+      object,
+      `${issue.message}; the ${object.kind} is skipped until this is fixed`,
+      issue.path.filter((part): part is string | number => typeof part !== 'symbol'),
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,340 @@
+import { X509Certificate } from 'node:crypto';
+import type { FieldPath } from '../../model/diagnostics.js';
+import type { TlsFiles } from '../../model/nginx.js';
+import { isKubernetesName, isNamespaceName } from '../allowlist.js';
+import type { Reporter } from '../report.js';
+import { resourceName } from '../report.js';
+import { key, type Resources, type Typed } from '../resources.js';
+import type { SecretFiles, SecretRef } from '../secrets.js';
+import { condition, reportReason } from './conditions.js';
+import { checkHostname } from './hostnames.js';
+import { namespaceLabels, selectorMatches, selectorProblem } from './namespaces.js';
+import type { Condition, ListenerRef } from './plan.js';
+import type { ReferenceGrants } from './reference-grants.js';
+import { gatewayGroup, type GatewaySpec, type LabelSelector, type ListenerSpec } from './schemas.js';
+
+export const tlsRouteKind = { group: gatewayGroup, kind: 'TLSRoute' } as const;
+
+/** One listener of one of our Gateways, evaluated. Attachment counts are added while routes attach. */
+export interface Listener {
+  readonly gateway: Typed<GatewaySpec>;
+  readonly index: number;
+  readonly spec: ListenerSpec;
+  readonly ref: ListenerRef;
+  readonly port: number;
+  /** Validated; undefined: any host name. */
+  readonly hostname?: string;
+  readonly mode: 'Passthrough' | 'Terminate';
+  /** Protocol TLS and a valid hostname: routes may attach. */
+  readonly usable: boolean;
+  readonly supportedKinds: readonly { readonly group: string; readonly kind: string }[];
+  readonly admitsNamespace: (namespace: string) => boolean;
+  /** Terminate: the checked certificates, first of each key type. */
+  readonly certificates: readonly TlsFiles[];
+  /** Accepted, not conflicted, and (Terminate) with at least one usable certificate: renders traffic. */
+  programmed: boolean;
+  accepted: Condition;
+  conflicted: Condition;
+  resolvedRefs: Condition;
+  readonly attachedRoutes: Set<string>;
+}
+
+export interface ListenerContext {
+  readonly resources: Resources;
+  readonly secrets: SecretFiles;
+  readonly report: Reporter;
+  readonly grants: ReferenceGrants;
+  readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  readonly plainHttpPorts: readonly number[];
+}
+
+const noConflicts = condition('Conflicted', 'False', 'NoConflicts', 'No conflicts');
+
+/** Evaluates every listener of our Gateways (oldest Gateway first) and settles conflicts between them. */
+export function evaluateListeners(gateways: readonly Typed<GatewaySpec>[], ctx: ListenerContext): Map<string, Listener[]> {
+  const byGateway = new Map<string, Listener[]>();
+  for (const gateway of gateways) {
+    byGateway.set(
+      key(gateway.object.metadata.namespace, gateway.object.metadata.name),
+      gateway.spec.listeners.map((spec, index) => evaluateListener(gateway, spec, index, ctx)),
+    );
+  }
+  settleConflicts([...byGateway.values()].flat(), ctx);
+  for (const listener of [...byGateway.values()].flat()) {
+    listener.programmed =
+      listener.accepted.status === 'True' &&
+      listener.conflicted.status === 'False' &&
+      (listener.mode === 'Passthrough' || listener.certificates.length > 0);
+  }
+  return byGateway;
+}
+
+function evaluateListener(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index: number, ctx: ListenerContext): Listener {
+  const object = gateway.object;
+  const path: FieldPath = ['spec', 'listeners', index];
+  const ref: ListenerRef = { gatewayNamespace: object.metadata.namespace, gatewayName: object.metadata.name, listenerName: spec.name };
+  const mode = spec.tls?.mode ?? 'Terminate';
+  const base = {
+    gateway,
+    index,
+    spec,
+    ref,
+    port: spec.port,
+    mode,
+    conflicted: noConflicts,
+    attachedRoutes: new Set<string>(),
+    programmed: false,
+  } as const;
+
+  if (spec.protocol.toUpperCase() !== 'TLS') {
+    const hint =
+      spec.protocol.toUpperCase() === 'HTTPS'
+        ? '; for TLS termination use protocol TLS with tls.mode Terminate and a TLSRoute'
+        : '';
+    const message = `protocol ${spec.protocol} is not supported: ingress2nginx serves TLSRoutes on listeners with protocol TLS only${hint}`;
+    reportReason(ctx.report, object, 'UnsupportedProtocol', `listener ${spec.name}: ${message}`, [...path, 'protocol']);
+    return {
+      ...base,
+      usable: false,
+      supportedKinds: [],
+      admitsNamespace: () => false,
+      certificates: [],
+      accepted: condition('Accepted', 'False', 'UnsupportedProtocol', message),
+      resolvedRefs: condition('ResolvedRefs', 'True', 'ResolvedRefs', 'No references to resolve'),
+    };
+  }
+
+  let hostname: string | undefined;
+  let accepted = condition('Accepted', 'True', 'Accepted', 'Listener is valid');
+  if (spec.hostname !== undefined && spec.hostname !== '') {
+    const checked = checkHostname(spec.hostname);
+    if (checked.ok) {
+      hostname = checked.value;
+    } else {
+      const message = `hostname ${checked.problem}`;
+      reportReason(ctx.report, object, 'UnsupportedValue', `listener ${spec.name}: ${message}; the listener takes no traffic`, [...path, 'hostname']);
+      accepted = condition('Accepted', 'False', 'UnsupportedValue', message);
+    }
+  }
+
+  const problems: { reason: string; message: string }[] = [];
+  const certificates = mode === 'Terminate' && accepted.status === 'True' ? listenerCertificates(gateway, spec, index, hostname, ctx, problems) : [];
+  const { supportedKinds } = routeKinds(gateway, spec, index, ctx, problems);
+  const admitsNamespace = namespaceFilter(gateway, spec, index, ctx);
+  const firstProblem = problems[0];
+  const resolvedRefs = firstProblem
+    ? condition('ResolvedRefs', 'False', firstProblem.reason, problems.map((p) => p.message).join('; '))
+    : condition('ResolvedRefs', 'True', 'ResolvedRefs', 'All references resolved');
+  return {
+    ...base,
+    ...(hostname !== undefined && { hostname }),
+    usable: accepted.status === 'True',
+    supportedKinds,
+    admitsNamespace,
+    certificates,
+    accepted,
+    resolvedRefs,
+  };
+}
+
+/**
+ * Each certificateRef must be a core Secret of type kubernetes.io/tls, in the Gateway's namespace or
+ * granted by a ReferenceGrant, that parses, matches its key and is in date. Of several valid ones the
+ * first of each key type is kept (nginx holds one certificate per key type).
+ */
+function listenerCertificates(
+  gateway: Typed<GatewaySpec>,
+  spec: ListenerSpec,
+  index: number,
+  hostname: string | undefined,
+  ctx: ListenerContext,
+  problems: { reason: string; message: string }[],
+): TlsFiles[] {
+  const object = gateway.object;
+  const path: FieldPath = ['spec', 'listeners', index, 'tls'];
+  const refs = spec.tls?.certificateRefs ?? [];
+  const problem = (reason: string, message: string, at: FieldPath) => {
+    problems.push({ reason, message });
+    reportReason(ctx.report, object, reason, `listener ${spec.name}: ${message}`, at);
+  };
+  if (refs.length === 0) {
+    problem('InvalidCertificateRef', 'tls.mode Terminate needs tls.certificateRefs naming a kubernetes.io/tls Secret', path);
+    return [];
+  }
+  const chosen = new Map<string, { files: TlsFiles; ref: SecretRef }>();
+  refs.forEach((certificateRef, refIndex) => {
+    const at: FieldPath = [...path, 'certificateRefs', refIndex];
+    const group = certificateRef.group ?? '';
+    const kind = certificateRef.kind ?? 'Secret';
+    const namespace = certificateRef.namespace ?? object.metadata.namespace;
+    const name = certificateRef.name;
+    if (group !== '' || kind !== 'Secret') {
+      problem('InvalidCertificateRef', `certificateRefs[${refIndex}] refers to ${kind} in group "${group}"; only core Secrets are supported`, at);
+      return;
+    }
+    if (!isNamespaceName(namespace) || !isKubernetesName(name)) {
+      problem('InvalidCertificateRef', `certificateRefs[${refIndex}] is not a valid Secret name`, at);
+      return;
+    }
+    const ref: SecretRef = { namespace, name };
+    const permitted = ctx.grants.permits({
+      from: { group: gatewayGroup, kind: 'Gateway', namespace: object.metadata.namespace },
+      to: { group: '', kind: 'Secret', namespace, name },
+    });
+    if (!permitted) {
+      problem(
+        'RefNotPermitted',
+        `Secret ${key(namespace, name)} is in another namespace and no ReferenceGrant in ${namespace} allows Gateways from ${object.metadata.namespace} to use it; add one (from: Gateway in ${object.metadata.namespace}, to: Secret)`,
+        at,
+      );
+      return;
+    }
+    const secret = ctx.resources.secrets.get(key(namespace, name));
+    if (secret && secret.spec.type !== 'kubernetes.io/tls') {
+      problem('InvalidCertificateRef', `Secret ${key(namespace, name)} is of type ${secret.spec.type}; a listener certificate must be a kubernetes.io/tls Secret`, at);
+      return;
+    }
+    const checked = ctx.secrets.serverCertificate(ref, undefined);
+    if (!checked.ok) {
+      problem('InvalidCertificateRef', checked.problem, at);
+      return;
+    }
+    const keyType = certificateKeyType(ctx.resources, ref);
+    const existing = chosen.get(keyType);
+    if (existing) {
+      ctx.report.warning(
+        'certificate-ignored',
+        object,
+        `listener ${spec.name}: Secret ${key(namespace, name)} holds another ${keyType} certificate after Secret ${key(existing.ref.namespace, existing.ref.name)}; nginx serves one certificate per key type, so it is not used`,
+        at,
+      );
+      return;
+    }
+    chosen.set(keyType, { files: checked.value, ref });
+  });
+  const kept = [...chosen.values()];
+  if (hostname !== undefined && kept.length > 0 && !kept.some(({ ref }) => ctx.secrets.serverCertificate(ref, hostname).ok)) {
+    ctx.report.warning(
+      'certificate-hostname-mismatch',
+      object,
+      `listener ${spec.name}: no certificate in tls.certificateRefs covers the listener hostname ${hostname}; clients that verify the name will refuse the connection`,
+      [...path, 'certificateRefs'],
+    );
+  }
+  return kept.map(({ files }) => files);
+}
+
+/** Key algorithm of a certificate already checked by SecretFiles (`rsa`, `ec`, `ed25519`, …). */
+function certificateKeyType(resources: Resources, ref: SecretRef): string {
+  const pem = resources.secrets.get(key(ref.namespace, ref.name))?.spec.data.get('tls.crt') ?? '';
+  try {
+    return new X509Certificate(pem).publicKey.asymmetricKeyType ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** `allowedRoutes.kinds`: empty means the protocol's kinds (TLSRoute); anything but TLSRoute is InvalidRouteKinds. */
+function routeKinds(
+  gateway: Typed<GatewaySpec>,
+  spec: ListenerSpec,
+  index: number,
+  ctx: ListenerContext,
+  problems: { reason: string; message: string }[],
+): { supportedKinds: { group: string; kind: string }[] } {
+  const kinds = spec.allowedRoutes?.kinds ?? [];
+  if (kinds.length === 0) return { supportedKinds: [tlsRouteKind] };
+  const supported: { group: string; kind: string }[] = [];
+  kinds.forEach((entry, kindIndex) => {
+    const group = entry.group ?? gatewayGroup;
+    if (group === gatewayGroup && entry.kind === 'TLSRoute') {
+      if (supported.length === 0) supported.push(tlsRouteKind);
+      return;
+    }
+    const message = `route kind ${group === '' ? entry.kind : `${group}/${entry.kind}`} is not supported on a TLS listener; only ${gatewayGroup}/TLSRoute is`;
+    problems.push({ reason: 'InvalidRouteKinds', message });
+    reportReason(ctx.report, gateway.object, 'InvalidRouteKinds', `listener ${spec.name}: ${message}`, [
+      'spec',
+      'listeners',
+      index,
+      'allowedRoutes',
+      'kinds',
+      kindIndex,
+    ]);
+  });
+  return { supportedKinds: supported };
+}
+
+/** `allowedRoutes.namespaces`: Same (default), All, or Selector over the labels of Namespaces in the input. */
+function namespaceFilter(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index: number, ctx: ListenerContext): (namespace: string) => boolean {
+  const own = gateway.object.metadata.namespace;
+  const namespaces = spec.allowedRoutes?.namespaces;
+  switch (namespaces?.from ?? 'Same') {
+    case 'All':
+      return () => true;
+    case 'Same':
+      return (namespace) => namespace === own;
+    case 'Selector': {
+      const selector: LabelSelector | undefined = namespaces?.selector;
+      const problem = selector === undefined ? 'from: Selector needs a selector' : selectorProblem(selector);
+      if (problem !== undefined || selector === undefined) {
+        ctx.report.warning(
+          'allowed-routes-selector-invalid',
+          gateway.object,
+          `listener ${spec.name}: allowedRoutes.namespaces ${problem}; no routes are admitted until it is fixed`,
+          ['spec', 'listeners', index, 'allowedRoutes', 'namespaces'],
+        );
+        return () => false;
+      }
+      return (namespace) => selectorMatches(selector, namespaceLabels(ctx.namespaceLabels, namespace));
+    }
+  }
+}
+
+/**
+ * Listeners of all our Gateways share nginx's ports, so they must be distinct across Gateways: one
+ * hostname (or none) per port. The oldest Gateway keeps it (then namespace/name, then listener order);
+ * the others are Conflicted and get no traffic. A TLS listener on a port where nginx serves plain HTTP
+ * for Ingresses is a ProtocolConflict.
+ */
+function settleConflicts(listeners: readonly Listener[], ctx: ListenerContext): void {
+  const owners = new Map<string, Listener>();
+  for (const listener of listeners) {
+    if (!listener.usable) continue;
+    const object = listener.gateway.object;
+    const path: FieldPath = ['spec', 'listeners', listener.index];
+    if (ctx.plainHttpPorts.includes(listener.port)) {
+      const message = `port ${listener.port} serves plain HTTP for Ingresses, so it cannot take TLS; move the listener to another port`;
+      listener.conflicted = condition('Conflicted', 'True', 'ProtocolConflict', message);
+      reportReason(ctx.report, object, 'ProtocolConflict', `listener ${listener.spec.name}: ${message}`, [...path, 'port']);
+      continue;
+    }
+    const slot = `${listener.port}/${listener.hostname ?? ''}`;
+    const owner = owners.get(slot);
+    if (!owner) {
+      owners.set(slot, listener);
+      continue;
+    }
+    const what = listener.hostname === undefined ? 'no hostname' : `hostname ${listener.hostname}`;
+    const owning =
+      owner.gateway === listener.gateway
+        ? `listener ${owner.spec.name} of this Gateway (listed earlier)`
+        : `listener ${owner.spec.name} of Gateway ${resourceName(owner.gateway.object)} (older, or first by namespace/name)`;
+    const message = `${owning} already uses port ${listener.port} with ${what}; this listener gets no traffic`;
+    listener.conflicted = condition('Conflicted', 'True', 'HostnameConflict', message);
+    reportReason(ctx.report, object, 'HostnameConflict', `listener ${listener.spec.name}: ${message}`, path);
+  }
+}
+
+export function listenerConditions(listener: Listener): Condition[] {
+  const programmed = listener.programmed
+    ? condition('Programmed', 'True', 'Programmed', 'Listener is programmed')
+    : condition('Programmed', 'False', 'Invalid', notProgrammedBecause(listener));
+  return [listener.accepted, listener.conflicted, listener.resolvedRefs, programmed];
+}
+
+function notProgrammedBecause(listener: Listener): string {
+  if (listener.accepted.status !== 'True') return `Listener is not accepted: ${listener.accepted.message}`;
+  if (listener.conflicted.status === 'True') return `Listener is conflicted: ${listener.conflicted.message}`;
+  return 'Listener has no usable certificate';
+}

@@ -1,0 +1,206 @@
+import { z } from 'zod';
+
+/**
+ * Structural schemas for the Gateway API kinds we read, modelled on what the CRDs' OpenAPI and CEL
+ * validation would have rejected: manifests from files have not been through an API server. Values
+ * that reach nginx (host names, names) are checked again where they are used, against the allow-lists.
+ */
+
+export const gatewayGroup = 'gateway.networking.k8s.io';
+
+/** apiVersion+kind pairs this module reads, so resources.ts stops calling them 'kind-ignored'. */
+export const gatewayKinds: Readonly<Record<string, readonly string[]>> = {
+  GatewayClass: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
+  Gateway: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
+  TLSRoute: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1alpha3`, `${gatewayGroup}/v1alpha2`],
+  BackendTLSPolicy: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1alpha3`],
+  ReferenceGrant: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
+  Namespace: ['v1'],
+};
+
+/** Versions we still read but that the Gateway API has superseded. */
+export const deprecatedVersions: Readonly<Record<string, readonly string[]>> = {
+  TLSRoute: [`${gatewayGroup}/v1alpha3`, `${gatewayGroup}/v1alpha2`],
+};
+
+const portNumber = z.number().int().min(1).max(65535);
+const objectName = z.string().min(1).max(253);
+/** SectionName: a DNS-1123 subdomain. Listener names end up in nginx comments and names. */
+const sectionName = z
+  .string()
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+    message: 'must be a lowercase DNS-1123 subdomain (letters, digits, "-" and ".")',
+  });
+
+export const labelSelectorSchema = z.object({
+  matchLabels: z.record(z.string(), z.string()).nullish(),
+  matchExpressions: z
+    .array(
+      z.object({
+        key: z.string().min(1),
+        operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+        values: z.array(z.string()).nullish(),
+      }),
+    )
+    .nullish(),
+});
+
+export type LabelSelector = z.infer<typeof labelSelectorSchema>;
+
+export const gatewayClassSchema = z.object({
+  spec: z.object({ controllerName: z.string().min(1) }),
+});
+
+/** Just enough of a Gateway to tell whether it is ours, before holding it to the full schema. */
+export const gatewayClassNameSchema = z.object({ spec: z.object({ gatewayClassName: z.string() }) });
+
+const secretObjectReference = z.object({
+  group: z.string().optional(),
+  kind: z.string().optional(),
+  name: objectName,
+  namespace: z.string().optional(),
+});
+
+export type SecretObjectReference = z.infer<typeof secretObjectReference>;
+
+const listenerSchema = z.object({
+  name: sectionName,
+  hostname: z.string().optional(),
+  port: portNumber,
+  protocol: z.string().min(1),
+  tls: z
+    .object({
+      mode: z.enum(['Terminate', 'Passthrough']).optional(),
+      certificateRefs: z.array(secretObjectReference).max(64).optional(),
+      options: z.record(z.string(), z.string()).optional(),
+    })
+    .optional(),
+  allowedRoutes: z
+    .object({
+      namespaces: z
+        .object({
+          from: z.enum(['All', 'Selector', 'Same']).optional(),
+          selector: labelSelectorSchema.optional(),
+        })
+        .optional(),
+      kinds: z.array(z.object({ group: z.string().optional(), kind: z.string().min(1) })).max(8).optional(),
+    })
+    .optional(),
+});
+
+export type ListenerSpec = z.infer<typeof listenerSchema>;
+
+export const gatewaySchema = z.object({
+  spec: z.object({
+    gatewayClassName: z.string().min(1),
+    listeners: z
+      .array(listenerSchema)
+      .min(1)
+      .max(64)
+      .superRefine((listeners, ctx) => {
+        const seen = new Set<string>();
+        listeners.forEach((listener, index) => {
+          if (seen.has(listener.name)) {
+            ctx.addIssue({ code: 'custom', message: `listener name "${listener.name}" must be unique within the Gateway`, path: [index, 'name'] });
+          }
+          seen.add(listener.name);
+        });
+      }),
+  }),
+});
+
+export type GatewaySpec = z.infer<typeof gatewaySchema>['spec'];
+
+const parentReference = z.object({
+  group: z.string().optional(),
+  kind: z.string().optional(),
+  namespace: z.string().optional(),
+  name: objectName,
+  sectionName: sectionName.optional(),
+  port: portNumber.optional(),
+});
+
+export type ParentReference = z.infer<typeof parentReference>;
+
+/** Just the parentRefs, to tell whether a TLSRoute concerns our Gateways before validating the rest. */
+export const routeParentsSchema = z.object({
+  spec: z.object({ parentRefs: z.array(z.unknown()).optional() }).optional(),
+});
+
+const backendRef = z
+  .object({
+    group: z.string().optional(),
+    kind: z.string().optional(),
+    name: objectName,
+    namespace: z.string().optional(),
+    port: portNumber.optional(),
+    weight: z.number().int().min(0).max(1_000_000).optional(),
+  })
+  // The CRD's CEL rule; a reference of another kind is reported as InvalidKind instead.
+  .refine((ref) => ref.port !== undefined || (ref.group ?? '') !== '' || (ref.kind ?? 'Service') !== 'Service', {
+    message: 'port is required when referring to a Service',
+    path: ['port'],
+  });
+
+export type BackendRef = z.infer<typeof backendRef>;
+
+const routeRule = z.object({
+  backendRefs: z.array(backendRef).min(1).max(16),
+});
+
+function tlsRouteSchemaFor(hostnames: 'required' | 'optional', maxRules: number, maxHostnames: number) {
+  const list = z.array(z.string()).max(maxHostnames);
+  return z.object({
+    spec: z.object({
+      parentRefs: z.array(parentReference).max(32).optional(),
+      hostnames: hostnames === 'required' ? list.min(1) : list.optional(),
+      rules: z.array(routeRule).min(1).max(maxRules),
+    }),
+  });
+}
+
+/** v1: hostnames required, exactly one rule. v1alpha3: hostnames required, up to 16 rules. v1alpha2: hostnames optional. */
+export const tlsRouteSchemas: Readonly<Record<string, ReturnType<typeof tlsRouteSchemaFor>>> = {
+  [`${gatewayGroup}/v1`]: tlsRouteSchemaFor('required', 1, 1024),
+  [`${gatewayGroup}/v1alpha3`]: tlsRouteSchemaFor('required', 16, 16),
+  [`${gatewayGroup}/v1alpha2`]: tlsRouteSchemaFor('optional', 16, 16),
+};
+
+export type TlsRouteSpec = z.infer<ReturnType<typeof tlsRouteSchemaFor>>['spec'];
+
+const policyTargetRef = z.object({
+  group: z.string(),
+  kind: z.string().min(1),
+  name: objectName,
+  sectionName: sectionName.optional(),
+});
+
+/** Just the targets, to tell whether a BackendTLSPolicy concerns our routes before validating the rest. */
+export const policyTargetsSchema = z.object({
+  spec: z.object({ targetRefs: z.array(z.unknown()).optional() }).optional(),
+});
+
+export const backendTlsPolicySchema = z.object({
+  spec: z.object({
+    targetRefs: z.array(policyTargetRef).min(1).max(16),
+    validation: z.object({
+      caCertificateRefs: z.array(z.object({ group: z.string(), kind: z.string().min(1), name: objectName })).max(8).optional(),
+      wellKnownCACertificates: z.string().optional(),
+      hostname: z.string().min(1),
+      subjectAltNames: z.array(z.unknown()).max(5).optional(),
+    }),
+    options: z.record(z.string(), z.string()).optional(),
+  }),
+});
+
+export type BackendTlsPolicySpec = z.infer<typeof backendTlsPolicySchema>['spec'];
+
+export const referenceGrantSchema = z.object({
+  spec: z.object({
+    from: z.array(z.object({ group: z.string(), kind: z.string().min(1), namespace: z.string().min(1) })).min(1).max(16),
+    to: z.array(z.object({ group: z.string(), kind: z.string().min(1), name: z.string().min(1).optional() })).min(1).max(16),
+  }),
+});
+
+export type ReferenceGrantSpec = z.infer<typeof referenceGrantSchema>['spec'];
