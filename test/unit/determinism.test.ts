@@ -163,6 +163,8 @@ interface Rendered {
   readonly keyFiles: Readonly<Record<string, string>>;
   /** severity, code, resource and message of each diagnostic, sorted; positions are left out on purpose. */
   readonly diagnostics: readonly string[];
+  /** The Gateway API status section as JSON text. */
+  readonly status: string;
 }
 
 interface JsonDiagnostic {
@@ -192,10 +194,11 @@ async function renderCase(name: string, inputs: readonly string[], output: strin
     if (!existsSync(dir)) continue;
     for (const file of (await readdir(dir)).sort()) keyFiles[`${folder}/${file}`] = await readFile(join(dir, file), 'utf8');
   }
-  const diagnostics = (JSON.parse(result.stderr) as { diagnostics: JsonDiagnostic[] }).diagnostics
-    .map((d) => JSON.stringify([d.severity, d.code, d.resource, d.message]))
-    .sort();
-  return { exitCode: result.exitCode, nginxConf: await readFile(join(output, 'nginx.conf'), 'utf8'), keyFiles, diagnostics };
+  const report = JSON.parse(result.stderr) as { diagnostics: JsonDiagnostic[]; status: Record<string, unknown> };
+  const diagnostics = report.diagnostics.map((d) => JSON.stringify([d.severity, d.code, d.resource, d.message])).sort();
+  // Status is compared as text: key order and list order are part of what must not change.
+  const status = JSON.stringify(report.status);
+  return { exitCode: result.exitCode, nginxConf: await readFile(join(output, 'nginx.conf'), 'utf8'), keyFiles, diagnostics, status };
 }
 
 describe.each(cases)('fixture %s', (name) => {
@@ -218,6 +221,7 @@ describe.each(cases)('fixture %s', (name) => {
       expect(rendered.nginxConf, `${label}: nginx.conf`).toBe(baseline.nginxConf);
       expect(rendered.keyFiles, `${label}: key files`).toEqual(baseline.keyFiles);
       expect(rendered.diagnostics, `${label}: diagnostics`).toEqual(baseline.diagnostics);
+      expect(rendered.status, `${label}: status`).toBe(baseline.status);
       expect(rendered.exitCode, `${label}: exit code`).toBe(baseline.exitCode);
     }
     // The permutations are only as strong as their variety: every file layout must have been tried.
