@@ -178,18 +178,20 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
   return { ingresses, services, secrets, configMaps, ingressClasses };
 }
 
+const clusterScopedKinds = new Set(['IngressClass', 'GatewayClass', 'Namespace']);
+
 /**
  * Names end up in upstream names, file names and comments, so they are held to what the API server
  * would have accepted; manifests from files have not been through it.
  */
-function hasValidName(object: SourceObject, report: Reporter): boolean {
+export function hasValidName(object: SourceObject, report: Reporter): boolean {
   const { name, namespace } = object.metadata;
-  if (!isKubernetesName(name)) {
+  const nameIsValid = object.kind === 'Namespace' ? isNamespaceName(name) : isKubernetesName(name);
+  if (!nameIsValid) {
     report.error('resource-name-invalid', object, 'metadata.name must be a lowercase DNS-1123 name; the resource is skipped', ['metadata', 'name']);
     return false;
   }
-  const clusterScoped = object.kind === 'IngressClass';
-  if (!clusterScoped && !isNamespaceName(namespace)) {
+  if (!clusterScopedKinds.has(object.kind) && !isNamespaceName(namespace)) {
     report.error(
       'resource-name-invalid',
       object,
@@ -201,7 +203,8 @@ function hasValidName(object: SourceObject, report: Reporter): boolean {
   return true;
 }
 
-function parseWith<T>(schema: z.ZodType<T>, object: SourceObject, report: Reporter): T | undefined {
+/** Validates an object's shape; each problem is an error at its field, and the object is skipped. */
+export function parseWith<T>(schema: z.ZodType<T>, object: SourceObject, report: Reporter): T | undefined {
   const result = schema.safeParse(object.raw);
   if (result.success) return result.data;
   for (const issue of result.error.issues) {

@@ -1,9 +1,7 @@
-import type { z } from 'zod';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { isKubernetesName, isNamespaceName } from '../allowlist.js';
 import { byString, compareAge } from '../precedence.js';
 import { resourceName, type Reporter } from '../report.js';
-import { key, type Typed } from '../resources.js';
+import { hasValidName, key, parseWith, type Typed } from '../resources.js';
 import {
   deprecatedVersions,
   gatewayClassNameSchema,
@@ -44,8 +42,6 @@ export interface GatewayInputs {
   /** Labels of every Namespace in the input. */
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
-
-const clusterScoped = new Set(['GatewayClass', 'Namespace']);
 
 /** Picks the Gateway API kinds (and Namespaces) out of the snapshot, checked and typed. */
 export function readGatewayInputs(
@@ -162,35 +158,3 @@ function concernsOurGateways(route: SourceObject, knownGateways: ReadonlyMap<str
   });
 }
 
-function hasValidName(object: SourceObject, report: Reporter): boolean {
-  const { name, namespace } = object.metadata;
-  const nameOk = object.kind === 'Namespace' ? isNamespaceName(name) : isKubernetesName(name);
-  if (!nameOk) {
-    report.error('resource-name-invalid', object, 'metadata.name must be a lowercase DNS-1123 name; the resource is skipped', ['metadata', 'name']);
-    return false;
-  }
-  if (!clusterScoped.has(object.kind) && !isNamespaceName(namespace)) {
-    report.error(
-      'resource-name-invalid',
-      object,
-      'metadata.namespace must be a lowercase DNS-1123 label; the resource is skipped',
-      ['metadata', 'namespace'],
-    );
-    return false;
-  }
-  return true;
-}
-
-export function parseWith<T>(schema: z.ZodType<T>, object: SourceObject, report: Reporter): T | undefined {
-  const result = schema.safeParse(object.raw);
-  if (result.success) return result.data;
-  for (const issue of result.error.issues) {
-    report.error(
-      'resource-invalid',
-      object,
-      `${issue.message}; the ${object.kind} is skipped until this is fixed`,
-      issue.path.filter((part): part is string | number => typeof part !== 'symbol'),
-    );
-  }
-  return undefined;
-}

@@ -7,7 +7,7 @@ import { resourceName } from '../report.js';
 import { key, type Resources } from '../resources.js';
 import type { SecretFiles, SecretRef } from '../secrets.js';
 import { condition, reportReason } from './conditions.js';
-import { parseWith } from './inputs.js';
+import { parseWith } from '../resources.js';
 import type { BackendTlsPlan, Condition, PolicyStatus } from './plan.js';
 import type { RouteBackend } from './routes.js';
 import { backendTlsPolicySchema, gatewayGroup, policyTargetsSchema } from './schemas.js';
