@@ -78,6 +78,9 @@ export function buildStream(input: StreamInput): StreamParts {
 
   for (const portPlan of input.gatewayPorts) {
     const claims = claimsOn(portPlan.port);
+    for (const hostname of portPlan.isolatedHostnames) {
+      claims.push({ serverName: hostname, target: builder.rejectTarget(), comment: 'listener hostname without a route: closed' });
+    }
     for (const route of portPlan.routes) {
       claims.push({
         serverName: route.hostname,
@@ -132,22 +135,27 @@ function settleClaims(claims: readonly Claim[], terminatedIngressHosts: readonly
   const terminated = new Set(terminatedIngressHosts);
   const settled: Claim[] = [];
   for (const [serverName, group] of byName) {
-    const [winner, ...losers] = [...group].sort((a, b) => (a.owner && b.owner ? compareAge(a.owner, b.owner) : 0));
+    // Claims without an owner (a listener hostname kept closed) yield to any resource's claim.
+    const [winner, ...losers] = [...group].sort((a, b) =>
+      a.owner && b.owner ? compareAge(a.owner, b.owner) : Number(a.owner === undefined) - Number(b.owner === undefined),
+    );
     if (!winner) continue;
     for (const loser of losers) {
-      if (loser.target === winner.target) continue;
+      if (loser.target === winner.target || !loser.owner || !winner.owner) continue;
       report.warning(
         'sni-conflict',
         loser.owner,
-        `${serverName} is already routed on this port by ${winner.owner ? `${winner.owner.kind} ${resourceName(winner.owner)}` : 'another resource'} (older, or first by namespace/name); this claim gets no traffic`,
+        `${serverName} is already routed on this port by ${winner.owner.kind} ${resourceName(winner.owner)} (older, or first by namespace/name); this claim gets no traffic`,
       );
     }
-    if (terminated.has(serverName) && winner.owner?.kind === 'TLSRoute') {
-      report.warning(
-        'sni-conflict',
-        winner.owner,
-        `${serverName} is terminated by an Ingress on this port; the Ingress keeps it and this route gets no traffic for it`,
-      );
+    if (terminated.has(serverName) && winner.owner?.kind !== 'Ingress') {
+      if (winner.owner) {
+        report.warning(
+          'sni-conflict',
+          winner.owner,
+          `${serverName} is terminated by an Ingress on this port; the Ingress keeps it and this route gets no traffic for it`,
+        );
+      }
       continue;
     }
     settled.push(winner);

@@ -50,7 +50,7 @@ describe('Gateway and listener status', () => {
     expect(conditions(listener.conditions)).toEqual(good);
     expect(listener.supportedKinds).toEqual(tlsRouteKind);
     expect(listener.attachedRoutes).toBe(0);
-    expect(plan.ports).toEqual([{ port: 8443, routes: [] }]);
+    expect(plan.ports).toEqual([{ port: 8443, routes: [], isolatedHostnames: [] }]);
   });
 
   it.each(['HTTP', 'HTTPS', 'TCP', 'UDP'])('does not accept protocol %s (UnsupportedProtocol)', (protocol) => {

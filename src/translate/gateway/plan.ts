@@ -15,6 +15,11 @@ export interface PortPlan {
   readonly port: number;
   /** SNI map entries, one per hostname; precedence between claims is already settled. Sorted by hostname. */
   readonly routes: readonly SniRoutePlan[];
+  /**
+   * Hostnames of programmed listeners on this port that no route claims, sorted. Their connections are
+   * closed, so that a broader listener's route cannot take a name a narrower listener owns.
+   */
+  readonly isolatedHostnames: readonly string[];
 }
 
 export interface ListenerRef {

@@ -38,6 +38,8 @@ describe('route attachment (parent Accepted)', () => {
     expect(plan.ports).toEqual([
       {
         port: 443,
+        // Other names under the listener's *.example.com are the listener's, and closed.
+        isolatedHostnames: ['*.example.com'],
         routes: [
           {
             hostname: 'app.example.com',
@@ -237,6 +239,27 @@ describe('hostnames and SNI entries', () => {
     // Without a valid certificate the Terminate listener is not programmed; only the passthrough entry remains.
     expect(sniRoutes(plan, 443)).toEqual({ '*.example.com': 'apps/app' });
     expect(listenerStatus(plan, 'infra', 'gw', 'term').attachedRoutes).toBe(1);
+  });
+});
+
+describe('listener isolation', () => {
+  it('keeps a narrower listener hostname without routes closed, so a broader route cannot take it', () => {
+    const { plan } = runPlan([
+      gateway('infra', 'gw', [passthrough('broad', 443, '*.example.com', all), passthrough('narrow', 443, '*.team.example.com', all)]),
+      tlsRoute('apps', 'everything', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'broad' }], hostnames: ['*.example.com'] }),
+      app,
+    ]);
+    expect(sniRoutes(plan, 443)).toEqual({ '*.example.com': 'apps/everything' });
+    expect(plan.ports[0]?.isolatedHostnames).toEqual(['*.team.example.com']);
+  });
+
+  it('lists no hostname that a route claims', () => {
+    const { plan } = runPlan([
+      gateway('infra', 'gw', [passthrough('exact', 443, 'a.example.com', all)]),
+      tlsRoute('apps', 'a', { hostnames: ['a.example.com'] }),
+      app,
+    ]);
+    expect(plan.ports[0]?.isolatedHostnames).toEqual([]);
   });
 });
 

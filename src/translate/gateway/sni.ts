@@ -21,7 +21,8 @@ export interface Claim {
  * longer wildcard suffix, then none), then the oldest route, then route namespace/name. Different host
  * names need no settling — nginx's `map … hostnames` prefers exact, then the longest wildcard — so each
  * port gets one entry per distinct host name. Every port with a programmed listener is listed, even
- * without routes: unmatched SNI there is closed.
+ * without routes: unmatched SNI there is closed, and so is a listener hostname that no route claims
+ * (listener isolation: a narrower listener owns its names even when it has no route for them).
  */
 export function settleClaims(claims: readonly Claim[], programmed: readonly Listener[], once: OnceReporter): PortPlan[] {
   const ports = new Map<number, Map<string, Claim[]>>();
@@ -40,6 +41,13 @@ export function settleClaims(claims: readonly Claim[], programmed: readonly List
       routes: [...byHost.entries()]
         .sort(byString(([hostname]) => hostname))
         .map(([hostname, list]) => winner(port, hostname, list, once)),
+      isolatedHostnames: [
+        ...new Set(
+          programmed
+            .filter((l) => l.port === port && l.hostname !== undefined && !byHost.has(l.hostname))
+            .map((l) => l.hostname as string),
+        ),
+      ].sort(),
     }));
 }
 
