@@ -52,12 +52,29 @@ const parallelWrites = 16;
 async function replaceFile(path: string, contents: string, mode: number): Promise<void> {
   const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await writeFile(temp, contents, { mode, flag: 'wx' });
+    await writeFile(temp, contents.length > chunkLength ? chunks(contents) : contents, { mode, flag: 'wx' });
     await chmod(temp, mode);
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
+  }
+}
+
+const chunkLength = 1 << 20;
+
+/**
+ * A large config written from one string would be encoded into one Buffer as large as the file, on
+ * top of the string; written piecewise, each piece is encoded on its own. No piece ends between the
+ * two halves of a surrogate pair, so the bytes are the same.
+ */
+function* chunks(text: string): Generator<string> {
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(start + chunkLength, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+    yield text.slice(start, end);
+    start = end;
   }
 }
 
