@@ -10,7 +10,8 @@ import { requireNginx } from '../support/nginx.js';
 
 /**
  * Golden files: each `fixtures/<case>/input/` renders to `fixtures/<case>/expected/nginx.conf`, with
- * its diagnostics and exit code in `report.txt`, and every golden config passes `nginx -t`.
+ * its diagnostics and exit code in `report.txt`, Gateway API status in `status.json` (cases that have
+ * any), and every golden config passes `nginx -t`.
  * Update after an intended change with `npx vitest run test/golden -u`, and review the diff.
  */
 
@@ -49,6 +50,12 @@ describe.each(cases)('fixture %s', (name) => {
       '',
     ].join('\n');
     await expect(report).toMatchFileSnapshot(join(fixturesRoot, name, 'expected', 'report.txt'));
+
+    const json = await runCli([...goldenArgs(name, `fixtures/${name}/input`, output), '--format', 'json']);
+    const status = (JSON.parse(json.stderr) as { status: Record<string, unknown> }).status;
+    if (Object.keys(status).length > 0) {
+      await expect(JSON.stringify(status, null, 2) + '\n').toMatchFileSnapshot(join(fixturesRoot, name, 'expected', 'status.json'));
+    }
 
     const nginx = requireNginx();
     const check = await checkConfig(output, runDir, nginx.binary);
