@@ -130,16 +130,7 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
       report.info('kind-ignored', object, `${object.apiVersion} ${object.kind} is not an input of ingress2nginx; ignored`);
       continue;
     }
-    if (!versions.includes(object.apiVersion)) {
-      report.error(
-        'api-version-unsupported',
-        object,
-        `${object.kind} ${object.apiVersion} is not supported; use ${versions.join(' or ')}`,
-        ['apiVersion'],
-      );
-      continue;
-    }
-    if (!hasValidName(object, report)) continue;
+    if (!hasSupportedVersion(object, versions, report) || !hasValidName(object, report)) continue;
     const id = key(object.metadata.namespace, object.metadata.name);
     switch (object.kind) {
       case 'Ingress': {
@@ -176,6 +167,14 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
     }
   }
   return { ingresses, services, secrets, configMaps, ingressClasses };
+}
+
+export function hasSupportedVersion(object: SourceObject, versions: readonly string[], report: Reporter): boolean {
+  if (versions.includes(object.apiVersion)) return true;
+  report.error('api-version-unsupported', object, `${object.kind} ${object.apiVersion} is not supported; use ${versions.join(' or ')}`, [
+    'apiVersion',
+  ]);
+  return false;
 }
 
 const clusterScopedKinds = new Set(['IngressClass', 'GatewayClass', 'Namespace']);

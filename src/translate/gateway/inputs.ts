@@ -1,7 +1,7 @@
 import type { SourceObject } from '../../sources/snapshot.js';
 import { byString, compareAge } from '../precedence.js';
 import { resourceName, type Reporter } from '../report.js';
-import { hasValidName, key, parseWith, type Typed } from '../resources.js';
+import { hasSupportedVersion, hasValidName, key, parseWith, type Typed } from '../resources.js';
 import {
   deprecatedVersions,
   gatewayClassNameSchema,
@@ -55,16 +55,7 @@ export function readGatewayInputs(
   for (const object of objects) {
     const versions = gatewayKinds[object.kind];
     if (!versions) continue;
-    if (!versions.includes(object.apiVersion)) {
-      report.error(
-        'api-version-unsupported',
-        object,
-        `${object.kind} ${object.apiVersion} is not supported; use ${versions.join(' or ')}`,
-        ['apiVersion'],
-      );
-      continue;
-    }
-    if (!hasValidName(object, report)) continue;
+    if (!hasSupportedVersion(object, versions, report) || !hasValidName(object, report)) continue;
     const id = `${object.kind}/${object.metadata.namespace}/${object.metadata.name}`;
     const first = seen.get(id);
     if (first) {
