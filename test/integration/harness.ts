@@ -8,7 +8,7 @@ import tls from 'node:tls';
 import { stringify } from 'yaml';
 import { runCli, type CliRun } from '../support/cli.js';
 import { createNginxPrefix, requireNginx, startNginx, stopAllNginx, type RunningNginx } from '../support/nginx.js';
-import type { HttpResponse, Peer, PeerCertificateSummary } from '../support/peers.js';
+import { collectResponse, summarizePeerCertificate, type HttpResponse, type Peer, type PeerCertificateSummary } from '../support/peers.js';
 import { freePorts } from '../support/ports.js';
 
 /**
@@ -207,18 +207,6 @@ function tlsAfterHeader(
   });
 }
 
-function certificateSummary(socket: tls.TLSSocket): PeerCertificateSummary | undefined {
-  const certificate = socket.getPeerCertificate();
-  if (!certificate.fingerprint256) return undefined;
-  return {
-    subjectCN: certificate.subject?.CN,
-    issuerCN: certificate.issuer?.CN,
-    subjectAltNames: certificate.subjectaltname ? certificate.subjectaltname.split(', ') : [],
-    fingerprint256: certificate.fingerprint256,
-    validTo: certificate.valid_to,
-  };
-}
-
 /** HTTPS GET (HTTP/1.1, SNI and Host = `servername`) on a connection that first carries `header`. */
 export function httpsGetAfterHeader(options: {
   port: number;
@@ -226,30 +214,16 @@ export function httpsGetAfterHeader(options: {
   servername: string;
   path?: string;
 }): Promise<HttpResponse> {
-  return new Promise((resolve, reject) => {
-    let peerCertificate: PeerCertificateSummary | undefined;
-    const request = http.request({
+  return collectResponse(
+    http.request({
       path: options.path ?? '/',
       headers: { host: options.servername, connection: 'close' },
       createConnection: (_opts: unknown, created: (error: Error | null, socket: net.Socket) => void) => {
-        tlsAfterHeader(options, (error, socket) => {
-          if (socket) peerCertificate = certificateSummary(socket);
-          created(error, socket as net.Socket);
-        });
+        tlsAfterHeader(options, (error, socket) => created(error, socket as net.Socket));
         return undefined;
       },
-    } as http.RequestOptions);
-    request.once('error', reject);
-    request.once('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('error', reject);
-      response.once('end', () =>
-        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8'), peerCertificate }),
-      );
-    });
-    request.end();
-  });
+    } as http.RequestOptions),
+  );
 }
 
 /** TLS on a connection that first carries `header`; resolves with the first line the server sends. */
@@ -264,7 +238,7 @@ export function tlsLineAfterHeader(options: {
         reject(error ?? new Error('no socket'));
         return;
       }
-      const peerCertificate = certificateSummary(socket);
+      const peerCertificate = summarizePeerCertificate(socket.getPeerCertificate());
       let received = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk: string) => {

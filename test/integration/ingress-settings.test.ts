@@ -3,7 +3,18 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliRun } from '../support/cli.js';
 import type { RunningNginx } from '../support/nginx.js';
-import { httpGet, httpsGet, parseEcho, startHttpBackend, startTlsBackend, tlsProbe, type EchoResponse, type Peer } from '../support/peers.js';
+import {
+  collectResponse,
+  httpGet,
+  httpsGet,
+  parseEcho,
+  startHttpBackend,
+  startTlsBackend,
+  tlsProbe,
+  type EchoResponse,
+  type HttpResponse,
+  type Peer,
+} from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';
 import {
   cleanUp,
@@ -44,9 +55,9 @@ function leaf(ca: CertificateAuthority, name: string): Promise<CertificateFiles>
 }
 
 /** A plain HTTP/1.1 GET on a connection that first carries `header`. */
-function httpGetAfterHeader(port: number, header: string, host: string, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.request({
+function httpGetAfterHeader(port: number, header: string, host: string, path: string): Promise<HttpResponse> {
+  return collectResponse(
+    http.request({
       path,
       headers: { host, connection: 'close' },
       createConnection: () => {
@@ -54,15 +65,8 @@ function httpGetAfterHeader(port: number, header: string, host: string, path: st
         socket.write(header);
         return socket;
       },
-    });
-    request.once('error', reject);
-    request.once('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    request.end();
-  });
+    }),
+  );
 }
 
 function echoOf(response: { status: number; body: string }): EchoResponse {

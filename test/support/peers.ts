@@ -47,7 +47,7 @@ function receivedServername(socket: tls.TLSSocket): string | null {
   return typeof servername === 'string' && servername !== '' ? servername : null;
 }
 
-function summarizePeerCertificate(certificate: tls.PeerCertificate): PeerCertificateSummary | undefined {
+export function summarizePeerCertificate(certificate: tls.PeerCertificate): PeerCertificateSummary | undefined {
   // Node returns an empty object when the peer sent no certificate.
   if (!certificate.fingerprint256) return undefined;
   return {
@@ -271,7 +271,8 @@ export interface HttpResponse {
   readonly peerCertificate?: PeerCertificateSummary;
 }
 
-function collectResponse(request: http.ClientRequest): Promise<HttpResponse> {
+/** Sends `request` and reads the whole response; the peer certificate when it ran over TLS. */
+export function collectResponse(request: http.ClientRequest): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     request.once('error', reject);
     request.once('response', (response) => {
