@@ -235,6 +235,25 @@ describe('ConfigMap: ssl-reject-handshake, use-forwarded-headers with proxy-real
       expect(echo.headers).toMatchObject({ 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1', 'x-forwarded-proto': 'http' });
     });
   });
+
+  describe('after re-rendering with proxy-real-ip-cidr 0.0.0.0/0 (every address trusted over plain HTTP)', () => {
+    beforeAll(async () => {
+      const rendered = await renderInto(target, manifestsWith('0.0.0.0/0'), ['--configmap', 'ingress-nginx/controller']);
+      expect(rendered.exitCode, rendered.stderr).toBe(0);
+      await nginx.reload();
+    });
+
+    it('never trusts X-Forwarded-* that a client sends over HTTPS: the client is who sent the TLS', async () => {
+      const headers = { 'x-forwarded-for': '1.2.3.4', 'x-forwarded-proto': 'http', 'x-forwarded-port': '1' };
+      const response = await httpsGet({ port: target.httpsPort, servername: 'app.example.test', path: '/tls', ca: ca.certPem, headers });
+      expect(echoOf(response).headers).toMatchObject({
+        'x-forwarded-for': '127.0.0.1',
+        'x-real-ip': '127.0.0.1',
+        'x-forwarded-proto': 'https',
+        'x-forwarded-port': String(target.httpsPort),
+      });
+    });
+  });
 });
 
 describe('ConfigMap: use-proxy-protocol (PROXY v1 header from an outer load balancer)', () => {
