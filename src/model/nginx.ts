@@ -166,7 +166,7 @@ export interface DefaultServer {
   /** Default certificate, unless handshakes without a known SNI are rejected. */
   readonly tls?: TlsFiles;
   readonly rejectHandshake: boolean;
-  /** Locations from host-less Ingress rules and `defaultBackend`; none → 404. */
+  /** Locations from host-less Ingress rules and `defaultBackend`, and a 404 for the rest. */
   readonly locations: readonly Location[];
 }
 
@@ -189,8 +189,9 @@ export interface Location {
   readonly comment: string;
   /** Answer plain HTTP with a 308 to HTTPS (`ssl-redirect`, `force-ssl-redirect`). */
   readonly redirectToHttps: boolean;
-  /** Absent → `return 503` (the backend could not be resolved safely). */
   readonly proxy?: Proxy;
+  /** Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes. */
+  readonly returnStatus?: 404 | 503;
 }
 
 export type BackendProtocol = 'http' | 'https' | 'grpc' | 'grpcs' | 'auto';

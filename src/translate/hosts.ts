@@ -182,10 +182,14 @@ function toLocations(winners: readonly RouteClaim[], hostHasTls: boolean, sslRed
     redirectToHttps:
       !claim.path.startsWith(acmeChallengePrefix.slice(0, -1)) &&
       (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? sslRedirectDefault))),
-    ...(claim.proxy && { proxy: claim.proxy }),
+    ...(claim.proxy ? { proxy: claim.proxy } : { returnStatus: 503 as const }),
   }));
   const acme = acmeChallengeLocation(locations);
   if (acme) locations.push(acme);
+  // Without a location for `/`, nginx would serve files from its prefix's html folder.
+  if (!locations.some((l) => l.modifier === '' && l.path === '/')) {
+    locations.push({ modifier: '', path: '/', comment: 'no Ingress path matches', redirectToHttps: false, returnStatus: 404 });
+  }
   return locations.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.modifier === '=' ? -1 : 1));
 }
 
@@ -203,7 +207,7 @@ function acmeChallengeLocation(locations: readonly Location[]): Location | undef
     path: acmeChallengePrefix,
     comment: `ACME HTTP-01 challenges are never redirected; served as ${covering.comment}`,
     redirectToHttps: false,
-    ...(covering.proxy && { proxy: covering.proxy }),
+    ...(covering.proxy ? { proxy: covering.proxy } : { returnStatus: 503 as const }),
   };
 }
 

@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliRun } from '../support/cli.js';
 import type { RunningNginx } from '../support/nginx.js';
@@ -231,6 +233,9 @@ beforeAll(async () => {
   rendered = await renderInto(target, manifests, ['--configmap', 'ingress-nginx/controller']);
   expect(rendered.stderr).not.toContain('internal error');
   expect(rendered.exitCode, rendered.stderr).toBe(0);
+  // What a distro prefix holds: nginx would serve it wherever no location matches.
+  await mkdir(join(target.prefix, 'html'), { recursive: true });
+  await writeFile(join(target.prefix, 'html', 'index.html'), 'Welcome to nginx!\n');
   nginx = await startTarget(target);
 });
 
@@ -375,6 +380,14 @@ describe('default server', () => {
     const probe = await tlsProbe({ port: target.httpsPort, awaitData: false });
     expect(probe.outcome).toBe('connected');
     expect(probe.peerCertificate?.subjectCN).toBe(BUNDLED_DEFAULT_CN);
+  });
+});
+
+describe('paths nothing routes', () => {
+  it("answers 404 for a passthrough host over plain HTTP, never the prefix's html", async () => {
+    const response = await httpGet({ port: target.httpPort, host: 'a.db.example.test', path: '/' });
+    expect(response.status, response.body).toBe(404);
+    expect(response.body).not.toContain('Welcome');
   });
 });
 
