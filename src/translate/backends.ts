@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { UpstreamServer } from '../model/nginx.js';
-import { isDnsHostname, isKubernetesName, isPortName } from './allowlist.js';
+import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './allowlist.js';
 import { key, type Resources } from './resources.js';
 
 export interface ServiceBackendRef {
@@ -77,8 +77,9 @@ export function resolveServiceBackend(
       warning: `Service ${id} has no cluster IP; using its cluster DNS name ${serviceDnsName}`,
     };
   }
+  // isIpAddress, not bare isIP: that one also takes IPv6 zone IDs (`fe80::1%eth0`), which nginx refuses.
+  if (!isIpAddress(clusterIP)) return { ok: false, problem: `Service ${id} has an invalid spec.clusterIP` };
   const family = isIP(clusterIP);
-  if (family === 0) return { ok: false, problem: `Service ${id} has an invalid spec.clusterIP` };
   const address = family === 6 ? `[${clusterIP}]:${port}` : `${clusterIP}:${port}`;
   return { ok: true, value: backend(namespace, ref.name, port, [{ address }], serviceDnsName) };
 }

@@ -225,9 +225,6 @@ describe('parseIngressAnnotations', () => {
       'proxy-read-timeout',
       'enable-cors',
       'cors-allow-origin',
-      'auth-url',
-      'auth-tls-secret',
-      'whitelist-source-range',
       'limit-rps',
       'affinity',
       'affinity-mode',
@@ -248,6 +245,16 @@ describe('parseIngressAnnotations', () => {
         expect.objectContaining({ severity: 'warning', code: 'annotation-unsupported', annotation: prefix + name }),
       ]);
     });
+
+    it.each(['auth-url', 'auth-tls-secret', 'auth-tls-verify-client', 'whitelist-source-range', 'denylist-source-range', 'satisfy'])(
+      'refuses the Ingress for the access-control annotation %s, which it cannot enforce',
+      (name) => {
+        const { issues } = parse({ [name]: 'x' });
+        expect(issues).toEqual([
+          expect.objectContaining({ severity: 'error', code: 'annotation-access-control-unsupported', annotation: prefix + name }),
+        ]);
+      },
+    );
 
     it.each(['ssl-passtrough', 'backend-protocols', 'proxy-ssl-foo', 'x'])('warns that %s is unknown', (name) => {
       const { issues } = parse({ [name]: 'true' });

@@ -10,7 +10,7 @@ import { annotationPrefix, type AnnotationRule } from './rule.js';
 import { isSnippetKey, snippetRefusedReason } from './snippets.js';
 import { sslPassthroughAnnotations } from './ssl-passthrough.js';
 import { sslRedirectAnnotations } from './ssl-redirect.js';
-import { isUnsupportedAnnotation } from './unsupported.js';
+import { isAccessControlAnnotation, isUnsupportedAnnotation } from './unsupported.js';
 
 export { annotationPrefix } from './rule.js';
 export { backendProtocolNames, type BackendProtocolName } from './backend-protocol.js';
@@ -91,6 +91,13 @@ export function parseIngressAnnotations(annotations: Readonly<Record<string, str
         code: 'snippet-refused',
         annotation: key,
         message: `${quoteKey(key)} is refused. ${snippetRefusedReason}`,
+      });
+    } else if (isAccessControlAnnotation(name)) {
+      issues.push({
+        severity: 'error',
+        code: 'annotation-access-control-unsupported',
+        annotation: key,
+        message: `${quoteKey(key)} restricts access, and ingress2nginx does not implement it; rendering the Ingress without it would open the backend to everyone, so the Ingress is not rendered. Protect the backend another way (e.g. in the application or a NetworkPolicy) and remove the annotation.`,
       });
     } else if (isUnsupportedAnnotation(name)) {
       issues.push({

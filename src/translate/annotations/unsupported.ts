@@ -9,7 +9,6 @@ const unsupportedNames: ReadonlySet<string> = new Set([
   'custom-headers',
   'custom-http-errors',
   'default-backend',
-  'denylist-source-range',
   'disable-proxy-intercept-errors',
   'enable-access-log',
   'enable-cors',
@@ -46,7 +45,6 @@ const unsupportedNames: ReadonlySet<string> = new Set([
   'proxy-request-buffering',
   'proxy-send-timeout',
   'rewrite-target',
-  'satisfy',
   'server-alias',
   'service-upstream',
   'ssl-ciphers',
@@ -56,14 +54,12 @@ const unsupportedNames: ReadonlySet<string> = new Set([
   'upstream-hash-by',
   'upstream-vhost',
   'use-regex',
-  'whitelist-source-range',
   'x-forwarded-prefix',
 ]);
 
-/** Families of annotations, by the start of their names (`auth-` covers `auth-url` and `auth-tls-*`). */
+/** Families of annotations, by the start of their names (`limit-` covers `limit-rps` and `limit-connections`). */
 const unsupportedPrefixes: readonly string[] = [
   'affinity',
-  'auth-',
   'canary',
   'cors-',
   'global-rate-limit',
@@ -73,6 +69,18 @@ const unsupportedPrefixes: readonly string[] = [
   'session-cookie-',
   'upstream-hash-by-',
 ];
+
+/**
+ * Unsupported annotations that restrict who may reach a backend. Ignoring them would silently open a
+ * protected Ingress to everyone, so they are errors and the Ingress is not rendered (fail closed).
+ */
+const accessControlNames: ReadonlySet<string> = new Set(['whitelist-source-range', 'denylist-source-range', 'satisfy']);
+const accessControlPrefixes: readonly string[] = ['auth-'];
+
+/** `name` is without the annotation prefix. */
+export function isAccessControlAnnotation(name: string): boolean {
+  return accessControlNames.has(name) || accessControlPrefixes.some((prefix) => name.startsWith(prefix));
+}
 
 /** `name` is without the annotation prefix. */
 export function isUnsupportedAnnotation(name: string): boolean {
