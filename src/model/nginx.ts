@@ -87,6 +87,8 @@ export interface PassthroughServer {
   /** Absolute unix socket path (without `unix:`). */
   readonly socket: string;
   readonly upstream: string;
+  /** The upstream holds a share for the reject socket: a failed attempt must not be retried elsewhere. */
+  readonly noRetry: boolean;
 }
 
 export interface TerminateServer {
@@ -94,6 +96,8 @@ export interface TerminateServer {
   /** One per key type; nginx picks by the client's capabilities. */
   readonly certificates: readonly TlsFiles[];
   readonly upstream: string;
+  /** As for PassthroughServer: a re-encryption handshake with the reject socket fails, and is final. */
+  readonly noRetry: boolean;
   readonly backendTls?: StreamBackendTls;
   readonly comment: string;
 }
@@ -143,9 +147,11 @@ export interface ForwardedHeaders {
 }
 
 export interface UpstreamServer {
-  /** `ip:port`, `[ipv6]:port` or `dns.name:port`. */
+  /** `ip:port`, `[ipv6]:port`, `dns.name:port`, or `unix:` for the reject socket. */
   readonly address: string;
   readonly weight?: number;
+  /** `max_fails=0`: the reject socket must keep its share even though every connection to it fails. */
+  readonly neverMarkedDown?: boolean;
 }
 
 export interface HttpUpstream {

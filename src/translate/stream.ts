@@ -167,6 +167,8 @@ class StreamBuilder {
   private readonly upstreams = new Map<string, StreamUpstream>();
   private readonly passthroughServers = new Map<string, PassthroughServer>();
   private readonly terminateServers = new Map<string, TerminateServer>();
+  /** Upstreams with a share for the reject socket. */
+  private readonly rejecting = new Set<string>();
   private rejectSocket: string | undefined;
 
   constructor(private readonly runDir: string) {}
@@ -181,8 +183,9 @@ class StreamBuilder {
       return only.upstream;
     }
     const servers: UpstreamServer[] = backends.flatMap((b) => b.servers.map((s) => ({ address: s.address, weight: b.weight })));
-    if (rejectedWeight > 0) servers.push({ address: this.rejectTarget(), weight: rejectedWeight });
+    if (rejectedWeight > 0) servers.push({ address: this.rejectTarget(), weight: rejectedWeight, neverMarkedDown: true });
     const name = `weighted_${digest(JSON.stringify(servers))}`;
+    if (rejectedWeight > 0) this.rejecting.add(name);
     if (!this.upstreams.has(name)) {
       const parts = backends.map((b) => `${b.description} weight ${b.weight}`);
       if (rejectedWeight > 0) parts.push(`unresolved weight ${rejectedWeight} (closed)`);
@@ -194,7 +197,7 @@ class StreamBuilder {
   passthroughTarget(upstream: string): string {
     let server = this.passthroughServers.get(upstream);
     if (!server) {
-      server = { socket: `${this.runDir}/passthrough-${digest(upstream)}.sock`, upstream };
+      server = { socket: `${this.runDir}/passthrough-${digest(upstream)}.sock`, upstream, noRetry: this.rejecting.has(upstream) };
       this.passthroughServers.set(upstream, server);
     }
     return `unix:${server.socket}`;
@@ -207,6 +210,7 @@ class StreamBuilder {
     const server: Omit<TerminateServer, 'socket' | 'comment'> = {
       certificates: route.certificates,
       upstream,
+      noRetry: this.rejecting.has(upstream),
       ...(route.backendTls && {
         backendTls: {
           trustedCertificate: route.backendTls.trustedCertificate,

@@ -374,6 +374,14 @@ beforeAll(async () => {
       hostnames: ['reencrypt.term.example.test'],
       backends: [to('secure')],
     }),
+    // Re-encrypting to a backend set with a missing member: that share must be closed, not retried.
+    tlsRouteManifest({
+      namespace: 'apps',
+      name: 'reencrypt-half',
+      parent: termGw('term'),
+      hostnames: ['half.term.example.test'],
+      backends: [to('secure', { weight: 1 }), { service: 'missing', port: 8443, weight: 1 }],
+    }),
     tlsRouteManifest({ namespace: 'apps', name: 'wrong-ca', parent: termGw('term'), hostnames: ['wrong-ca.term.example.test'], backends: [to('foreign')] }),
     tlsRouteManifest({
       namespace: 'apps',
@@ -566,6 +574,7 @@ describe('render', () => {
       .sort();
     expect(errors).toEqual([
       'backend-not-found TLSRoute apps/half',
+      'backend-not-found TLSRoute apps/reencrypt-half',
       'backend-not-found TLSRoute apps/void',
       'backend-tls-policy-unusable TLSRoute apps/badcm',
       'backend-tls-policy-unusable TLSRoute apps/nocm',
@@ -624,6 +633,23 @@ describe('Terminate listener', () => {
     expect(probe).toMatchObject({ outcome: 'connected', authorized: true, data: `hello from secure sni=${POLICY_HOSTNAME}\n` });
     // The client talks TLS with the listener, not with the backend.
     expect(probe.peerCertificate?.fingerprint256).toBe(fingerprint(certs.termListener.certPem));
+  });
+
+  it("closes the missing backend's share of a re-encrypting route instead of retrying it on the real backend", async () => {
+    const count = 40;
+    const probes: TlsProbeResult[] = [];
+    for (let done = 0; done < count; done += 10) {
+      probes.push(
+        ...(await Promise.all(Array.from({ length: 10 }, () => tlsProbe({ port: ports.term, servername: 'half.term.example.test', ca: ca.certPem })))),
+      );
+    }
+    const reached = probes.filter((p) => greeting(p.data)?.backend === 'secure').length;
+    const closed = probes.filter((p) => p.data === '').length;
+    console.info(`re-encrypting weights 1 real / 1 missing over ${count} connections: ${reached} reached, ${closed} closed`);
+    expect(reached + closed).toBe(count);
+    // Tolerance as for passthrough: the closed share must lie in [0.35, 0.65] (ideal 0.5).
+    expect(closed / count).toBeGreaterThanOrEqual(0.35);
+    expect(closed / count).toBeLessThanOrEqual(0.65);
   });
 
   it("closes the client's connection after the listener handshake when the backend certificate is from another CA", async () => {

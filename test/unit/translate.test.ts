@@ -102,6 +102,15 @@ describe('service backends', () => {
     expect(diagnostics.map((d) => d.code)).toEqual(['service-not-found']);
   });
 
+  it('refuses a cluster IP that nginx would not take (an IPv6 zone ID)', () => {
+    const { model, diagnostics } = run(
+      object('Service', 'web', 'api', { spec: { clusterIP: 'fe80::1%eth0', ports: [{ port: 80 }] } }),
+      ingress('app', { name: 'api', port: { number: 80 } }),
+    );
+    expect(diagnostics).toEqual([expect.objectContaining({ code: 'backend-unresolved', message: expect.stringContaining('invalid spec.clusterIP') })]);
+    expect(model.http.upstreams).toEqual([]);
+  });
+
   it('reports a Service port that does not exist', () => {
     const { diagnostics } = run(
       object('Service', 'web', 'api', { spec: { clusterIP: '10.0.0.1', ports: [{ port: 80 }] } }),
