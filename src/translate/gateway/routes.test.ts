@@ -253,6 +253,17 @@ describe('listener isolation', () => {
     expect(plan.ports[0]?.isolatedHostnames).toEqual(['*.team.example.com']);
   });
 
+  it('gives a name under a narrower listener to that listener, not to a route of a broader one', () => {
+    const { plan } = runPlan([
+      gateway('infra', 'gw', [passthrough('any', 443, undefined, all), passthrough('wild', 443, '*.example.com', all)]),
+      tlsRoute('apps', 'broad', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'wild' }], hostnames: ['*.example.com'] }),
+      tlsRoute('apps', 'specific', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'any' }], hostnames: ['foo.example.com', 'foo.example.org'] }),
+      app,
+    ]);
+    // foo.example.com is the wildcard listener's: its route `broad` serves it through *.example.com.
+    expect(sniRoutes(plan, 443)).toEqual({ '*.example.com': 'apps/broad', 'foo.example.org': 'apps/specific' });
+  });
+
   it('lists no hostname that a route claims', () => {
     const { plan } = runPlan([
       gateway('infra', 'gw', [passthrough('exact', 443, 'a.example.com', all)]),

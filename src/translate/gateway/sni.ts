@@ -1,7 +1,7 @@
 import type { FieldPath } from '../../model/diagnostics.js';
 import { byString, compareAge } from '../precedence.js';
 import { resourceName } from '../report.js';
-import { compareSpecificity } from './hostnames.js';
+import { compareSpecificity, intersectHostnames } from './hostnames.js';
 import type { TlsRouteInput } from './inputs.js';
 import type { Listener } from './listeners.js';
 import type { PortPlan, SniRoutePlan } from './plan.js';
@@ -28,6 +28,7 @@ export function settleClaims(claims: readonly Claim[], programmed: readonly List
   const ports = new Map<number, Map<string, Claim[]>>();
   for (const listener of programmed) if (!ports.has(listener.port)) ports.set(listener.port, new Map());
   for (const claim of claims) {
+    if (lostToNarrowerListener(claim, claims, programmed, once)) continue;
     const byHost = ports.get(claim.listener.port) ?? new Map<string, Claim[]>();
     ports.set(claim.listener.port, byHost);
     const list = byHost.get(claim.hostname) ?? [];
@@ -49,6 +50,27 @@ export function settleClaims(claims: readonly Claim[], programmed: readonly List
         ),
       ].sort(),
     }));
+}
+
+/**
+ * Listener isolation: a name under a more specific listener on the same port belongs to that listener,
+ * whether or not it has a route for the name. When a claim through a narrower listener exists, the
+ * settling below prefers it (and says so); when none does, the broader claim is dropped here.
+ */
+function lostToNarrowerListener(claim: Claim, claims: readonly Claim[], programmed: readonly Listener[], once: OnceReporter): boolean {
+  const narrower = (listener: Listener) =>
+    listener.port === claim.listener.port && compareSpecificity(listener.hostname, claim.listener.hostname) < 0;
+  const owner = programmed.find((other) => narrower(other) && intersectHostnames(other.hostname, claim.hostname) === claim.hostname);
+  if (!owner) return false;
+  if (claims.some((other) => other.hostname === claim.hostname && narrower(other.listener))) return false;
+  const path: FieldPath = claim.routeHostnameIndex !== undefined ? ['spec', 'hostnames', claim.routeHostnameIndex] : ['spec'];
+  once.warning(
+    'route-hostname-conflict',
+    claim.route.object,
+    `${claim.hostname} on port ${claim.listener.port} belongs to listener ${owner.spec.name} of Gateway ${resourceName(owner.gateway.object)} (its hostname ${owner.hostname ?? '(none)'} is more specific than ${claim.listener.hostname ?? '(none)'}), which has no route for it; this route gets no connections for it`,
+    path,
+  );
+  return true;
 }
 
 function compareClaims(a: Claim, b: Claim): number {
