@@ -2,6 +2,7 @@ import { isAbsolute } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { isDnsHostname, isKubernetesName } from '../translate/allowlist.js';
 import type { TranslateOptions } from '../translate/options.js';
+import { rfc3339 } from '../translate/precedence.js';
 
 /** Command-line values as commander hands them over, before they become TranslateOptions. */
 export interface CommonFlags {
@@ -94,7 +95,9 @@ export function parseAccessLog(value: string): string {
 
 export function parseNow(value: string): Date {
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new InvalidArgumentError('expected an ISO 8601 time such as 2026-01-31T00:00:00Z');
+  if (!rfc3339.test(value) || Number.isNaN(date.getTime())) {
+    throw new InvalidArgumentError('expected an RFC 3339 time with a zone, such as 2026-01-31T00:00:00Z');
+  }
   return date;
 }
 

@@ -2,7 +2,8 @@ import type { SourceObject } from '../sources/snapshot.js';
 
 /**
  * Conflict order between resources: oldest `creationTimestamp` first, then `namespace/name`
- * alphabetically. A resource without a timestamp (plain manifests) counts as newest.
+ * alphabetically. A resource without a timestamp (plain manifests), or with one that is not RFC 3339
+ * with a zone, counts as newest.
  */
 export function compareAge(a: SourceObject, b: SourceObject): number {
   const ta = timestamp(a);
@@ -13,8 +14,12 @@ export function compareAge(a: SourceObject, b: SourceObject): number {
   return na < nb ? -1 : na > nb ? 1 : 0;
 }
 
+/** RFC 3339 with an explicit zone, as the API server writes it; anything else would parse in local time. */
+export const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
 function timestamp(object: SourceObject): number {
-  const parsed = Date.parse(object.metadata.creationTimestamp);
+  const value = object.metadata.creationTimestamp;
+  const parsed = rfc3339.test(value) ? Date.parse(value) : Number.NaN;
   return Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
 }
 

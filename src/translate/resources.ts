@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SourceObject, Snapshot } from '../sources/snapshot.js';
 import { isKubernetesName, isNamespaceName } from './allowlist.js';
-import type { Reporter } from './report.js';
+import { resourceName, type Reporter } from './report.js';
 
 /**
  * Structural schemas for the parts of each kind that we read. They check shape only; values that reach
@@ -140,27 +140,27 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
       }
       case 'Service': {
         const spec = parseWith(serviceSchema, object, report);
-        if (spec) putUnique(services, id, { object, spec: spec.spec ?? {} }, report);
+        if (spec) services.set(id, { object, spec: spec.spec ?? {} });
         break;
       }
       case 'Secret': {
         const secret = parseWith(secretSchema, object, report);
         if (secret) {
           const data = decodeSecretData(object, secret.data ?? {}, secret.stringData ?? {}, report);
-          putUnique(secrets, id, { object, spec: { type: secret.type ?? 'Opaque', data } }, report);
+          secrets.set(id, { object, spec: { type: secret.type ?? 'Opaque', data } });
         }
         break;
       }
       case 'ConfigMap': {
         const configMap = parseWith(configMapSchema, object, report);
-        if (configMap) putUnique(configMaps, id, { object, spec: configMap.data ?? {} }, report);
+        if (configMap) configMaps.set(id, { object, spec: configMap.data ?? {} });
         break;
       }
       case 'IngressClass': {
         const ingressClass = parseWith(ingressClassSchema, object, report);
         if (ingressClass) {
           const controller = ingressClass.spec?.controller ?? '';
-          putUnique(ingressClasses, object.metadata.name, { object, spec: { controller } }, report);
+          ingressClasses.set(object.metadata.name, { object, spec: { controller } });
         }
         break;
       }
@@ -217,15 +217,24 @@ export function parseWith<T>(schema: z.ZodType<T>, object: SourceObject, report:
   return undefined;
 }
 
-/** The same object twice in the input is a mistake in the input; the first one read is kept. */
-function putUnique<T>(map: Map<string, Typed<T>>, id: string, value: Typed<T>, report: Reporter): void {
-  const existing = map.get(id);
-  if (existing) {
-    const where = existing.object.origin ? ` (first at ${existing.object.origin.file}:${existing.object.origin.line})` : '';
-    report.error('resource-duplicate', value.object, `${value.object.kind} ${id} appears more than once${where}; this copy is ignored`);
-    return;
-  }
-  map.set(id, value);
+/**
+ * The same object (kind, namespace, name) more than once is a mistake in the input. Keeping "the first
+ * one read" would make the output depend on input order, so every copy is left out, each with an error.
+ */
+export function withoutDuplicates(objects: readonly SourceObject[], report: Reporter): SourceObject[] {
+  const idOf = (o: SourceObject) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
+  const counts = new Map<string, number>();
+  for (const object of objects) counts.set(idOf(object), (counts.get(idOf(object)) ?? 0) + 1);
+  return objects.filter((object) => {
+    const count = counts.get(idOf(object)) ?? 0;
+    if (count === 1) return true;
+    report.error(
+      'resource-duplicate',
+      object,
+      `${object.kind} ${resourceName(object)} appears ${count} times in the input; every copy is ignored until only one is left`,
+    );
+    return false;
+  });
 }
 
 const base64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -11,7 +11,7 @@ import { translateIngress, type IngressContext } from './ingress.js';
 import type { TranslateOptions } from './options.js';
 import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
-import { indexResources, type Resources } from './resources.js';
+import { indexResources, withoutDuplicates, type Resources } from './resources.js';
 import { SecretFiles } from './secrets.js';
 import { buildStream, hashSizes } from './stream.js';
 
@@ -28,8 +28,9 @@ export interface TranslateResult {
 /** snapshot → nginx model + diagnostics. Pure: no I/O, no clock (options.now), order-independent. */
 export function translate(snapshot: Snapshot, options: TranslateOptions): TranslateResult {
   const report = new Reporter();
+  const objects = withoutDuplicates(snapshot.objects, report);
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
-  const resources = indexResources({ objects: snapshot.objects.filter((o) => !isGatewayKind(o)) }, report);
+  const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report);
   const settings = controllerSettings(resources, options, report);
   const secrets = new SecretFiles(resources, options.now);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
@@ -58,7 +59,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   );
 
   const gateways = planGateways({
-    objects: snapshot.objects,
+    objects,
     resources,
     secrets,
     report,
@@ -69,7 +70,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     plainHttpPorts: [options.httpPort],
   });
   const routes = new Map(
-    snapshot.objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
+    objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
   );
 
   const runDir = options.runDir;

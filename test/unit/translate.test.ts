@@ -122,6 +122,30 @@ describe('service backends', () => {
   });
 });
 
+describe('input order', () => {
+  it('leaves out every copy of a duplicated object, whichever is read first', () => {
+    const a = object('Service', 'web', 'api', { spec: { clusterIP: '10.0.0.1', ports: [{ port: 80 }] } });
+    const b = object('Service', 'web', 'api', { spec: { clusterIP: '10.0.0.2', ports: [{ port: 80 }] } });
+    const app = ingress('app', { name: 'api', port: { number: 80 } });
+    const forward = run(a, b, app);
+    const backward = run(b, a, app);
+    expect(forward.model).toEqual(backward.model);
+    expect(forward.diagnostics.filter((d) => d.code === 'resource-duplicate')).toHaveLength(2);
+    expect(forward.model.http.upstreams[0]?.servers).toEqual([{ address: 'api.web.svc.cluster.local:80' }]);
+  });
+
+  it('ignores a creation timestamp without a zone, which would be read in local time', () => {
+    const withTime = (o: SourceObject, creationTimestamp: string): SourceObject => ({
+      ...o,
+      metadata: { ...o.metadata, creationTimestamp },
+      raw: { ...o.raw, spec: { ingressClassName: 'nginx', rules: [{ host: 'same.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'api', port: { number: 80 } } } }] } }] } },
+    });
+    const { diagnostics } = run(withTime(ingress('older', { name: 'api', port: { number: 80 } }), '2024-01-01T00:00:00'), withTime(ingress('newer', { name: 'api', port: { number: 80 } }), '2024-06-01T00:00:00Z'));
+    // The zoned one counts as older; the unzoned one loses the path.
+    expect(diagnostics.find((d) => d.code === 'path-conflict')?.resource?.name).toBe('older');
+  });
+});
+
 describe('HTTPS backends', () => {
   it('names the verified host after the Service, not the upstream block, when proxy-ssl-name is absent', () => {
     const ca = object('Secret', 'web', 'trust', { type: 'Opaque', data: {} });

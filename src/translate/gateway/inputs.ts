@@ -1,6 +1,6 @@
 import type { SourceObject } from '../../sources/snapshot.js';
 import { byString, compareAge } from '../precedence.js';
-import { resourceName, type Reporter } from '../report.js';
+import type { Reporter } from '../report.js';
 import { hasSupportedVersion, hasValidName, key, parseWith, type Typed } from '../resources.js';
 import {
   deprecatedVersions,
@@ -51,19 +51,10 @@ export function readGatewayInputs(
   report: Reporter,
 ): GatewayInputs {
   const byKind = new Map<string, SourceObject[]>();
-  const seen = new Map<string, SourceObject>();
   for (const object of objects) {
     const versions = gatewayKinds[object.kind];
     if (!versions) continue;
     if (!hasSupportedVersion(object, versions, report) || !hasValidName(object, report)) continue;
-    const id = `${object.kind}/${object.metadata.namespace}/${object.metadata.name}`;
-    const first = seen.get(id);
-    if (first) {
-      const where = first.origin ? ` (first at ${first.origin.file}:${first.origin.line})` : '';
-      report.error('resource-duplicate', object, `${object.kind} ${resourceName(object)} appears more than once${where}; this copy is ignored`);
-      continue;
-    }
-    seen.set(id, object);
     const list = byKind.get(object.kind) ?? [];
     list.push(object);
     byKind.set(object.kind, list);
