@@ -41,7 +41,7 @@ export async function writeOutput(outDir: string, output: OutputSet): Promise<vo
   }
 }
 
-export async function writeAtomic(path: string, contents: string, mode: number): Promise<void> {
+async function writeAtomic(path: string, contents: string, mode: number): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o755 });
   await replaceFile(path, contents, mode);
 }

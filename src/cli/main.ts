@@ -16,7 +16,7 @@ import {
   parseAbsoluteFile,
   parseAccessLog,
   parseDomain,
-  parseIngressClass,
+  parseClassName,
   parseNamespacedName,
   parseNow,
   parsePort,
@@ -111,8 +111,8 @@ function withCommonOptions(command: Command): Command {
     .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect)
     .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
     .option('--strict', 'warnings fail too (exit 1)', false)
-    .option('--ingress-class <name>', 'IngressClass name to serve', parseIngressClass, defaults.ingressClass)
-    .option('--gateway-class <name>', 'GatewayClass name to serve', parseIngressClass, defaults.gatewayClass)
+    .option('--ingress-class <name>', 'IngressClass name to serve', parseClassName, defaults.ingressClass)
+    .option('--gateway-class <name>', 'GatewayClass name to serve', parseClassName, defaults.gatewayClass)
     .option('--watch-ingress-without-class', 'also serve Ingresses that name no class', false)
     .option('--configmap <namespace/name>', 'controller ConfigMap (ingress-nginx keys)', parseNamespacedName)
     .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)

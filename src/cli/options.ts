@@ -101,8 +101,8 @@ export function parseNow(value: string): Date {
   return date;
 }
 
-export function parseIngressClass(value: string): string {
-  if (!isKubernetesName(value)) throw new InvalidArgumentError('expected an IngressClass name');
+export function parseClassName(value: string): string {
+  if (!isKubernetesName(value)) throw new InvalidArgumentError('expected a class name (lowercase DNS-1123)');
   return value;
 }
 

@@ -1,8 +1,6 @@
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { ResourceStatus } from '../translate/gateway/plan.js';
 
-export type ReportFormat = 'text' | 'json';
-
 /** `file:line:column: severity [code] Kind namespace/name field: message`, one line each. */
 export function formatText(diagnostics: readonly Diagnostic[]): string {
   return diagnostics

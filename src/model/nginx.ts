@@ -203,7 +203,6 @@ export interface Location {
 export type BackendProtocol = 'http' | 'https' | 'grpc' | 'grpcs' | 'auto';
 
 export interface Proxy {
-  readonly protocol: BackendProtocol;
   readonly upstream: string;
   /** gRPC backends use the grpc module (`grpc_pass`, `grpc_ssl_*`), the rest the proxy module. */
   readonly grpc: boolean;

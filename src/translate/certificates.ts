@@ -55,7 +55,7 @@ export function parseKeyPair(certPem: string, keyPem: string): Parsed<KeyPair> {
 
 
 /** Parses a CA bundle: at least one certificate, all of them valid X.509. */
-export function parseCaBundle(pem: string): Parsed<{ readonly pem: string; readonly count: number }> {
+export function parseCaBundle(pem: string): Parsed<{ readonly pem: string }> {
   const certificates = pemBlocks(pem, /^(TRUSTED )?CERTIFICATE$/);
   if (certificates.length === 0) return { ok: false, problem: 'ca.crt holds no PEM certificate' };
   try {
@@ -63,7 +63,7 @@ export function parseCaBundle(pem: string): Parsed<{ readonly pem: string; reado
   } catch (error) {
     return { ok: false, problem: `ca.crt does not parse as X.509 (${firstLine(error)})` };
   }
-  return { ok: true, value: { pem: certificates.join('\n') + '\n', count: certificates.length } };
+  return { ok: true, value: { pem: certificates.join('\n') + '\n' } };
 }
 
 /** DNS names a certificate is valid for: SAN DNS entries, else (legacy) the subject CN. */

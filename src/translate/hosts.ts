@@ -24,6 +24,8 @@ export interface PassthroughRoute {
 
 export interface MergedHosts {
   readonly virtualHosts: readonly VirtualHost[];
+  /** Hosts with a certificate from `spec.tls` (not just the default one), sorted. */
+  readonly tlsHosts: readonly string[];
   readonly defaultLocations: readonly Location[];
   readonly passthrough: readonly PassthroughRoute[];
 }
@@ -59,6 +61,7 @@ export function mergeHosts(
   });
   return {
     virtualHosts,
+    tlsHosts: [...tls.keys()].sort(),
     defaultLocations: toLocations(routes.get('') ?? [], false, settings.sslRedirect),
     passthrough,
   };

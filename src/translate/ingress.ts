@@ -3,11 +3,11 @@ import type { FieldPath } from '../model/diagnostics.js';
 import type { BackendProtocol, Proxy, ProxySsl } from '../model/nginx.js';
 import type { SourceObject } from '../sources/snapshot.js';
 import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from './allowlist.js';
-import { parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
+import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
 import { resolveServiceBackend, type ResolvedBackend } from './backends.js';
 import type { Reporter } from './report.js';
 import type { IngressBackend, IngressSpec, Resources, Typed } from './resources.js';
-import type { SecretFiles, SecretRef } from './secrets.js';
+import type { SecretFiles, ObjectRef } from './secrets.js';
 
 export interface IngressContext {
   readonly resources: Resources;
@@ -32,7 +32,7 @@ export interface PassthroughClaim extends Claim {
 export interface TlsClaim extends Claim {
   readonly host: string;
   /** Absent: `spec.tls` without `secretName`, served with the default certificate. */
-  readonly secret?: SecretRef;
+  readonly secret?: ObjectRef;
 }
 
 export interface RouteClaim extends Claim {
@@ -59,7 +59,6 @@ export interface IngressContribution {
 }
 
 const empty: IngressContribution = { passthrough: [], tls: [], routes: [] };
-const annotationPrefix = 'nginx.ingress.kubernetes.io/';
 
 /** What one Ingress asks for. Conflicts between Ingresses are settled later, in hosts.ts. */
 export function translateIngress(ingress: Typed<IngressSpec>, ctx: IngressContext): IngressContribution {
@@ -332,7 +331,7 @@ function proxyTo(protocol: BackendProtocol, upstream: string): Proxy {
   // AUTO_HTTP speaks to the backend in the scheme the client used, as ingress-nginx does.
   const scheme = protocol === 'auto' ? '$scheme' : protocol;
   const grpc = protocol === 'grpc' || protocol === 'grpcs';
-  return { protocol, upstream, grpc, module: grpc ? 'grpc' : 'proxy', pass: `${scheme}://${upstream}` };
+  return { upstream, grpc, module: grpc ? 'grpc' : 'proxy', pass: `${scheme}://${upstream}` };
 }
 
 function buildProxySsl(

@@ -8,7 +8,7 @@ import { resourceName, type Reporter } from './report.js';
  * nginx are checked against the allow-lists where they are used, so the diagnostic can say what to do.
  */
 
-const portNumber = z.number().int().min(1).max(65535);
+export const portNumber = z.number().int().min(1).max(65535);
 
 const ingressBackend = z.object({
   service: z

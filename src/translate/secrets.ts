@@ -9,7 +9,8 @@ import {
 } from './certificates.js';
 import { key, type Resources } from './resources.js';
 
-export interface SecretRef {
+/** A namespaced object: a Secret, or the ConfigMap of a BackendTLSPolicy CA. */
+export interface ObjectRef {
   readonly namespace: string;
   readonly name: string;
 }
@@ -24,7 +25,7 @@ const keyMaterialMode = 0o600;
  */
 export class SecretFiles {
   private readonly keyPairs = new Map<string, Parsed<KeyPair>>();
-  private readonly caBundles = new Map<string, Parsed<{ readonly pem: string; readonly count: number }>>();
+  private readonly caBundles = new Map<string, Parsed<{ readonly pem: string }>>();
   private readonly output = new Map<string, OutputFile>();
 
   constructor(
@@ -33,7 +34,7 @@ export class SecretFiles {
   ) {}
 
   /** Certificate and key to terminate TLS for `host`, checked: parses, key matches, covers host, in date. */
-  serverCertificate(ref: SecretRef, host: string | undefined): Checked<TlsFiles> {
+  serverCertificate(ref: ObjectRef, host: string | undefined): Checked<TlsFiles> {
     const pair = this.keyPair(ref);
     if (!pair.ok) return pair;
     if (host !== undefined && !certificateCoversHost(pair.value.dnsNames, host)) {
@@ -46,7 +47,7 @@ export class SecretFiles {
   }
 
   /** Client certificate to present to a backend: `tls.crt`/`tls.key` of the Secret, if it has them. */
-  clientCertificate(ref: SecretRef): Checked<TlsFiles> | undefined {
+  clientCertificate(ref: ObjectRef): Checked<TlsFiles> | undefined {
     const secret = this.resources.secrets.get(key(ref.namespace, ref.name));
     if (!secret || (!secret.spec.data.has('tls.crt') && !secret.spec.data.has('tls.key'))) return undefined;
     const pair = this.keyPair(ref);
@@ -57,7 +58,7 @@ export class SecretFiles {
   }
 
   /** `ca.crt` of the Secret as a trusted-certificate file. */
-  caBundle(ref: SecretRef): Checked<string> {
+  caBundle(ref: ObjectRef): Checked<string> {
     const id = key(ref.namespace, ref.name);
     const secret = this.resources.secrets.get(id);
     if (!secret) return { ok: false, problem: `Secret ${id} is not in the input` };
@@ -78,7 +79,7 @@ export class SecretFiles {
    * `ca.crt` of a ConfigMap (BackendTLSPolicy `caCertificateRefs`) as a trusted-certificate file, checked
    * to parse. With `emit: false` only the check is done, for a policy that ends up carrying no traffic.
    */
-  configMapCaBundle(ref: SecretRef, options: { readonly emit?: boolean } = {}): Checked<string> {
+  configMapCaBundle(ref: ObjectRef, options: { readonly emit?: boolean } = {}): Checked<string> {
     const id = key(ref.namespace, ref.name);
     const configMap = this.resources.configMaps.get(id);
     if (!configMap) return { ok: false, problem: `ConfigMap ${id} is not in the input` };
@@ -107,7 +108,7 @@ export class SecretFiles {
     return [...this.output.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
-  private keyPair(ref: SecretRef): Parsed<KeyPair> {
+  private keyPair(ref: ObjectRef): Parsed<KeyPair> {
     const id = key(ref.namespace, ref.name);
     const cached = this.keyPairs.get(id);
     if (cached) return cached;
@@ -128,7 +129,7 @@ export class SecretFiles {
     return parsed.ok ? parsed : { ok: false, problem: `Secret ${id}: ${parsed.problem}` };
   }
 
-  private inDate(ref: SecretRef, pair: KeyPair): Checked<true> {
+  private inDate(ref: ObjectRef, pair: KeyPair): Checked<true> {
     const validity = validityAt(pair.leaf, this.now);
     if (validity === 'valid') return { ok: true, value: true };
     const when = validity === 'expired' ? `expired on ${pair.leaf.validTo}` : `is not valid before ${pair.leaf.validFrom}`;
@@ -136,7 +137,7 @@ export class SecretFiles {
   }
 
   /** Chain and key in one 0600 file: nginx reads both from it, and there is one file per Secret to keep private. */
-  private emitKeyPair(folder: 'tls' | 'client', ref: SecretRef, pair: KeyPair): TlsFiles {
+  private emitKeyPair(folder: 'tls' | 'client', ref: ObjectRef, pair: KeyPair): TlsFiles {
     const path = `${folder}/${ref.namespace}_${ref.name}.pem`;
     if (!this.output.has(path)) this.output.set(path, { path, contents: pair.chainPem + pair.keyPem, mode: keyMaterialMode });
     return { certificate: path, certificateKey: path };

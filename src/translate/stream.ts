@@ -24,6 +24,8 @@ export interface StreamInput {
   readonly passthrough: readonly PassthroughRoute[];
   /** Ingress hosts terminated by the http servers, on the HTTPS port. */
   readonly virtualHosts: readonly VirtualHost[];
+  /** Those of them with their own certificate (`spec.tls`): they keep their name against a TLSRoute. */
+  readonly ingressTlsHosts: readonly string[];
   readonly gatewayPorts: readonly PortPlan[];
   /** Finds a TLSRoute by `namespace/name`, to report on it. */
   readonly routeObject: (namespace: string, name: string) => SourceObject | undefined;
@@ -96,7 +98,7 @@ export function buildStream(input: StreamInput): StreamParts {
     .sort(([a], [b]) => a - b)
     .map(([port, claims]): SniFrontend => {
       const isIngressPort = port === input.httpsPort;
-      const settled = settleClaims(claims, isIngressPort ? terminatedIngressHosts : [], input.report);
+      const settled = settleClaims(claims, isIngressPort ? input.ingressTlsHosts : [], input.report);
       // A terminated Ingress host under a wildcard claim needs its own entry, or the wildcard would take it.
       const wildcards = settled.filter((c) => c.serverName.startsWith('*.')).map((c) => c.serverName.slice(1));
       const taken = new Set(settled.map((c) => c.serverName));
@@ -123,16 +125,16 @@ export function buildStream(input: StreamInput): StreamParts {
 
 /**
  * One claim per host name and port: the oldest owner wins a collision between an Ingress and a route
- * (design §5 precedence); a Gateway route also loses to an Ingress that terminates that exact host.
+ * (design §5 precedence); a Gateway route also loses to an Ingress with `spec.tls` for that exact host.
  */
-function settleClaims(claims: readonly Claim[], terminatedIngressHosts: readonly string[], report: Reporter): Claim[] {
+function settleClaims(claims: readonly Claim[], ingressTlsHosts: readonly string[], report: Reporter): Claim[] {
   const byName = new Map<string, Claim[]>();
   for (const claim of claims) {
     const group = byName.get(claim.serverName);
     if (group) group.push(claim);
     else byName.set(claim.serverName, [claim]);
   }
-  const terminated = new Set(terminatedIngressHosts);
+  const terminated = new Set(ingressTlsHosts);
   const settled: Claim[] = [];
   for (const [serverName, group] of byName) {
     // Claims without an owner (a listener hostname kept closed) yield to any resource's claim.

@@ -83,6 +83,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     trustedProxies: settings.proxyRealIpCidr,
     passthrough: merged.passthrough,
     virtualHosts: merged.virtualHosts,
+    ingressTlsHosts: merged.tlsHosts,
     gatewayPorts: gateways.ports,
     routeObject: (namespace, name) => routes.get(`${namespace}/${name}`),
     report,

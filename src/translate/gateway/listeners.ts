@@ -5,7 +5,7 @@ import { isKubernetesName, isNamespaceName } from '../allowlist.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import { key, type Resources, type Typed } from '../resources.js';
-import type { SecretFiles, SecretRef } from '../secrets.js';
+import type { SecretFiles, ObjectRef } from '../secrets.js';
 import { condition, reportReason } from './conditions.js';
 import { checkHostname } from './hostnames.js';
 import { namespaceLabels, selectorMatches, selectorProblem } from './namespaces.js';
@@ -161,7 +161,7 @@ function listenerCertificates(
     problem('InvalidCertificateRef', 'tls.mode Terminate needs tls.certificateRefs naming a kubernetes.io/tls Secret', path);
     return [];
   }
-  const chosen = new Map<string, { files: TlsFiles; ref: SecretRef }>();
+  const chosen = new Map<string, { files: TlsFiles; ref: ObjectRef }>();
   refs.forEach((certificateRef, refIndex) => {
     const at: FieldPath = [...path, 'certificateRefs', refIndex];
     const group = certificateRef.group ?? '';
@@ -176,7 +176,7 @@ function listenerCertificates(
       problem('InvalidCertificateRef', `certificateRefs[${refIndex}] is not a valid Secret name`, at);
       return;
     }
-    const ref: SecretRef = { namespace, name };
+    const ref: ObjectRef = { namespace, name };
     const permitted = ctx.grants.permits({
       from: { group: gatewayGroup, kind: 'Gateway', namespace: object.metadata.namespace },
       to: { group: '', kind: 'Secret', namespace, name },
@@ -225,7 +225,7 @@ function listenerCertificates(
 }
 
 /** Key algorithm of a certificate already checked by SecretFiles (`rsa`, `ec`, `ed25519`, …). */
-function certificateKeyType(resources: Resources, ref: SecretRef): string {
+function certificateKeyType(resources: Resources, ref: ObjectRef): string {
   const pem = resources.secrets.get(key(ref.namespace, ref.name))?.spec.data.get('tls.crt') ?? '';
   try {
     return new X509Certificate(pem).publicKey.asymmetricKeyType ?? 'unknown';

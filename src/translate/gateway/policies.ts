@@ -5,7 +5,7 @@ import { byString } from '../precedence.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import { key, type Resources } from '../resources.js';
-import type { SecretFiles, SecretRef } from '../secrets.js';
+import type { SecretFiles, ObjectRef } from '../secrets.js';
 import { condition, reportReason } from './conditions.js';
 import { parseWith } from '../resources.js';
 import type { BackendTlsPlan, Condition, PolicyStatus } from './plan.js';
@@ -33,7 +33,7 @@ interface Validation {
   readonly conditions: readonly Condition[];
   readonly usable: boolean;
   readonly hostname?: string;
-  readonly caRef?: SecretRef;
+  readonly caRef?: ObjectRef;
 }
 
 interface Target {
@@ -124,12 +124,15 @@ export class BackendTlsPolicies {
   }
 
   private plan(entry: Entry, validation: Validation): BackendTlsPlan {
-    let trustedCertificate = this.ctx.systemCaBundle;
-    if (validation.caRef) {
-      const emitted = this.ctx.secrets.configMapCaBundle(validation.caRef);
-      if (emitted.ok) trustedCertificate = emitted.value;
-    }
+    const trustedCertificate = validation.caRef ? this.emittedCaBundle(validation.caRef) : this.ctx.systemCaBundle;
     return { trustedCertificate, hostname: validation.hostname ?? '', policy: resourceName(entry.object) };
+  }
+
+  /** Validation already parsed this bundle; never fall back to another CA if writing it fails. */
+  private emittedCaBundle(ref: ObjectRef): string {
+    const emitted = this.ctx.secrets.configMapCaBundle(ref);
+    if (!emitted.ok) throw new Error(`CA bundle of a validated BackendTLSPolicy could not be emitted: ${emitted.problem}`);
+    return emitted.value;
   }
 
   private reportConflict(loser: Entry, winner: Entry, scope: string, backend: RouteBackend): void {
@@ -206,7 +209,7 @@ export class BackendTlsPolicies {
     }
 
     const unresolved: { reason: string; message: string }[] = [];
-    let caRef: SecretRef | undefined;
+    let caRef: ObjectRef | undefined;
     refs.forEach((ref, index) => {
       const at: FieldPath = [...path, 'caCertificateRefs', index];
       const fail = (reason: string, message: string) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { portNumber } from '../resources.js';
 
 /**
  * Structural schemas for the Gateway API kinds we read, modelled on what the CRDs' OpenAPI and CEL
@@ -23,7 +24,6 @@ export const deprecatedVersions: Readonly<Record<string, readonly string[]>> = {
   TLSRoute: [`${gatewayGroup}/v1alpha3`, `${gatewayGroup}/v1alpha2`],
 };
 
-const portNumber = z.number().int().min(1).max(65535);
 const objectName = z.string().min(1).max(253);
 /** SectionName: a DNS-1123 subdomain. Listener names end up in nginx comments and names. */
 const sectionName = z
@@ -62,7 +62,6 @@ const secretObjectReference = z.object({
   namespace: z.string().optional(),
 });
 
-export type SecretObjectReference = z.infer<typeof secretObjectReference>;
 
 const listenerSchema = z.object({
   name: sectionName,
@@ -121,7 +120,6 @@ const parentReference = z.object({
   port: portNumber.optional(),
 });
 
-export type ParentReference = z.infer<typeof parentReference>;
 
 /** Just the parentRefs, to tell whether a TLSRoute concerns our Gateways before validating the rest. */
 export const routeParentsSchema = z.object({
