@@ -77,10 +77,11 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
       });
     }
     for (const { listener, hostnames: shared } of outcomes.flatMap((o) => o.attachments)) {
+      // A listener that carries no traffic makes no policy an ancestor and gets no traffic diagnostics.
+      if (!listener.programmed) continue;
       const gateway = key(listener.ref.gatewayNamespace, listener.ref.gatewayName);
       const traffic =
         listener.mode === 'Passthrough' ? passthroughTraffic(backends) : terminateTraffic(route.object, backends, policies, gateway, once);
-      if (!listener.programmed) continue;
       for (const { hostname, routeHostnameIndex } of shared) {
         if (hostname === anyHostname) {
           once.warning(
