@@ -17,10 +17,18 @@ export function compareAge(a: SourceObject, b: SourceObject): number {
 /** RFC 3339 with an explicit zone, as the API server writes it; anything else would parse in local time. */
 export const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** Parsed once per object: sorting thousands of claims compares the same objects many times. */
+const timestamps = new WeakMap<SourceObject, number>();
+
 function timestamp(object: SourceObject): number {
-  const value = object.metadata.creationTimestamp;
-  const parsed = rfc3339.test(value) ? Date.parse(value) : Number.NaN;
-  return Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
+  let cached = timestamps.get(object);
+  if (cached === undefined) {
+    const value = object.metadata.creationTimestamp;
+    const parsed = rfc3339.test(value) ? Date.parse(value) : Number.NaN;
+    cached = Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
+    timestamps.set(object, cached);
+  }
+  return cached;
 }
 
 export function byString<T>(keyOf: (item: T) => string): (a: T, b: T) => number {
