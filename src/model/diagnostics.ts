@@ -1,3 +1,5 @@
+import { compareStrings } from './order.js';
+
 /** Diagnostics are data: every stage returns them, reporters at the edge format them. */
 
 export type Severity = 'error' | 'warning' | 'info';
@@ -42,20 +44,16 @@ const severityRank: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
 /** Total order so that output does not depend on input order. */
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   return (
-    cmp(a.file ?? '', b.file ?? '') ||
+    compareStrings(a.file ?? '', b.file ?? '') ||
     (a.line ?? 0) - (b.line ?? 0) ||
-    cmp(a.resource?.kind ?? '', b.resource?.kind ?? '') ||
-    cmp(a.resource?.namespace ?? '', b.resource?.namespace ?? '') ||
-    cmp(a.resource?.name ?? '', b.resource?.name ?? '') ||
+    compareStrings(a.resource?.kind ?? '', b.resource?.kind ?? '') ||
+    compareStrings(a.resource?.namespace ?? '', b.resource?.namespace ?? '') ||
+    compareStrings(a.resource?.name ?? '', b.resource?.name ?? '') ||
     severityRank[a.severity] - severityRank[b.severity] ||
-    cmp(a.code, b.code) ||
-    cmp(a.field ?? '', b.field ?? '') ||
-    cmp(a.message, b.message)
+    compareStrings(a.code, b.code) ||
+    compareStrings(a.field ?? '', b.field ?? '') ||
+    compareStrings(a.message, b.message)
   );
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {

@@ -9,6 +9,7 @@ import {
   type ResourceRef,
 } from '../model/diagnostics.js';
 import type { ObjectMeta, Origin, SourceObject, SourceResult } from './snapshot.js';
+import { compareStrings } from '../model/order.js';
 
 /** A usage failure (missing or unreadable input): the CLI exits with code 2, no diagnostics. */
 export class InputError extends Error {
@@ -81,8 +82,7 @@ async function expandInput(input: string): Promise<string[]> {
   if (!stats.isDirectory()) return [input];
   const files: string[] = [];
   await collectManifests(input, files);
-  // Plain code-unit order, independent of locale.
-  return files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return files.sort(compareStrings);
 }
 
 /**

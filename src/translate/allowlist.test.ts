@@ -142,7 +142,7 @@ describe('parseSslProtocols', () => {
   it('names the accepted values in its error', () => {
     const parsed = parseSslProtocols('TLSv1', ['TLSv1.2', 'TLSv1.3']);
     expect(parsed.ok).toBe(false);
-    if (!parsed.ok) expect(parsed.error).toContain('TLSv1.2, TLSv1.3');
+    if (!parsed.ok) expect(parsed.problem).toContain('TLSv1.2, TLSv1.3');
   });
 });
 

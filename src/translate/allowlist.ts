@@ -46,7 +46,8 @@ export function isCipherList(value: string): boolean {
 /** Every protocol name nginx's `ssl_protocols` knows, in the order we render them. */
 export const sslProtocolNames = ['SSLv2', 'SSLv3', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const;
 
-export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
+/** The result of a check that can fail with a reason to show the user. */
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
 
 /**
  * Parses a space-separated protocol list (names case-insensitive, duplicates dropped) and rebuilds it
@@ -55,12 +56,12 @@ export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly o
 export function parseSslProtocols(value: string, allowed: readonly string[]): Checked<string> {
   const acceptedText = `a space-separated list of ${allowed.join(', ')}`;
   const tokens = value.trim().split(/ +/);
-  if (tokens.length === 1 && tokens[0] === '') return { ok: false, error: `is empty; expected ${acceptedText}` };
+  if (tokens.length === 1 && tokens[0] === '') return { ok: false, problem: `is empty; expected ${acceptedText}` };
   const chosen = new Set<string>();
   for (const token of tokens) {
     const name = sslProtocolNames.find((known) => known.toLowerCase() === token.toLowerCase());
     if (name === undefined || !allowed.includes(name)) {
-      return { ok: false, error: `contains something other than a protocol name; expected ${acceptedText}` };
+      return { ok: false, problem: `contains something other than a protocol name; expected ${acceptedText}` };
     }
     chosen.add(name);
   }

@@ -1,4 +1,5 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import type { Checked } from './allowlist.js';
 
 /**
  * Certificate checks done before rendering, so that nginx never fails to start over a bad Secret and
@@ -14,7 +15,6 @@ export interface KeyPair {
   readonly dnsNames: readonly string[];
 }
 
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
 
 const pemBlock = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n[\s\S]*?-----END \1-----/g;
 
@@ -23,7 +23,7 @@ function pemBlocks(text: string, label: RegExp): string[] {
 }
 
 /** Parses `tls.crt`/`tls.key` (server or client pair): PEM parses, and the key belongs to the leaf. */
-export function parseKeyPair(certPem: string, keyPem: string): Parsed<KeyPair> {
+export function parseKeyPair(certPem: string, keyPem: string): Checked<KeyPair> {
   const certificates = pemBlocks(certPem, /^CERTIFICATE$/);
   if (certificates.length === 0) return { ok: false, problem: 'tls.crt holds no PEM certificate' };
   let leaf: X509Certificate;
@@ -55,7 +55,7 @@ export function parseKeyPair(certPem: string, keyPem: string): Parsed<KeyPair> {
 
 
 /** Parses a CA bundle: at least one certificate, all of them valid X.509. */
-export function parseCaBundle(pem: string): Parsed<{ readonly pem: string }> {
+export function parseCaBundle(pem: string): Checked<{ readonly pem: string }> {
   const certificates = pemBlocks(pem, /^(TRUSTED )?CERTIFICATE$/);
   if (certificates.length === 0) return { ok: false, problem: 'ca.crt holds no PEM certificate' };
   try {

@@ -15,6 +15,7 @@ import {
   trueOrFalse,
 } from './allowlist.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
+import { compareStrings } from '../model/order.js';
 
 export interface ControllerSettings {
   sslProtocols: string;
@@ -60,7 +61,7 @@ const serverSslProtocolsAllowed = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as 
 const sslProtocols = z.string().transform((value, context) => {
   const parsed = parseSslProtocols(value, serverSslProtocolsAllowed);
   if (!parsed.ok) {
-    context.addIssue({ code: 'custom', message: parsed.error });
+    context.addIssue({ code: 'custom', message: parsed.problem });
     return z.NEVER;
   }
   return parsed.value;
@@ -267,8 +268,4 @@ export function hstsHeaderValue(settings: ControllerSettings): string | undefine
   if (settings.hstsIncludeSubdomains) value += '; includeSubDomains';
   if (settings.hstsPreload) value += '; preload';
   return value;
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

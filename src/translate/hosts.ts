@@ -2,7 +2,7 @@ import type { Location, TlsFiles, VirtualHost } from '../model/nginx.js';
 import type { SourceObject } from '../sources/snapshot.js';
 import type { ResolvedBackend } from './backends.js';
 import type { IngressContribution, PassthroughClaim, RouteClaim, TlsClaim } from './ingress.js';
-import { byString, compareAge } from './precedence.js';
+import { byString, compareAge, groupBy } from './precedence.js';
 import type { Reporter } from './report.js';
 import { resourceName } from './report.js';
 import type { SecretFiles } from './secrets.js';
@@ -213,15 +213,3 @@ function acmeChallengeLocation(locations: readonly Location[]): Location | undef
     ...(covering.proxy ? { proxy: covering.proxy } : { returnStatus: 503 as const }),
   };
 }
-
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const k = keyOf(item);
-    const group = groups.get(k);
-    if (group) group.push(item);
-    else groups.set(k, [item]);
-  }
-  return new Map([...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-

@@ -1,4 +1,5 @@
 import type { SourceObject } from '../sources/snapshot.js';
+import { compareStrings } from '../model/order.js';
 
 /**
  * Conflict order between resources: oldest `creationTimestamp` first, then `namespace/name`
@@ -32,9 +33,17 @@ function timestamp(object: SourceObject): number {
 }
 
 export function byString<T>(keyOf: (item: T) => string): (a: T, b: T) => number {
-  return (a, b) => {
-    const ka = keyOf(a);
-    const kb = keyOf(b);
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  };
+  return (a, b) => compareStrings(keyOf(a), keyOf(b));
+}
+
+/** Items grouped by key, groups in key order, items in input order within a group. */
+export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return new Map([...groups].sort(([a], [b]) => compareStrings(a, b)));
 }

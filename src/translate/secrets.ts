@@ -1,11 +1,11 @@
 import type { OutputFile, TlsFiles } from '../model/nginx.js';
+import type { Checked } from './allowlist.js';
 import {
   certificateCoversHost,
   parseCaBundle,
   parseKeyPair,
   validityAt,
   type KeyPair,
-  type Parsed,
 } from './certificates.js';
 import { key, type Resources } from './resources.js';
 
@@ -15,8 +15,6 @@ export interface ObjectRef {
   readonly name: string;
 }
 
-export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
-
 const keyMaterialMode = 0o600;
 
 /**
@@ -24,8 +22,8 @@ const keyMaterialMode = 0o600;
  * it, and a file is emitted only for Secrets that something actually uses.
  */
 export class SecretFiles {
-  private readonly keyPairs = new Map<string, Parsed<KeyPair>>();
-  private readonly caBundles = new Map<string, Parsed<{ readonly pem: string }>>();
+  private readonly keyPairs = new Map<string, Checked<KeyPair>>();
+  private readonly caBundles = new Map<string, Checked<{ readonly pem: string }>>();
   private readonly output = new Map<string, OutputFile>();
 
   constructor(
@@ -108,7 +106,7 @@ export class SecretFiles {
     return [...this.output.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
-  private keyPair(ref: ObjectRef): Parsed<KeyPair> {
+  private keyPair(ref: ObjectRef): Checked<KeyPair> {
     const id = key(ref.namespace, ref.name);
     const cached = this.keyPairs.get(id);
     if (cached) return cached;
@@ -117,7 +115,7 @@ export class SecretFiles {
     return result;
   }
 
-  private parseSecretKeyPair(id: string): Parsed<KeyPair> {
+  private parseSecretKeyPair(id: string): Checked<KeyPair> {
     const secret = this.resources.secrets.get(id);
     if (!secret) return { ok: false, problem: `Secret ${id} is not in the input` };
     const certPem = secret.spec.data.get('tls.crt');

@@ -11,7 +11,7 @@ import type {
 import type { SourceObject } from '../sources/snapshot.js';
 import type { PortPlan, SniRoutePlan, WeightedBackend } from './gateway/plan.js';
 import type { PassthroughRoute } from './hosts.js';
-import { byString, compareAge } from './precedence.js';
+import { byString, compareAge, groupBy } from './precedence.js';
 import { resourceName, type Reporter } from './report.js';
 
 export interface StreamInput {
@@ -98,7 +98,7 @@ export function buildStream(input: StreamInput): StreamParts {
     .sort(([a], [b]) => a - b)
     .map(([port, claims]): SniFrontend => {
       const isIngressPort = port === input.httpsPort;
-      const settled = settleClaims(claims, isIngressPort ? input.ingressTlsHosts : [], input.report);
+      const settled = oneClaimPerName(claims, isIngressPort ? input.ingressTlsHosts : [], input.report);
       // A terminated Ingress host under a wildcard claim needs its own entry, or the wildcard would take it.
       const wildcards = settled.filter((c) => c.serverName.startsWith('*.')).map((c) => c.serverName.slice(1));
       const taken = new Set(settled.map((c) => c.serverName));
@@ -127,16 +127,10 @@ export function buildStream(input: StreamInput): StreamParts {
  * One claim per host name and port: the oldest owner wins a collision between an Ingress and a route
  * (design §5 precedence); a Gateway route also loses to an Ingress with `spec.tls` for that exact host.
  */
-function settleClaims(claims: readonly Claim[], ingressTlsHosts: readonly string[], report: Reporter): Claim[] {
-  const byName = new Map<string, Claim[]>();
-  for (const claim of claims) {
-    const group = byName.get(claim.serverName);
-    if (group) group.push(claim);
-    else byName.set(claim.serverName, [claim]);
-  }
+function oneClaimPerName(claims: readonly Claim[], ingressTlsHosts: readonly string[], report: Reporter): Claim[] {
   const terminated = new Set(ingressTlsHosts);
   const settled: Claim[] = [];
-  for (const [serverName, group] of byName) {
+  for (const [serverName, group] of groupBy(claims, (c) => c.serverName)) {
     // Claims without an owner (a listener hostname kept closed) yield to any resource's claim.
     const [winner, ...losers] = [...group].sort((a, b) =>
       a.owner && b.owner ? compareAge(a.owner, b.owner) : Number(a.owner === undefined) - Number(b.owner === undefined),

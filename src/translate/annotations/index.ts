@@ -11,6 +11,7 @@ import { isSnippetKey, snippetRefusedReason } from './snippets.js';
 import { sslPassthroughAnnotations } from './ssl-passthrough.js';
 import { sslRedirectAnnotations } from './ssl-redirect.js';
 import { isAccessControlAnnotation, isUnsupportedAnnotation } from './unsupported.js';
+import { compareStrings } from '../../model/order.js';
 
 export { annotationPrefix } from './rule.js';
 export { backendProtocolNames, type BackendProtocolName } from './backend-protocol.js';
@@ -157,8 +158,4 @@ function readAnnotation<T>(
     message: `${quoteKey(key)} rejected: the value ${describeRejectedValue(raw)}. Expected ${rule.accepted}.`,
   });
   return rule.defaultValue;
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -44,7 +44,7 @@ const namespacedName = z
 const proxySslProtocols = z.string().transform((value, context) => {
   const parsed = parseSslProtocols(value, proxySslProtocolsAllowed);
   if (!parsed.ok) {
-    context.addIssue({ code: 'custom', message: parsed.error });
+    context.addIssue({ code: 'custom', message: parsed.problem });
     return z.NEVER;
   }
   return parsed.value;

@@ -1,4 +1,4 @@
-import { describeRejectedValue, isDnsHostname, isIpAddress, isWildcardHostname } from '../allowlist.js';
+import { describeRejectedValue, isDnsHostname, isIpAddress, isWildcardHostname, type Checked } from '../allowlist.js';
 
 /**
  * Host names as the Gateway API uses them (design §5). A wildcard `*.example.com` stands for one or
@@ -7,10 +7,8 @@ import { describeRejectedValue, isDnsHostname, isIpAddress, isWildcardHostname }
  */
 export const anyHostname = '*';
 
-export type HostnameCheck = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly problem: string };
-
 /** RFC 1123, lowercase, no IP addresses, `*.` only as the whole first label. */
-export function checkHostname(value: string): HostnameCheck {
+export function checkHostname(value: string): Checked<string> {
   if (isIpAddress(value)) return { ok: false, problem: `${describeRejectedValue(value)}: an IP address, and SNI carries host names only (RFC 6066)` };
   if (isDnsHostname(value) || isWildcardHostname(value)) return { ok: true, value };
   if (value.includes('*') && (!value.startsWith('*.') || value.lastIndexOf('*') !== 0)) {
