@@ -193,11 +193,21 @@ export interface Location {
   readonly path: string;
   /** Which Ingress path this came from, for the reader of the config. */
   readonly comment: string;
-  /** Answer plain HTTP with a 308 to HTTPS (`ssl-redirect`, `force-ssl-redirect`). */
-  readonly redirectToHttps: boolean;
+  /** What a request over plain HTTP gets. */
+  readonly plainHttp: PlainHttpAction;
   readonly proxy?: Proxy;
   /** Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes. */
   readonly returnStatus?: 404 | 503;
+}
+
+/**
+ * `redirect` alone: a 308 to HTTPS (`ssl-redirect`, `force-ssl-redirect`). `serve` alone: proxied.
+ * Both: a 308 unless a trusted load balancer says the client used HTTPS (`use-forwarded-headers`),
+ * and proxied then.
+ */
+export interface PlainHttpAction {
+  readonly redirect: boolean;
+  readonly serve: boolean;
 }
 
 export type BackendProtocol = 'http' | 'https' | 'grpc' | 'grpcs' | 'auto';

@@ -1,4 +1,4 @@
-import type { Location, TlsFiles, VirtualHost } from '../model/nginx.js';
+import type { Location, PlainHttpAction, TlsFiles, VirtualHost } from '../model/nginx.js';
 import type { SourceObject } from '../sources/snapshot.js';
 import type { ResolvedBackend } from './backends.js';
 import type { IngressContribution, PassthroughClaim, RouteClaim, TlsClaim } from './ingress.js';
@@ -10,6 +10,8 @@ import type { SecretFiles } from './secrets.js';
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */
   readonly sslRedirect: boolean;
+  /** ConfigMap `use-forwarded-headers`: a trusted load balancer may say the client used HTTPS. */
+  readonly trustForwardedProto: boolean;
   readonly hsts: boolean;
   readonly defaultTls: TlsFiles;
 }
@@ -56,13 +58,13 @@ export function mergeHosts(
       serverName: host,
       ...(!passthroughHosts.has(host) && { tls: hostTls ?? settings.defaultTls }),
       hsts: settings.hsts && hostTls !== undefined,
-      locations: toLocations(routes.get(host) ?? [], hasTls, settings.sslRedirect),
+      locations: toLocations(routes.get(host) ?? [], hasTls, settings),
     };
   });
   return {
     virtualHosts,
     tlsHosts: [...tls.keys()].sort(),
-    defaultLocations: toLocations(routes.get('') ?? [], false, settings.sslRedirect),
+    defaultLocations: toLocations(routes.get('') ?? [], false, settings),
     passthrough,
   };
 }
@@ -177,21 +179,23 @@ function settleRoutes(claims: readonly RouteClaim[], report: Reporter): Map<stri
   return byHost;
 }
 
-function toLocations(winners: readonly RouteClaim[], hostHasTls: boolean, sslRedirectDefault: boolean): Location[] {
+function toLocations(winners: readonly RouteClaim[], hostHasTls: boolean, settings: HostSettings): Location[] {
+  const plainHttp = (redirect: boolean): PlainHttpAction => ({ redirect, serve: !redirect || settings.trustForwardedProto });
   const locations: Location[] = winners.map((claim) => ({
     modifier: claim.modifier,
     path: claim.path,
     comment: claim.comment,
-    redirectToHttps:
+    plainHttp: plainHttp(
       !claim.path.startsWith(acmeChallengePrefix.slice(0, -1)) &&
-      (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? sslRedirectDefault))),
+        (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? settings.sslRedirect))),
+    ),
     ...(claim.proxy ? { proxy: claim.proxy } : { returnStatus: 503 as const }),
   }));
   const acme = acmeChallengeLocation(locations);
   if (acme) locations.push(acme);
   // Without a location for `/`, nginx would serve files from its prefix's html folder.
   if (!locations.some((l) => l.modifier === '' && l.path === '/')) {
-    locations.push({ modifier: '', path: '/', comment: 'no Ingress path matches', redirectToHttps: false, returnStatus: 404 });
+    locations.push({ modifier: '', path: '/', comment: 'no Ingress path matches', plainHttp: plainHttp(false), returnStatus: 404 });
   }
   return locations.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.modifier === '=' ? -1 : 1));
 }
@@ -204,12 +208,12 @@ function acmeChallengeLocation(locations: readonly Location[]): Location | undef
   const covering = locations
     .filter((l) => l.modifier === '' && acmeChallengePrefix.startsWith(l.path))
     .sort((a, b) => b.path.length - a.path.length)[0];
-  if (!covering || !covering.redirectToHttps) return undefined;
+  if (!covering || !covering.plainHttp.redirect) return undefined;
   return {
     modifier: '',
     path: acmeChallengePrefix,
     comment: `ACME HTTP-01 challenges are never redirected; served as ${covering.comment}`,
-    redirectToHttps: false,
+    plainHttp: { redirect: false, serve: true },
     ...(covering.proxy ? { proxy: covering.proxy } : { returnStatus: 503 as const }),
   };
 }

@@ -53,7 +53,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     });
   const merged = mergeHosts(
     ours.map((ingress) => translateIngress(ingress, context)),
-    { sslRedirect: settings.sslRedirect, hsts: settings.hsts, defaultTls },
+    { sslRedirect: settings.sslRedirect, trustForwardedProto: settings.useForwardedHeaders, hsts: settings.hsts, defaultTls },
     secrets,
     report,
   );
