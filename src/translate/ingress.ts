@@ -162,6 +162,10 @@ function translateTerminating(
     });
   });
 
+  const redirects: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect'> = {
+    ...(annotations.sslRedirect !== undefined && { sslRedirect: annotations.sslRedirect }),
+    forceSslRedirect: annotations.forceSslRedirect,
+  };
   const routes: RouteClaim[] = [];
   const hosts: string[] = [];
   let ordinal = 0;
@@ -198,8 +202,7 @@ function translateTerminating(
           ordinal: ordinal++,
           comment,
           ...(proxy && { proxy }),
-          ...(annotations.sslRedirect !== undefined && { sslRedirect: annotations.sslRedirect }),
-          forceSslRedirect: annotations.forceSslRedirect,
+          ...redirects,
         });
       }
     });
@@ -221,8 +224,7 @@ function translateTerminating(
         ordinal: ordinal++,
         comment,
         ...(proxy && { proxy }),
-        ...(annotations.sslRedirect !== undefined && { sslRedirect: annotations.sslRedirect }),
-        forceSslRedirect: annotations.forceSslRedirect,
+        ...redirects,
       });
     }
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { clusterScopedKinds } from '../sources/files.js';
 import type { SourceObject, Snapshot } from '../sources/snapshot.js';
 import { isKubernetesName, isNamespaceName } from './allowlist.js';
 import { resourceName, type Reporter } from './report.js';
@@ -176,8 +177,6 @@ export function hasSupportedVersion(object: SourceObject, versions: readonly str
   ]);
   return false;
 }
-
-const clusterScopedKinds = new Set(['IngressClass', 'GatewayClass', 'Namespace']);
 
 /**
  * Names end up in upstream names, file names and comments, so they are held to what the API server
