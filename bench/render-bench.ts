@@ -10,14 +10,12 @@ import { writeOutput } from '../src/apply/write.js';
 import { defaults, toTranslateOptions, type CommonFlags } from '../src/cli/options.js';
 import { formatSummary, formatText } from '../src/cli/reporters.js';
 import type { Diagnostic } from '../src/model/diagnostics.js';
-import type { NginxConfig } from '../src/model/nginx.js';
-import { render } from '../src/render/render.js';
+import { build, type BuildResult } from '../src/render/build.js';
 import { readInputs } from '../src/sources/files.js';
 import { refinePositions } from '../src/sources/positions.js';
 import type { Snapshot } from '../src/sources/snapshot.js';
 import { certificateCoversHost, parseKeyPair, validityAt } from '../src/translate/certificates.js';
 import type { TranslateOptions } from '../src/translate/options.js';
-import { translate } from '../src/translate/translate.js';
 import type { GeneratedInput } from './generate.js';
 
 /**
@@ -64,10 +62,9 @@ const maxRss = (): number => process.resourceUsage().maxRSS * 1024;
 
 interface Stages {
   readParse: number;
-  translate: number;
+  build: number;
   certificates: number;
   positions: number;
-  render: number;
   write: number;
   total: number;
 }
@@ -99,51 +96,30 @@ function translateOptions(inputDir: string): TranslateOptions {
   return toTranslateOptions(flags, new Date());
 }
 
-interface Translated {
-  readonly model: NginxConfig;
-  readonly diagnostics: readonly Diagnostic[];
-  readonly readParse: number;
-  readonly translate: number;
-  readonly positions: number;
-}
-
-/** `pipeline()` of src/cli/main.ts with timers: the snapshot is garbage once it returns, as in the CLI. */
-async function pipeline(inputDir: string, options: TranslateOptions, memory: MemorySampler): Promise<Translated> {
-  const t0 = performance.now();
-  const source = await readInputs([inputDir]);
-  memory.sample();
-  const t1 = performance.now();
-  const translated = translate(source.snapshot, options);
-  memory.sample();
-  const t2 = performance.now();
-  const diagnostics = await refinePositions([...source.diagnostics, ...translated.diagnostics], source.snapshot, source.readText);
-  const t3 = performance.now();
-  return { model: translated.model, diagnostics, readParse: t1 - t0, translate: t2 - t1, positions: t3 - t2 };
-}
-
-/** The `render` command: pipeline, render, writeOutput, report (formatted and dropped here, stderr there). */
+/** The `render` command: read, build, write, report (formatted and dropped here, stderr there). */
 async function runPipeline(inputDir: string, outDir: string): Promise<PipelineRun> {
   const memory = new MemorySampler();
   memory.start();
   const options = translateOptions(inputDir);
   const t0 = performance.now();
-  const result = await pipeline(inputDir, options, memory);
+  const source = await readInputs([inputDir]);
+  memory.sample();
   const t1 = performance.now();
-  const rendered = render(result.model);
+  const result: BuildResult = build(source.snapshot, options);
   memory.sample();
   const t2 = performance.now();
-  await writeOutput(outDir, { nginxConf: rendered.nginxConf, files: result.model.files });
+  await writeOutput(outDir, result.files);
   const t3 = performance.now();
-  if (result.diagnostics.length > 0) void (formatText(result.diagnostics) + formatSummary(result.diagnostics));
+  const diagnostics = await refinePositions([...source.diagnostics, ...result.diagnostics], source.snapshot, source.readText);
+  if (diagnostics.length > 0) void (formatText(diagnostics) + formatSummary(diagnostics));
   const t4 = performance.now();
   memory.stop();
   const maxRssAfter = maxRss();
   const model = result.model;
-  const confBytes = Buffer.byteLength(rendered.nginxConf);
   const summary = {
     heapPeak: memory.heapUsed,
-    diagnostics: result.diagnostics,
-    confBytes,
+    diagnostics,
+    confBytes: Buffer.byteLength(result.files[0]?.contents ?? ''),
     keyFiles: model.files.length,
     virtualHosts: model.http.virtualHosts.length,
     sniRoutes: model.stream.frontends.reduce((n, f) => n + f.routes.length, 0),
@@ -156,11 +132,10 @@ async function runPipeline(inputDir: string, outDir: string): Promise<PipelineRu
   return {
     ...summary,
     stages: {
-      readParse: result.readParse,
-      translate: result.translate,
+      readParse: t1 - t0,
+      build: t2 - t1,
       certificates: checks.ms,
-      positions: result.positions + (t4 - t3),
-      render: t2 - t1,
+      positions: t4 - t3,
       write: t3 - t2,
       total: t4 - t0,
     },
@@ -350,10 +325,9 @@ async function main(): Promise<void> {
     const rows: [string, (s: Stages) => number][] = [
       ['read + parse (readInputs)', (s) => s.readParse],
       ['certificate checks *', (s) => s.certificates],
-      ['translate (rest) *', (s) => s.translate - s.certificates],
-      ['refinePositions + report', (s) => s.positions],
-      ['render (handlebars)', (s) => s.render],
+      ['build (rest) *', (s) => s.build - s.certificates],
       ['write (writeOutput)', (s) => s.write],
+      ['refinePositions + report', (s) => s.positions],
       ['total', (s) => s.total],
     ];
     const lines: string[] = [];
@@ -378,9 +352,9 @@ async function main(): Promise<void> {
     for (const [label, pick] of rows) {
       out(`  ${label.padEnd(28)}${pipelineRuns.map((r) => pad(ms(pick(r.stages)), 11)).join('')}${pad(ms(pick(best.stages)), 11)}`);
     }
-    out('  * derived: translate is pure and has no timers. The checks SecretFiles makes (parseKeyPair once per');
-    out('    Secret; certificateCoversHost and validityAt per host) were timed separately after each run, with the');
-    out('    same functions, on the Secrets the served Ingresses name; "translate (rest)" = translate − that.');
+    out('  * derived: the build step (translate + render) is pure and has no timers. The checks SecretFiles makes');
+    out('    (parseKeyPair once per Secret; certificateCoversHost and validityAt per host) were timed separately after');
+    out('    each run, with the same functions, on the Secrets the served Ingresses name; "build (rest)" = build − that.');
     out(
       `    write context: the same ${writeContext.files} files created with plain writeFileSync on this disk: ${ms(writeContext.ms)}`,
     );

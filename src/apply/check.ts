@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
-import { mainConfigName } from './write.js';
+import { mainConfigName } from '../model/nginx.js';
 
 export interface NginxCheck {
   readonly ok: boolean;

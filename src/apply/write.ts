@@ -1,66 +1,245 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, writeFile, chmod } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { OutputFile } from '../model/nginx.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { mainConfigName, type OutputFile } from '../model/nginx.js';
 
 /** Folders under the output directory that hold only what we wrote; stale files in them are removed. */
 export const managedFolders = ['tls', 'ca', 'client'] as const;
 
-export const mainConfigName = 'nginx.conf';
+/** A file-system problem of the user's environment (not writable, not a folder, disk full): exit 2, one line. */
+export class EnvironmentError extends Error {
+  override name = 'EnvironmentError';
+}
 
-export interface OutputSet {
-  readonly nginxConf: string;
+const lockName = '.ingress2nginx.lock';
+const stagingPrefix = '.i2n-staging-';
+/** Where the last config that nginx rejected is kept, so that the line in nginx's message can be read. */
+export const rejectedFolderName = '.i2n-rejected';
+
+/** A set of files written into a staging folder inside the output folder, not yet visible to nginx. */
+export interface Staged {
+  /** Absolute or relative path of the staging folder; its `nginx.conf` can be checked with `nginx -t`. */
+  readonly dir: string;
   readonly files: readonly OutputFile[];
 }
 
+export interface CommitResult {
+  /** Paths (relative to the output folder) whose bytes changed and were replaced. */
+  readonly written: readonly string[];
+  /** Stale key files removed from the managed folders. */
+  readonly removed: readonly string[];
+}
+
 /**
- * Writes the config and key material. Every file goes to a temp name in its own folder and is renamed
- * into place, so nginx never reads half a file; key files are created 0600 before any byte is written.
+ * The output folder, held under a lock while we write it. Files are first written in full into a
+ * staging folder inside it (same file system, so the paths in nginx.conf resolve the same way there and
+ * every move is an atomic rename), checked there if the caller wants, and only then moved into place:
+ * key files first, `nginx.conf` last, stale key files removed after. A failed check leaves the folder as
+ * it was. Two writers never interleave: the second waits for the lock.
  */
-export async function writeOutput(outDir: string, output: OutputSet): Promise<void> {
-  for (const file of output.files) {
-    // Names are validated upstream; this keeps a mistake there from writing outside the output folder.
-    if (!/^(tls|ca|client)\/[a-z0-9._-]+\.(pem|crt)$/.test(file.path) || file.path.includes('..')) {
-      throw new Error(`refusing to write key material to unexpected path ${JSON.stringify(file.path)}`);
+export class OutputFolder {
+  private constructor(
+    readonly dir: string,
+    private readonly lockPath: string,
+  ) {}
+
+  /** Creates the folder if needed, takes the lock and removes what a crashed earlier run left behind. */
+  static async open(dir: string, options: { readonly lockTimeoutMs?: number } = {}): Promise<OutputFolder> {
+    await environment(`cannot create the output folder ${dir}`, () => mkdir(dir, { recursive: true }));
+    const info = await environment(`cannot use the output folder ${dir}`, () => stat(dir));
+    if (!info.isDirectory()) throw new EnvironmentError(`the output ${dir} exists and is not a folder`);
+    const lockPath = join(dir, lockName);
+    await acquireLock(lockPath, options.lockTimeoutMs ?? 60_000);
+    const folder = new OutputFolder(dir, lockPath);
+    try {
+      await folder.removeLeftovers();
+    } catch (error) {
+      await folder.close();
+      throw error;
     }
+    return folder;
   }
-  await mkdir(outDir, { recursive: true });
-  const wanted = new Set(output.files.map((f) => f.path));
-  // Thousands of key files written one after another spend most of their time waiting for the
-  // file-system thread pool: make each folder once, then keep a few files in flight at a time.
-  for (const folder of new Set(output.files.map((f) => dirname(join(outDir, f.path))))) {
-    await mkdir(folder, { recursive: true, mode: 0o755 });
+
+  /** Writes every file into a new staging folder, with its final mode; nothing in the output changes. */
+  async stage(files: readonly OutputFile[]): Promise<Staged> {
+    for (const file of files) assertSafePath(file.path);
+    const dir = join(this.dir, `${stagingPrefix}${randomBytes(6).toString('hex')}`);
+    try {
+      await environment(`cannot write into ${this.dir}`, async () => {
+        for (const folder of new Set(files.map((f) => dirname(join(dir, f.path))))) {
+          await mkdir(folder, { recursive: true, mode: 0o755 });
+        }
+        await forEachLimited(files, parallelWrites, async (file) => {
+          const path = join(dir, file.path);
+          await writeFile(path, file.contents.length > chunkLength ? chunks(file.contents) : file.contents, {
+            mode: file.mode,
+            flag: 'wx',
+          });
+          await chmod(path, file.mode);
+        });
+      });
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+    return { dir, files };
   }
-  await forEachLimited(output.files, parallelWrites, (file) => replaceFile(join(outDir, file.path), file.contents, file.mode));
-  // Last, so that nginx.conf never names a key file that is not in place yet.
-  await writeAtomic(join(outDir, mainConfigName), output.nginxConf, 0o644);
-  for (const folder of managedFolders) {
-    for (const name of await listFiles(join(outDir, folder))) {
-      if (!wanted.has(`${folder}/${name}`)) await rm(join(outDir, folder, name), { force: true });
+
+  /**
+   * Moves the staged files into place. A file whose bytes are unchanged is left alone (nginx and the
+   * file's readers see no new inode), so an unchanged render changes nothing on disk.
+   */
+  async commit(staged: Staged): Promise<CommitResult> {
+    const written: string[] = [];
+    const removed: string[] = [];
+    await environment(`cannot write into ${this.dir}`, async () => {
+      const ordered = [...staged.files.filter((f) => f.path !== mainConfigName), ...staged.files.filter((f) => f.path === mainConfigName)];
+      const changed = await mapLimited(ordered, parallelWrites, async (file) => !(await sameContents(join(this.dir, file.path), file.contents)));
+      for (const folder of managedFolders) await mkdir(join(this.dir, folder), { recursive: true, mode: 0o755 });
+      // Sequential: nginx.conf, last in the list, must never name a key file that is not in place yet.
+      for (const [index, file] of ordered.entries()) {
+        if (!changed[index]) continue;
+        await mkdir(dirname(join(this.dir, file.path)), { recursive: true, mode: 0o755 });
+        await rename(join(staged.dir, file.path), join(this.dir, file.path));
+        written.push(file.path);
+      }
+      const wanted = new Set(staged.files.map((f) => f.path));
+      for (const folder of managedFolders) {
+        for (const name of await listFiles(join(this.dir, folder))) {
+          if (wanted.has(`${folder}/${name}`)) continue;
+          await rm(join(this.dir, folder, name), { force: true });
+          removed.push(`${folder}/${name}`);
+        }
+      }
+    });
+    await this.discard(staged);
+    return { written, removed };
+  }
+
+  async discard(staged: Staged): Promise<void> {
+    await rm(staged.dir, { recursive: true, force: true });
+  }
+
+  /** Keeps a staged config that nginx rejected as `DIR/.i2n-rejected/` (replacing the previous one); returns its path. */
+  async keepRejected(staged: Staged): Promise<string> {
+    const kept = join(this.dir, rejectedFolderName);
+    await rm(kept, { recursive: true, force: true });
+    await rename(staged.dir, kept);
+    return kept;
+  }
+
+  async close(): Promise<void> {
+    await rm(this.lockPath, { force: true });
+  }
+
+  /** Staging folders of a run that crashed (we hold the lock, so no live run owns one). */
+  private async removeLeftovers(): Promise<void> {
+    const entries = await environment(`cannot read the output folder ${this.dir}`, () => readdir(this.dir, { withFileTypes: true }));
+    for (const entry of entries) {
+      if (entry.isDirectory() && entry.name.startsWith(stagingPrefix)) {
+        await rm(join(this.dir, entry.name), { recursive: true, force: true });
+      }
     }
   }
 }
 
-async function writeAtomic(path: string, contents: string, mode: number): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o755 });
-  await replaceFile(path, contents, mode);
-}
-
-const parallelWrites = 16;
-
-/** Temp file (created with `mode`, then chmod'ed past the umask) renamed over `path`; the folder must exist. */
-async function replaceFile(path: string, contents: string, mode: number): Promise<void> {
-  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+/** Renders into `dir` in one go: open, stage, commit, close. */
+export async function writeOutput(dir: string, files: readonly OutputFile[]): Promise<CommitResult> {
+  const folder = await OutputFolder.open(dir);
   try {
-    await writeFile(temp, contents.length > chunkLength ? chunks(contents) : contents, { mode, flag: 'wx' });
-    await chmod(temp, mode);
-    await rename(temp, path);
+    return await folder.commit(await folder.stage(files));
+  } finally {
+    await folder.close();
+  }
+}
+
+/** Names are validated upstream; this keeps a mistake there from writing outside the output folder. */
+function assertSafePath(path: string): void {
+  if (path === mainConfigName) return;
+  if (!/^(tls|ca|client)\/[a-z0-9._-]+\.(pem|crt)$/.test(path) || path.includes('..') || path.length > 255) {
+    throw new Error(`refusing to write key material to unexpected path ${JSON.stringify(path)}`);
+  }
+}
+
+/**
+ * The lock is a file created exclusively, holding `pid@host`. A lock whose process is gone (same host)
+ * was left by a crash and is taken over; a live one is waited for, up to `timeoutMs`.
+ */
+async function acquireLock(path: string, timeoutMs: number): Promise<void> {
+  const owner = `${process.pid}@${hostname()}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await writeFile(path, `${owner}\n`, { flag: 'wx', mode: 0o644 });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new EnvironmentError(`cannot lock the output folder ${dirname(path)}: ${reason(error)}`);
+      }
+    }
+    const holder = (await readFile(path, 'utf8').catch(() => '')).trim();
+    if (holder !== '' && isDeadLocalProcess(holder)) {
+      await rm(path, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new EnvironmentError(
+        `the output folder ${dirname(path)} is locked by another ingress2nginx (${holder || 'unknown'}); if none is running, remove ${path}`,
+      );
+    }
+    await delay(50);
+  }
+}
+
+function isDeadLocalProcess(holder: string): boolean {
+  const match = /^(\d+)@(.*)$/.exec(holder);
+  if (!match || match[2] !== hostname()) return false;
+  try {
+    process.kill(Number(match[1]), 0);
+    return false;
   } catch (error) {
-    await rm(temp, { force: true });
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+async function sameContents(path: string, contents: string): Promise<boolean> {
+  const current = await readFile(path).catch(() => undefined);
+  return current !== undefined && current.length === Buffer.byteLength(contents) && current.equals(Buffer.from(contents));
+}
+
+const environmentCodes = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOTDIR', 'EEXIST', 'EISDIR', 'ENAMETOOLONG', 'EMFILE', 'EIO']);
+
+/** Runs `action`; a file-system error of the environment becomes an EnvironmentError with `what` in front. */
+async function environment<T>(what: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (environmentCodes.has((error as NodeJS.ErrnoException).code ?? '')) throw new EnvironmentError(`${what}: ${reason(error)}`);
     throw error;
   }
 }
 
+function reason(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  const words: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOSPC: 'no space left on the device',
+    EDQUOT: 'disk quota exceeded',
+    ENOTDIR: 'a part of the path is not a folder',
+    EEXIST: 'already exists',
+    EISDIR: 'is a folder',
+    ENAMETOOLONG: 'file name too long',
+    EMFILE: 'too many open files',
+    EIO: 'input/output error',
+  };
+  return (code && words[code]) ?? message;
+}
+
+const parallelWrites = 16;
 const chunkLength = 1 << 20;
 
 /**
@@ -87,6 +266,15 @@ export async function listFiles(dir: string): Promise<string[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
+}
+
+/** `action` on every item with at most `limit` at once; results in item order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, action: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  await forEachLimited([...items.keys()], limit, async (index) => {
+    results[index] = await action(items[index] as T);
+  });
+  return results;
 }
 
 /**

@@ -1,16 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { createTwoFilesPatch } from 'diff';
-import { checkConfig, nginxBinary, NginxMissingError } from '../apply/check.js';
-import { listFiles, mainConfigName, managedFolders, writeOutput } from '../apply/write.js';
+import { checkConfig, nginxBinary, NginxMissingError, type NginxCheck } from '../apply/check.js';
+import { buildChecked } from '../apply/quarantine.js';
+import { EnvironmentError, listFiles, managedFolders, OutputFolder, type Staged } from '../apply/write.js';
 import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
-import type { NginxConfig } from '../model/nginx.js';
-import { render } from '../render/render.js';
-import { InputError, readInputs } from '../sources/files.js';
+import { mainConfigName } from '../model/nginx.js';
+import { build, type BuildResult } from '../render/build.js';
+import { InputError, readInputs, type FileSourceResult } from '../sources/files.js';
 import { refinePositions } from '../sources/positions.js';
-import type { ResourceStatus } from '../translate/gateway/plan.js';
-import { translate } from '../translate/translate.js';
 import {
   defaults,
   parseAbsoluteFile,
@@ -24,6 +23,7 @@ import {
   parseStreamModule,
   parseVersion,
   toTranslateOptions,
+  UsageError,
   type CommonFlags,
 } from './options.js';
 import { formatJson, formatSummary, formatText } from './reporters.js';
@@ -48,46 +48,78 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   withCommonOptions(program.command('render').description('render manifests into DIR/nginx.conf and key material'))
     .requiredOption('-o, --output <dir>', 'output directory')
-    .option('--check', 'run nginx -t on the result', false)
+    .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
-      const result = await pipeline(flags, io);
-      const rendered = render(result.model);
-      await writeOutput(flags.output, { nginxConf: rendered.nginxConf, files: result.model.files });
-      report(result, flags, io);
-      exitCode = outcome(result.diagnostics, flags.strict);
-      io.stdout(
-        `wrote ${join(flags.output, mainConfigName)}: ${result.model.http.virtualHosts.length} host(s), ` +
-          `${result.model.stream.frontends.reduce((n, f) => n + f.routes.length, 0)} SNI route(s), ` +
-          `${result.model.files.length} key file(s)\n`,
-      );
-      if (flags.check) {
-        const check = await checkConfig(flags.output, result.model.runDir, nginxBinary(flags.nginxBin));
-        if (!check.ok) {
-          io.stderr(`nginx -t failed:\n${check.output}\n`);
-          exitCode = exitCodes.failure;
+      const options = toTranslateOptions(flags, io.now());
+      const source = await readSources(flags, io);
+      const folder = await OutputFolder.open(flags.output);
+      try {
+        let result: BuildResult;
+        let staged: Staged;
+        let nginx: NginxCheck | undefined;
+        if (flags.check) {
+          const nginxBin = nginxBinary(flags.nginxBin);
+          let latest: Staged | undefined;
+          const checked = await buildChecked(source.snapshot, options, async (candidate) => {
+            if (latest) await folder.discard(latest);
+            latest = await folder.stage(candidate.files);
+            return checkConfig(latest.dir, candidate.model.runDir, nginxBin);
+          });
+          result = checked.result;
+          nginx = checked.check;
+          staged = latest as Staged;
+          if (!nginx.ok) {
+            // The output folder keeps the last good config: nothing was moved into it. The rejected one
+            // is kept beside it, so that the file and line in nginx's message can be looked at.
+            await folder.discard(staged);
+            const kept = await folder.keepRejected(await folder.stage(result.files));
+            nginx = { ok: false, output: nginx.output.replace(/\S*\/\.i2n-staging-[0-9a-f]+/g, kept) };
+            report(await diagnosticsOf(source, result), result, flags, io, nginx);
+            exitCode = exitCodes.failure;
+            return;
+          }
         } else {
-          io.stdout('nginx -t: configuration is valid\n');
+          result = build(source.snapshot, options);
+          staged = await folder.stage(result.files);
         }
+        await folder.commit(staged);
+        const diagnostics = await diagnosticsOf(source, result);
+        report(diagnostics, result, flags, io, nginx);
+        exitCode = outcome(diagnostics, flags.strict);
+        io.stdout(
+          `wrote ${join(flags.output, mainConfigName)}: ${result.model.http.virtualHosts.length} host(s), ` +
+            `${result.model.stream.frontends.reduce((n, f) => n + f.routes.length, 0)} SNI route(s), ` +
+            `${result.model.files.length} key file(s)\n`,
+        );
+        if (nginx) io.stdout('nginx -t: configuration is valid\n');
+      } finally {
+        await folder.close();
       }
     });
 
   withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
     async (flags: CommonFlags) => {
-      const result = await pipeline(flags, io);
-      report(result, flags, io);
-      exitCode = outcome(result.diagnostics, flags.strict);
+      const options = toTranslateOptions(flags, io.now());
+      const source = await readSources(flags, io);
+      const result = build(source.snapshot, options);
+      const diagnostics = await diagnosticsOf(source, result);
+      report(diagnostics, result, flags, io);
+      exitCode = outcome(diagnostics, flags.strict);
     },
   );
 
   withCommonOptions(program.command('diff').description('exit 1 with a unified diff when DIR is not what render would write'))
     .requiredOption('--against <dir>', 'a directory written by render')
     .action(async (flags: CommonFlags & { against: string }) => {
-      const result = await pipeline(flags, io);
-      report(result, flags, io);
-      const drift = await driftAgainst(flags.against, render(result.model).nginxConf, result.model);
+      const options = toTranslateOptions(flags, io.now());
+      const source = await readSources(flags, io);
+      const result = build(source.snapshot, options);
+      const diagnostics = await diagnosticsOf(source, result);
+      report(diagnostics, result, flags, io);
+      const drift = await driftAgainst(flags.against, result);
       if (drift.length > 0) io.stdout(drift.join(''));
-      exitCode = drift.length > 0 ? exitCodes.inputErrors : outcome(result.diagnostics, flags.strict);
+      exitCode = drift.length > 0 ? exitCodes.inputErrors : outcome(diagnostics, flags.strict);
     });
 
   try {
@@ -97,7 +129,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? exitCodes.clean : exitCodes.failure;
     }
-    if (error instanceof InputError || error instanceof InvalidArgumentError || error instanceof NginxMissingError) {
+    if (
+      error instanceof InputError ||
+      error instanceof UsageError ||
+      error instanceof NginxMissingError ||
+      error instanceof EnvironmentError
+    ) {
       io.stderr(`ingress2nginx: ${error.message}\n`);
       return exitCodes.failure;
     }
@@ -132,27 +169,22 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-interface PipelineResult {
-  readonly model: NginxConfig;
-  readonly diagnostics: readonly Diagnostic[];
-  readonly statuses: readonly ResourceStatus[];
+function readSources(flags: CommonFlags, io: CliIo): Promise<FileSourceResult> {
+  return readInputs(flags.filename, { stdin: io.stdin });
 }
 
-async function pipeline(flags: CommonFlags, io: CliIo): Promise<PipelineResult> {
-  const options = toTranslateOptions(flags, io.now());
-  const source = await readInputs(flags.filename, { stdin: io.stdin });
-  const translated = translate(source.snapshot, options);
-  const diagnostics = await refinePositions([...source.diagnostics, ...translated.diagnostics], source.snapshot, source.readText);
-  return { model: translated.model, diagnostics, statuses: translated.statuses };
+/** The sources' and the build's diagnostics, each at the line and column of its field. */
+function diagnosticsOf(source: FileSourceResult, result: BuildResult): Promise<Diagnostic[]> {
+  return refinePositions([...source.diagnostics, ...result.diagnostics], source.snapshot, source.readText);
 }
 
-function report(result: PipelineResult, flags: CommonFlags, io: CliIo): void {
-  const { diagnostics } = result;
+function report(diagnostics: readonly Diagnostic[], result: BuildResult, flags: CommonFlags, io: CliIo, nginx?: NginxCheck): void {
   if (flags.format === 'json') {
-    io.stderr(formatJson(diagnostics, result.statuses));
-  } else if (diagnostics.length > 0) {
-    io.stderr(formatText(diagnostics) + formatSummary(diagnostics));
+    io.stderr(formatJson(diagnostics, result.statuses, nginx));
+    return;
   }
+  if (diagnostics.length > 0) io.stderr(formatText(diagnostics) + formatSummary(diagnostics));
+  if (nginx && !nginx.ok) io.stderr(`nginx -t failed:\n${nginx.output}\n`);
 }
 
 function outcome(diagnostics: readonly Diagnostic[], strict: boolean): number {
@@ -161,13 +193,14 @@ function outcome(diagnostics: readonly Diagnostic[], strict: boolean): number {
 }
 
 /** Differences between `dir` and what render would write; key material is named, never shown. */
-async function driftAgainst(dir: string, nginxConf: string, model: NginxConfig): Promise<string[]> {
+async function driftAgainst(dir: string, result: BuildResult): Promise<string[]> {
   const drift: string[] = [];
+  const nginxConf = result.files.find((f) => f.path === mainConfigName)?.contents ?? '';
   const currentConf = await readFile(join(dir, mainConfigName), 'utf8').catch(() => '');
   if (currentConf !== nginxConf) {
     drift.push(createTwoFilesPatch(join(dir, mainConfigName), `rendered/${mainConfigName}`, currentConf, nginxConf));
   }
-  const wanted = new Map(model.files.map((f) => [f.path, f.contents]));
+  const wanted = new Map(result.model.files.map((f) => [f.path, f.contents]));
   for (const [path, contents] of wanted) {
     const current = await readFile(join(dir, path), 'utf8').catch(() => undefined);
     if (current === undefined) drift.push(`missing: ${join(dir, path)}\n`);

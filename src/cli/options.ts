@@ -4,6 +4,15 @@ import { isDnsHostname, isKubernetesName } from '../translate/allowlist.js';
 import type { TranslateOptions } from '../translate/options.js';
 import { rfc3339 } from '../translate/precedence.js';
 
+/**
+ * A combination of flags that cannot work, found after commander parsed them one by one: exit 2 with
+ * the message. (commander's own InvalidArgumentError is caught and printed by commander only while it
+ * parses a single option.)
+ */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
 /** Command-line values as commander hands them over, before they become TranslateOptions. */
 export interface CommonFlags {
   readonly filename: string[];
@@ -107,7 +116,7 @@ export function parseClassName(value: string): string {
 }
 
 export function toTranslateOptions(flags: CommonFlags, now: Date): TranslateOptions {
-  if (flags.httpPort === flags.httpsPort) throw new InvalidArgumentError('--http-port and --https-port must differ');
+  if (flags.httpPort === flags.httpsPort) throw new UsageError(`--http-port and --https-port must differ (both are ${flags.httpPort})`);
   return {
     ingressClass: flags.ingressClass,
     gatewayClass: flags.gatewayClass,

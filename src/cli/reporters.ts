@@ -22,9 +22,14 @@ function printable(line: string): string {
 
 /**
  * `{ diagnostics, status }`: diagnostics with a fixed key order (the field path as data is left out),
- * and Gateway API status keyed by `Kind/namespace/name`, as the sidecar will write it back.
+ * Gateway API status keyed by `Kind/namespace/name`, as the sidecar will write it back, and with
+ * `render --check` the outcome of `nginx -t` in nginx's own words.
  */
-export function formatJson(diagnostics: readonly Diagnostic[], statuses: readonly ResourceStatus[]): string {
+export function formatJson(
+  diagnostics: readonly Diagnostic[],
+  statuses: readonly ResourceStatus[],
+  nginx?: { readonly ok: boolean; readonly output: string },
+): string {
   const rows = diagnostics.map((d) => ({
     severity: d.severity,
     code: d.code,
@@ -41,7 +46,7 @@ export function formatJson(diagnostics: readonly Diagnostic[], statuses: readonl
       return [`${kind}/${namespace}/${name}`, rest];
     }),
   );
-  return JSON.stringify({ diagnostics: rows, status }, null, 2) + '\n';
+  return JSON.stringify({ diagnostics: rows, status, ...(nginx && { nginx: { ok: nginx.ok, output: nginx.output } }) }, null, 2) + '\n';
 }
 
 export function formatSummary(diagnostics: readonly Diagnostic[]): string {

@@ -27,6 +27,9 @@ export interface NginxConfig {
   readonly files: readonly OutputFile[];
 }
 
+/** The main config file's name in the output folder; every other file is named relative to it. */
+export const mainConfigName = 'nginx.conf';
+
 export interface OutputFile {
   /** Path relative to the output directory, using `/`. */
   readonly path: string;

@@ -1,3 +1,5 @@
+import type { SourceObject } from '../sources/snapshot.js';
+
 /** Everything translate needs besides the snapshot. No defaults are read from the environment here. */
 export interface TranslateOptions {
   /** IngressClass name we serve (`--ingress-class`). */
@@ -26,4 +28,14 @@ export interface TranslateOptions {
   readonly streamModulePath?: string;
   /** For certificate expiry checks. */
   readonly now: Date;
+  /**
+   * Resources to leave out, by `objectId`, with nginx's message: `nginx -t` failed with them in the
+   * config (see apply/quarantine.ts). Each gets an error diagnostic carrying the message.
+   */
+  readonly quarantine?: ReadonlyMap<string, string>;
+}
+
+/** `Kind/namespace/name` (namespace empty for cluster-scoped kinds): the key of `quarantine`. */
+export function objectId(object: SourceObject): string {
+  return `${object.kind}/${object.metadata.namespace}/${object.metadata.name}`;
 }

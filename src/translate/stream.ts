@@ -10,7 +10,7 @@ import type {
 } from '../model/nginx.js';
 import type { SourceObject } from '../sources/snapshot.js';
 import type { PortPlan, SniRoutePlan, WeightedBackend } from './gateway/plan.js';
-import type { PassthroughRoute } from './hosts.js';
+import type { PassthroughRoute } from './ingress/hosts.js';
 import { byString, compareAge, groupBy } from './precedence.js';
 import { resourceName, type Reporter } from './report.js';
 

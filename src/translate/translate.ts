@@ -3,12 +3,12 @@ import type { ForwardedHeaders, HttpUpstream, NginxConfig, TlsFiles, VirtualHost
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { ResolvedBackend } from './backends.js';
 import { gatewayKinds, planGateways, type ResourceStatus } from './gateway/index.js';
-import { ingressClassDecision } from './classes.js';
-import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './configmap.js';
+import { ingressClassDecision } from './ingress/classes.js';
+import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
-import { mergeHosts } from './hosts.js';
-import { translateIngress, type IngressContext } from './ingress.js';
-import type { TranslateOptions } from './options.js';
+import { mergeHosts } from './ingress/hosts.js';
+import { translateIngress, type IngressContext } from './ingress/ingress.js';
+import { objectId, type TranslateOptions } from './options.js';
 import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
@@ -28,7 +28,7 @@ export interface TranslateResult {
 /** snapshot → nginx model + diagnostics. Pure: no I/O, no clock (options.now), order-independent. */
 export function translate(snapshot: Snapshot, options: TranslateOptions): TranslateResult {
   const report = new Reporter();
-  const objects = withoutDuplicates(snapshot.objects, report);
+  const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report), options.quarantine, report);
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
   const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report);
   const settings = controllerSettings(resources, options, report);
@@ -133,6 +133,25 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     files: secrets.files(),
   };
   return { model, diagnostics: [...report.diagnostics].sort(compareDiagnostics), statuses: gateways.statuses };
+}
+
+/** Leaves out what nginx rejected (apply/quarantine.ts), each with an error that carries nginx's words. */
+function withoutQuarantined(
+  objects: readonly SourceObject[],
+  quarantine: ReadonlyMap<string, string> | undefined,
+  report: Reporter,
+): SourceObject[] {
+  if (!quarantine || quarantine.size === 0) return [...objects];
+  return objects.filter((object) => {
+    const message = quarantine.get(objectId(object));
+    if (message === undefined) return true;
+    report.error(
+      'nginx-rejected',
+      object,
+      `nginx -t fails with this ${object.kind} in the config (nginx: ${message}); it is left out so that everything else is served. Fix it and render again`,
+    );
+    return false;
+  });
 }
 
 function forwardedHeaders(settings: ControllerSettings): ForwardedHeaders {

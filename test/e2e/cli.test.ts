@@ -135,7 +135,7 @@ describe('render', () => {
     // nginx's words, with the file and line it choked on.
     expect(result.stderr).toContain(`[emerg]`);
     expect(result.stderr).toContain(`dlopen() "${missingModule}" failed`);
-    expect(result.stderr).toContain(`${join(out, 'nginx.conf')}:`);
+    expect(result.stderr).toContain(`${join(out, '.i2n-rejected', 'nginx.conf')}:`);
     expect(result.exitCode).toBe(2);
   });
 

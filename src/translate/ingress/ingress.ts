@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { FieldPath } from '../model/diagnostics.js';
-import type { BackendProtocol, Proxy, ProxySsl } from '../model/nginx.js';
-import type { SourceObject } from '../sources/snapshot.js';
-import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from './allowlist.js';
+import type { FieldPath } from '../../model/diagnostics.js';
+import type { BackendProtocol, Proxy, ProxySsl } from '../../model/nginx.js';
+import type { SourceObject } from '../../sources/snapshot.js';
+import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from '../allowlist.js';
 import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
-import { resolveServiceBackend, type ResolvedBackend } from './backends.js';
-import type { Reporter } from './report.js';
-import type { IngressBackend, IngressSpec, Resources, Typed } from './resources.js';
-import type { SecretFiles, ObjectRef } from './secrets.js';
+import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
+import type { Reporter } from '../report.js';
+import type { IngressBackend, IngressSpec, Resources, Typed } from '../resources.js';
+import type { SecretFiles, ObjectRef } from '../secrets.js';
 
 export interface IngressContext {
   readonly resources: Resources;

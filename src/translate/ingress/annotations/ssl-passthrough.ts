@@ -1,4 +1,4 @@
-import { trueOrFalse } from '../allowlist.js';
+import { trueOrFalse } from '../../allowlist.js';
 import type { AnnotationRule } from './rule.js';
 
 export const sslPassthroughAnnotations: { readonly sslPassthrough: AnnotationRule<boolean> } = {

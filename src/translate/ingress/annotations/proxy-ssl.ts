@@ -7,7 +7,7 @@ import {
   isKubernetesName,
   onOrOff,
   parseSslProtocols,
-} from '../allowlist.js';
+} from '../../allowlist.js';
 import type { AnnotationRule } from './rule.js';
 
 export interface NamespacedName {

@@ -3,7 +3,7 @@
  * where the meaning is the same. Never throws: a rejected value becomes an issue plus the default.
  */
 import { z } from 'zod';
-import type { Severity } from '../model/diagnostics.js';
+import type { Severity } from '../../model/diagnostics.js';
 import {
   cipherListDescription,
   describeRejectedValue,
@@ -13,9 +13,9 @@ import {
   parseSslProtocols,
   quoteKey,
   trueOrFalse,
-} from './allowlist.js';
+} from '../allowlist.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
-import { compareStrings } from '../model/order.js';
+import { compareStrings } from '../../model/order.js';
 
 export interface ControllerSettings {
   sslProtocols: string;

@@ -1,4 +1,4 @@
-import type { IngressSpec, Resources, Typed } from './resources.js';
+import type { IngressSpec, Resources, Typed } from '../resources.js';
 
 const legacyClassAnnotation = 'kubernetes.io/ingress.class';
 const defaultClassAnnotation = 'ingressclass.kubernetes.io/is-default-class';

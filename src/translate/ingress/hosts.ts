@@ -1,11 +1,11 @@
-import type { Location, PlainHttpAction, TlsFiles, VirtualHost } from '../model/nginx.js';
-import type { SourceObject } from '../sources/snapshot.js';
-import type { ResolvedBackend } from './backends.js';
+import type { Location, PlainHttpAction, TlsFiles, VirtualHost } from '../../model/nginx.js';
+import type { SourceObject } from '../../sources/snapshot.js';
+import type { ResolvedBackend } from '../backends.js';
 import type { IngressContribution, PassthroughClaim, RouteClaim, TlsClaim } from './ingress.js';
-import { byString, compareAge, groupBy } from './precedence.js';
-import type { Reporter } from './report.js';
-import { resourceName } from './report.js';
-import type { SecretFiles } from './secrets.js';
+import { byString, compareAge, groupBy } from '../precedence.js';
+import type { Reporter } from '../report.js';
+import { resourceName } from '../report.js';
+import type { SecretFiles } from '../secrets.js';
 
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */

@@ -2,8 +2,8 @@
  * Reads the ingress-nginx annotations of one Ingress into checked values. Never throws: a rejected
  * value becomes an issue plus the field's default, and the translator decides how to degrade.
  */
-import type { Severity } from '../../model/diagnostics.js';
-import { describeRejectedValue, quoteKey } from '../allowlist.js';
+import type { Severity } from '../../../model/diagnostics.js';
+import { describeRejectedValue, quoteKey } from '../../allowlist.js';
 import { backendProtocolAnnotations, type BackendProtocolName } from './backend-protocol.js';
 import { proxySslAnnotations, type NamespacedName } from './proxy-ssl.js';
 import { annotationPrefix, type AnnotationRule } from './rule.js';
@@ -11,7 +11,7 @@ import { isSnippetKey, snippetRefusedReason } from './snippets.js';
 import { sslPassthroughAnnotations } from './ssl-passthrough.js';
 import { sslRedirectAnnotations } from './ssl-redirect.js';
 import { isAccessControlAnnotation, isUnsupportedAnnotation } from './unsupported.js';
-import { compareStrings } from '../../model/order.js';
+import { compareStrings } from '../../../model/order.js';
 
 export { annotationPrefix } from './rule.js';
 export { backendProtocolNames, type BackendProtocolName } from './backend-protocol.js';

@@ -1,0 +1,31 @@
+import type { Diagnostic } from '../model/diagnostics.js';
+import { mainConfigName, type NginxConfig, type OutputFile } from '../model/nginx.js';
+import type { Snapshot } from '../sources/snapshot.js';
+import type { ResourceStatus } from '../translate/gateway/index.js';
+import type { TranslateOptions } from '../translate/options.js';
+import { translate } from '../translate/translate.js';
+import { render } from './render.js';
+
+export interface BuildResult {
+  /** `nginx.conf` first, then the key material, each with its path relative to the output folder. */
+  readonly files: readonly OutputFile[];
+  readonly model: NginxConfig;
+  readonly diagnostics: readonly Diagnostic[];
+  /** Gateway API status of every Gateway, TLSRoute and BackendTLSPolicy that is ours. */
+  readonly statuses: readonly ResourceStatus[];
+}
+
+/**
+ * The one build step: snapshot + options → files, model, diagnostics, statuses. Every front end (CLI
+ * commands, bench, cluster mode, reports) calls this; none assembles translate and render itself.
+ */
+export function build(snapshot: Snapshot, options: TranslateOptions): BuildResult {
+  const translated = translate(snapshot, options);
+  const { nginxConf } = render(translated.model);
+  return {
+    files: [{ path: mainConfigName, contents: nginxConf, mode: 0o644 }, ...translated.model.files],
+    model: translated.model,
+    diagnostics: translated.diagnostics,
+    statuses: translated.statuses,
+  };
+}
