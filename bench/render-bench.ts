@@ -91,6 +91,8 @@ function translateOptions(inputDir: string): TranslateOptions {
     strict: false,
     watchIngressWithoutClass: false,
     allowCrossNamespaceSecrets: false,
+    disableSvcExternalName: false,
+    firstNamespaceOwnsHost: false,
     accessLog: 'off',
   };
   return toTranslateOptions(flags, new Date());

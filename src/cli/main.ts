@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
@@ -15,10 +16,12 @@ import {
   parseAbsoluteFile,
   parseAccessLog,
   parseDomain,
+  parseDomainList,
   parseClassName,
   parseNamespacedName,
   parseNow,
   parsePort,
+  parseResolver,
   parseRunDir,
   parseStreamModule,
   parseVersion,
@@ -51,7 +54,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
-      const options = toTranslateOptions(flags, io.now());
+      const options = toTranslateOptions(flags, io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const folder = await OutputFolder.open(flags.output);
       try {
@@ -100,7 +103,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
     async (flags: CommonFlags) => {
-      const options = toTranslateOptions(flags, io.now());
+      const options = toTranslateOptions(flags, io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
@@ -112,7 +115,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   withCommonOptions(program.command('diff').description('exit 1 with a unified diff when DIR is not what render would write'))
     .requiredOption('--against <dir>', 'a directory written by render')
     .action(async (flags: CommonFlags & { against: string }) => {
-      const options = toTranslateOptions(flags, io.now());
+      const options = toTranslateOptions(flags, io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
@@ -155,6 +158,10 @@ function withCommonOptions(command: Command): Command {
     .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)
     .option('--allow-cross-namespace-secrets', 'let proxy-ssl-secret name a Secret in another namespace', false)
     .option('--cluster-domain <domain>', 'cluster DNS domain for Services not in the input', parseDomain, defaults.clusterDomain)
+    .option('--resolver <address>', 'DNS server nginx uses to resolve backends known only by name, per request (repeatable; "auto": /etc/resolv.conf)', parseResolver)
+    .option('--disable-svc-external-name', 'never use ExternalName Services as backends', false)
+    .option('--external-name-suffix <domain>', 'allow ExternalName backends only in this domain (repeatable)', parseDomainList)
+    .option('--first-namespace-owns-host', 'a host belongs to the namespace that claimed it first; other namespaces cannot add to it', false)
     .option('--http-port <port>', 'plain HTTP port', parsePort, defaults.httpPort)
     .option('--https-port <port>', 'TLS port, split by SNI', parsePort, defaults.httpsPort)
     .option('--run-dir <dir>', 'absolute directory for pid, unix sockets and temp files', parseRunDir, defaults.runDir)
@@ -167,6 +174,14 @@ function withCommonOptions(command: Command): Command {
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
+}
+
+function readResolvConf(): string {
+  try {
+    return readFileSync('/etc/resolv.conf', 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 function readSources(flags: CommonFlags, io: CliIo): Promise<FileSourceResult> {

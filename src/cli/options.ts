@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { isDnsHostname, isKubernetesName } from '../translate/allowlist.js';
+import { isIP } from 'node:net';
+import { isDnsHostname, isIpAddress, isKubernetesName } from '../translate/allowlist.js';
 import type { TranslateOptions } from '../translate/options.js';
 import { rfc3339 } from '../translate/precedence.js';
 
@@ -26,6 +27,10 @@ export interface CommonFlags {
   readonly defaultCertificate?: string;
   readonly allowCrossNamespaceSecrets: boolean;
   readonly clusterDomain: string;
+  readonly resolver?: string[];
+  readonly disableSvcExternalName: boolean;
+  readonly externalNameSuffix?: string[];
+  readonly firstNamespaceOwnsHost: boolean;
   readonly httpPort: number;
   readonly httpsPort: number;
   readonly runDir: string;
@@ -73,6 +78,38 @@ export function parseNamespacedName(value: string): string {
   return value;
 }
 
+/**
+ * A DNS server for nginx's `resolver`: `IP`, `IP:port`, `[IPv6]:port` (a bare IPv6 address is put in
+ * brackets), or `auto` (the nameservers of /etc/resolv.conf, read where the flags are turned into options).
+ */
+export function parseResolver(value: string, previous: string[] | undefined): string[] {
+  const bracketed = /^\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?$/.exec(value);
+  const ipv4 = /^([0-9.]+)(?::(\d{1,5}))?$/.exec(value);
+  let address: string | undefined;
+  let port: string | undefined;
+  if (value === 'auto') return [...(previous ?? []), value];
+  if (bracketed) [, address, port] = bracketed;
+  else if (ipv4) [, address, port] = ipv4;
+  else address = value;
+  if (address === undefined || !isIpAddress(address) || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
+    throw new InvalidArgumentError('expected an IP address with an optional port (10.96.0.10, 10.96.0.10:53, [fd00::10]:53) or "auto"');
+  }
+  const host = isIP(address) === 6 ? `[${address}]` : address;
+  return [...(previous ?? []), port === undefined ? host : `${host}:${port}`];
+}
+
+/** `nameserver` lines of a resolv.conf, as resolver addresses. */
+export function nameservers(resolvConf: string): string[] {
+  return [...resolvConf.matchAll(/^\s*nameserver\s+(\S+)/gm)]
+    .map((m) => (m[1] ?? '').replace(/%.*$/, ''))
+    .filter((address) => isIpAddress(address))
+    .map((address) => (isIP(address) === 6 ? `[${address}]` : address));
+}
+
+export function parseDomainList(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), parseDomain(value.replace(/^\*?\./, ''))];
+}
+
 export function parseDomain(value: string): string {
   if (!isDnsHostname(value)) throw new InvalidArgumentError('expected a DNS domain such as cluster.local');
   return value;
@@ -115,7 +152,8 @@ export function parseClassName(value: string): string {
   return value;
 }
 
-export function toTranslateOptions(flags: CommonFlags, now: Date): TranslateOptions {
+/** `--resolver auto` stands for the machine's nameservers; `resolvConf` is only called when it is used. */
+export function toTranslateOptions(flags: CommonFlags, now: Date, resolvConf: () => string = () => ''): TranslateOptions {
   if (flags.httpPort === flags.httpsPort) throw new UsageError(`--http-port and --https-port must differ (both are ${flags.httpPort})`);
   return {
     ingressClass: flags.ingressClass,
@@ -126,6 +164,10 @@ export function toTranslateOptions(flags: CommonFlags, now: Date): TranslateOpti
     ...(flags.defaultCertificate !== undefined && { defaultCertificate: flags.defaultCertificate }),
     allowCrossNamespaceSecrets: flags.allowCrossNamespaceSecrets,
     clusterDomain: flags.clusterDomain,
+    ...(flags.resolver && { resolvers: resolverAddresses(flags.resolver, resolvConf) }),
+    disableExternalName: flags.disableSvcExternalName,
+    ...(flags.externalNameSuffix && { externalNameSuffixes: flags.externalNameSuffix }),
+    firstNamespaceOwnsHost: flags.firstNamespaceOwnsHost,
     httpPort: flags.httpPort,
     httpsPort: flags.httpsPort,
     runDir: flags.runDir,
@@ -134,4 +176,10 @@ export function toTranslateOptions(flags: CommonFlags, now: Date): TranslateOpti
     ...(flags.streamModule !== 'none' && { streamModulePath: flags.streamModule }),
     now: flags.now ?? now,
   };
+}
+
+function resolverAddresses(given: readonly string[], resolvConf: () => string): string[] {
+  const addresses = given.flatMap((address) => (address === 'auto' ? nameservers(resolvConf()) : [address]));
+  if (addresses.length === 0) throw new UsageError('--resolver auto found no nameserver in /etc/resolv.conf; give the address instead');
+  return [...new Set(addresses)];
 }

@@ -41,6 +41,8 @@ export interface OutputFile {
 // ---------------------------------------------------------------- stream
 
 export interface StreamConfig {
+  /** `resolver` addresses (`--resolver`), for backends that nginx resolves per connection. */
+  readonly resolvers: readonly string[];
   readonly mapHashBucketSize: number;
   readonly mapHashMaxSize: number;
   /** Protocols and ciphers for TLS that the stream servers terminate (Gateway Terminate listeners). */
@@ -74,6 +76,8 @@ export interface SniFrontend {
 export interface SniRoute {
   /** Exact host name or `*.suffix`. */
   readonly serverName: string;
+  /** `serverName` as a `map` key: with a leading `\\` when it is one of map's parameter names (`default`, ...). */
+  readonly mapKey: string;
   /** `unix:/abs/path.sock` */
   readonly target: string;
   /** Who asked for it, for the reader of the config. */
@@ -90,6 +94,8 @@ export interface PassthroughServer {
   /** Absolute unix socket path (without `unix:`). */
   readonly socket: string;
   readonly upstream: string;
+  /** Instead of the upstream block: `name:port` that nginx resolves per connection (`resolver`). */
+  readonly resolve?: string;
   /** The upstream holds a share for the reject socket: a failed attempt must not be retried elsewhere. */
   readonly noRetry: boolean;
 }
@@ -99,6 +105,8 @@ export interface TerminateServer {
   /** One per key type; nginx picks by the client's capabilities. */
   readonly certificates: readonly TlsFiles[];
   readonly upstream: string;
+  /** Instead of the upstream block: `name:port` that nginx resolves per connection (`resolver`). */
+  readonly resolve?: string;
   /** As for PassthroughServer: a re-encryption handshake with the reject socket fails, and is final. */
   readonly noRetry: boolean;
   readonly backendTls?: StreamBackendTls;
@@ -115,6 +123,8 @@ export interface StreamBackendTls {
 // ---------------------------------------------------------------- http
 
 export interface HttpConfig {
+  /** `resolver` addresses (`--resolver`), for backends that nginx resolves per request. */
+  readonly resolvers: readonly string[];
   readonly httpPort: number;
   readonly httpsPort: number;
   /** Absolute unix socket the SNI front sends terminated TLS to. */
@@ -223,6 +233,11 @@ export interface Proxy {
   readonly module: 'proxy' | 'grpc';
   /** Argument of `proxy_pass`/`grpc_pass`, e.g. `https://default_web_443` or `$scheme://default_web_80`. */
   readonly pass: string;
+  /**
+   * `name:port` for `$i2n_backend`, which `pass` then names: nginx resolves it per request with the
+   * configured `resolver` instead of at load time. No upstream block is rendered for it.
+   */
+  readonly resolve?: string;
   readonly ssl?: ProxySsl;
 }
 

@@ -12,9 +12,25 @@ export interface ResolvedBackend {
   /** Upstream block name: `namespace_service_port`, stable and unique per Service port. */
   readonly upstream: string;
   readonly servers: readonly UpstreamServer[];
+  /**
+   * `name:port` that nginx resolves when a connection or request comes (`resolver`), instead of an
+   * upstream block: a name that does not resolve then fails that request, never the config load.
+   */
+  readonly runtimeName?: string;
   /** `service.namespace.svc.<cluster-domain>`: the name a backend certificate is expected to carry. */
   readonly serviceDnsName: string;
   readonly description: string;
+}
+
+/** How far backends may be trusted: set by the operator, the same for every tenant. */
+export interface BackendPolicy {
+  readonly clusterDomain: string;
+  /** `--resolver` was given: names may be resolved by nginx at request time. */
+  readonly runtimeDns: boolean;
+  /** `--disable-svc-external-name`: ExternalName Services are never backends. */
+  readonly externalNameDisabled: boolean;
+  /** `--external-name-suffix`: when not empty, an ExternalName must end in one of these domains. */
+  readonly externalNameSuffixes: readonly string[];
 }
 
 export type BackendResolution =
@@ -22,14 +38,16 @@ export type BackendResolution =
   | { readonly ok: false; readonly problem: string; readonly field?: readonly string[] };
 
 /**
- * A Service we know resolves to its ClusterIP (ExternalName to its DNS name); an unknown one to its
- * cluster DNS name with a warning, since nginx then depends on DNS at load time.
+ * A Service we know resolves to its ClusterIP. A backend known only by a DNS name (an ExternalName, a
+ * headless Service, a Service that is not in the input) is resolved by nginx at request time when
+ * `--resolver` is given, and cannot be used otherwise: a name in an upstream block is resolved when
+ * nginx loads the config, and one that does not resolve would stop the whole config from loading.
  */
 export function resolveServiceBackend(
   resources: Resources,
   namespace: string,
   ref: ServiceBackendRef,
-  clusterDomain: string,
+  policy: BackendPolicy,
 ): BackendResolution {
   if (!isKubernetesName(ref.name)) {
     return { ok: false, problem: `service name ${JSON.stringify(ref.name)} is not a valid Kubernetes name`, field: ['name'] };
@@ -37,7 +55,7 @@ export function resolveServiceBackend(
   if (ref.port.name !== undefined && !isPortName(ref.port.name)) {
     return { ok: false, problem: `port name ${JSON.stringify(ref.port.name)} is not a valid port name`, field: ['port', 'name'] };
   }
-  const serviceDnsName = `${ref.name}.${namespace}.svc.${clusterDomain}`;
+  const serviceDnsName = `${ref.name}.${namespace}.svc.${policy.clusterDomain}`;
   const id = key(namespace, ref.name);
   const service = resources.services.get(id);
   if (!service) {
@@ -47,10 +65,13 @@ export function resolveServiceBackend(
         problem: `Service ${id} is not in the input, so its port "${ref.port.name}" cannot be resolved; add the Service or use port.number`,
       };
     }
+    if (!policy.runtimeDns) {
+      return { ok: false, problem: `Service ${id} is not in the input (with --resolver, nginx would look up ${serviceDnsName} at request time)` };
+    }
     return {
       ok: true,
-      value: backend(namespace, ref.name, ref.port.number, [{ address: `${serviceDnsName}:${ref.port.number}` }], serviceDnsName),
-      warning: `Service ${id} is not in the input; using its cluster DNS name ${serviceDnsName}, which nginx must resolve when it loads the config`,
+      value: byName(namespace, ref.name, ref.port.number, serviceDnsName, serviceDnsName),
+      warning: `Service ${id} is not in the input; nginx looks up its cluster DNS name ${serviceDnsName} at request time`,
     };
   }
   const servicePort = (service.spec.ports ?? []).find((p) =>
@@ -63,18 +84,25 @@ export function resolveServiceBackend(
   const port = servicePort.port;
   const spec = service.spec;
   if (spec.type === 'ExternalName') {
-    const external = spec.externalName?.toLowerCase() ?? '';
-    if (!isDnsHostname(external)) {
-      return { ok: false, problem: `Service ${id} is ExternalName but spec.externalName is not a valid host name` };
+    const external = externalNameProblem(spec.externalName ?? '', policy);
+    if (!external.ok) return { ok: false, problem: `Service ${id} is ExternalName: ${external.problem}` };
+    if (!policy.runtimeDns) {
+      return {
+        ok: false,
+        problem: `Service ${id} is ExternalName (${external.value}), which nginx can reach only with --resolver (it looks the name up at request time, so a name that does not resolve cannot stop the config from loading)`,
+      };
     }
-    return { ok: true, value: backend(namespace, ref.name, port, [{ address: `${external}:${port}` }], serviceDnsName) };
+    return { ok: true, value: byName(namespace, ref.name, port, external.value, serviceDnsName) };
   }
   const clusterIP = spec.clusterIP;
   if (clusterIP === undefined || clusterIP === '' || clusterIP === 'None') {
+    if (!policy.runtimeDns) {
+      return { ok: false, problem: `Service ${id} has no cluster IP (headless); with --resolver, nginx would look up ${serviceDnsName} at request time` };
+    }
     return {
       ok: true,
-      value: backend(namespace, ref.name, port, [{ address: `${serviceDnsName}:${port}` }], serviceDnsName),
-      warning: `Service ${id} has no cluster IP; using its cluster DNS name ${serviceDnsName}`,
+      value: byName(namespace, ref.name, port, serviceDnsName, serviceDnsName),
+      warning: `Service ${id} has no cluster IP; nginx looks up its cluster DNS name ${serviceDnsName} at request time`,
     };
   }
   // isIpAddress, not bare isIP: that one also takes IPv6 zone IDs (`fe80::1%eth0`), which nginx refuses.
@@ -82,6 +110,56 @@ export function resolveServiceBackend(
   const family = isIP(clusterIP);
   const address = family === 6 ? `[${clusterIP}]:${port}` : `${clusterIP}:${port}`;
   return { ok: true, value: backend(namespace, ref.name, port, [{ address }], serviceDnsName) };
+}
+
+/**
+ * Names an ExternalName must not point at, whoever asks: the node itself and the cloud metadata
+ * services, which hand out credentials to whoever can reach them.
+ */
+const forbiddenExternalNames: ReadonlySet<string> = new Set([
+  'localhost',
+  'localhost.localdomain',
+  'ip6-localhost',
+  'ip6-loopback',
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata.azure.com',
+  'instance-data',
+  'instance-data.ec2.internal',
+]);
+
+/**
+ * An ExternalName that may be handed to nginx: a DNS name, not an address in disguise (`127.0.0.1`,
+ * `2130706433` and `0x7f.1` all reach the loopback through the C library), not the node or a metadata
+ * service, and inside the operator's allowed domains when there are any.
+ */
+export function externalNameProblem(
+  raw: string,
+  policy: Pick<BackendPolicy, 'externalNameDisabled' | 'externalNameSuffixes'>,
+): { ok: true; value: string } | { ok: false; problem: string } {
+  if (policy.externalNameDisabled) {
+    return { ok: false, problem: 'ExternalName backends are switched off (--disable-svc-external-name); the backend cannot be used' };
+  }
+  const name = raw.toLowerCase().replace(/\.$/, '');
+  if (!isDnsHostname(name)) return { ok: false, problem: 'spec.externalName is not a valid host name' };
+  const labels = name.split('.');
+  const last = labels[labels.length - 1] ?? '';
+  if (/^(0x[0-9a-f]*|[0-9]+)$/.test(last)) {
+    return { ok: false, problem: `spec.externalName ${name} is an IP address, not a host name; refused (a tenant must not point nginx at any address)` };
+  }
+  if (forbiddenExternalNames.has(name) || name.endsWith('.localhost')) {
+    return { ok: false, problem: `spec.externalName ${name} names the node itself or a cloud metadata service; refused` };
+  }
+  const allowed = policy.externalNameSuffixes;
+  if (allowed.length > 0 && !allowed.some((suffix) => name === suffix || name.endsWith(`.${suffix}`))) {
+    return { ok: false, problem: `spec.externalName ${name} is outside the allowed domains (--external-name-suffix ${allowed.join(', ')})` };
+  }
+  return { ok: true, value: name };
+}
+
+function byName(namespace: string, name: string, port: number, host: string, serviceDnsName: string): ResolvedBackend {
+  return { ...backend(namespace, name, port, [{ address: `${host}:${port}` }], serviceDnsName), runtimeName: `${host}:${port}` };
 }
 
 function backend(

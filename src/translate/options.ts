@@ -14,9 +14,25 @@ export interface TranslateOptions {
   readonly configMap?: string;
   /** `namespace/name` of the default certificate Secret, if any; else the bundled fallback. */
   readonly defaultCertificate?: string;
+  /**
+   * A host belongs to the namespace that claimed it first (`--first-namespace-owns-host`; the ConfigMap
+   * key of the same name turns it on too): other namespaces' claims on it are not rendered.
+   */
+  readonly firstNamespaceOwnsHost?: boolean;
   /** Allow `proxy-ssl-secret` to name a Secret in another namespace. */
   readonly allowCrossNamespaceSecrets: boolean;
   readonly clusterDomain: string;
+  /**
+   * `resolver` addresses (`IP` or `IP:port`, `--resolver`). Given, backends known only by a DNS name
+   * (ExternalName, headless, or not in the input) are resolved by nginx per request; absent, they
+   * cannot be used (503 / closed), since a name in an upstream block that does not resolve would stop
+   * the whole config from loading.
+   */
+  readonly resolvers?: readonly string[];
+  /** `--disable-svc-external-name`: ExternalName Services are never backends. */
+  readonly disableExternalName?: boolean;
+  /** `--external-name-suffix`: when given, an ExternalName must lie in one of these domains. */
+  readonly externalNameSuffixes?: readonly string[];
   readonly httpPort: number;
   readonly httpsPort: number;
   /** Absolute directory for pid file, unix sockets and temp files. */

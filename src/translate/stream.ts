@@ -6,11 +6,10 @@ import type {
   StreamUpstream,
   TerminateServer,
   UpstreamServer,
-  VirtualHost,
 } from '../model/nginx.js';
 import type { SourceObject } from '../sources/snapshot.js';
 import type { PortPlan, SniRoutePlan, WeightedBackend } from './gateway/plan.js';
-import type { PassthroughRoute } from './ingress/hosts.js';
+import type { PassthroughRoute, TerminatedHost } from './ingress/hosts.js';
 import { byString, compareAge, groupBy } from './precedence.js';
 import { resourceName, type Reporter } from './report.js';
 
@@ -22,11 +21,17 @@ export interface StreamInput {
   readonly trustedProxies: readonly string[];
   /** Ingress passthrough hosts, on the HTTPS port. */
   readonly passthrough: readonly PassthroughRoute[];
-  /** Ingress hosts terminated by the http servers, on the HTTPS port. */
-  readonly virtualHosts: readonly VirtualHost[];
-  /** Those of them with their own certificate (`spec.tls`): they keep their name against a TLSRoute. */
-  readonly ingressTlsHosts: readonly string[];
+  /**
+   * Ingress hosts terminated by the http servers, on the HTTPS port, with the Ingress that claimed each
+   * first. One with `spec.tls` keeps its name against a TLSRoute; one without it against a newer one.
+   */
+  readonly terminated: readonly TerminatedHost[];
   readonly gatewayPorts: readonly PortPlan[];
+  /**
+   * `first-namespace-owns-host`: the namespace that owns each host on the HTTPS port. A route from
+   * another namespace gets no connections for it.
+   */
+  readonly hostOwners?: ReadonlyMap<string, SourceObject>;
   /** Finds a TLSRoute by `namespace/name`, to report on it. */
   readonly routeObject: (namespace: string, name: string) => SourceObject | undefined;
   readonly report: Reporter;
@@ -47,6 +52,29 @@ interface Claim {
   readonly comment: string;
   /** For settling collisions between Ingress and Gateway API claims. */
   readonly owner?: SourceObject;
+  /**
+   * An Ingress host the http servers terminate. The map's default already sends it there, so it needs
+   * an entry only when a wildcard claim would otherwise take it.
+   */
+  readonly terminated?: { readonly declaresTls: boolean };
+}
+
+/** nginx's `map` reads these words as its own parameters; as keys they take a leading backslash. */
+const mapParameters: ReadonlySet<string> = new Set(['default', 'hostnames', 'include', 'volatile']);
+
+function mapKey(serverName: string): string {
+  return mapParameters.has(serverName) ? `\\${serverName}` : serverName;
+}
+
+/**
+ * A wildcard `*.suffix` covers a name with at least one more label in front of the suffix, and a
+ * narrower wildcard under it; nginx's map then prefers the longest match, so a covered name needs an
+ * entry of its own to keep its connections.
+ */
+export function wildcardCovers(wildcard: string, name: string): boolean {
+  const suffix = wildcard.slice(1);
+  const rest = name.startsWith('*.') ? name.slice(1) : `.${name}`;
+  return rest.length > suffix.length && rest.endsWith(suffix);
 }
 
 /** Public CA chains carry intermediates; nginx's default depth of 1 would refuse them. */
@@ -69,10 +97,9 @@ export function buildStream(input: StreamInput): StreamParts {
 
   const ingressClaims = claimsOn(input.httpsPort);
   for (const route of input.passthrough) {
-    const upstream = builder.upstream([{ ...route.backend, weight: 1 }], 0);
     ingressClaims.push({
       serverName: route.host,
-      target: builder.passthroughTarget(upstream),
+      target: route.backend ? builder.passthroughTarget(builder.destination([{ ...route.backend, weight: 1 }], 0)) : builder.rejectTarget(),
       comment: route.comment,
       owner: route.owner,
     });
@@ -93,28 +120,35 @@ export function buildStream(input: StreamInput): StreamParts {
     }
   }
 
-  const terminatedIngressHosts = input.virtualHosts.filter((host) => host.tls).map((host) => host.serverName);
+  const httpsTarget = `unix:${input.httpsSocket}`;
+  for (const host of input.terminated) {
+    ingressClaims.push({
+      serverName: host.host,
+      target: httpsTarget,
+      comment: 'terminated here',
+      owner: host.owner,
+      terminated: { declaresTls: host.declaresTls },
+    });
+  }
+
   const frontends = [...ports.entries()]
     .sort(([a], [b]) => a - b)
     .map(([port, claims]): SniFrontend => {
       const isIngressPort = port === input.httpsPort;
-      const settled = oneClaimPerName(claims, isIngressPort ? input.ingressTlsHosts : [], input.report);
-      // A terminated Ingress host under a wildcard claim needs its own entry, or the wildcard would take it.
-      const wildcards = settled.filter((c) => c.serverName.startsWith('*.')).map((c) => c.serverName.slice(1));
-      const taken = new Set(settled.map((c) => c.serverName));
-      const shadowed = isIngressPort
-        ? terminatedIngressHosts
-            .filter((name) => !taken.has(name) && wildcards.some((suffix) => name.endsWith(suffix) && name.length > suffix.length + 1))
-            .map((name): SniRoute => ({ serverName: name, target: `unix:${input.httpsSocket}`, comment: 'terminated here' }))
-        : [];
+      const owned = isIngressPort && input.hostOwners ? ownedClaims(claims, input.hostOwners, port, input.report) : claims;
+      const settled = oneClaimPerName(owned, port, input.report);
+      const wildcards = settled.filter((c) => !c.terminated && c.serverName.startsWith('*.')).map((c) => c.serverName);
+      const routes = settled.filter(
+        (c) => !c.terminated || wildcards.some((wildcard) => wildcard !== c.serverName && wildcardCovers(wildcard, c.serverName)),
+      );
       return {
         port,
         routeVariable: `i2n_route_${port}`,
         acceptProxyProtocol: input.acceptProxyProtocol,
         trustedProxies: input.trustedProxies,
-        routes: [...settled.map(({ serverName, target, comment }) => ({ serverName, target, comment })), ...shadowed].sort(
-          byString((r) => r.serverName),
-        ),
+        routes: routes
+          .map(({ serverName, target, comment }): SniRoute => ({ serverName, mapKey: mapKey(serverName), target, comment }))
+          .sort(byString((r) => r.serverName)),
         defaultTarget: isIngressPort ? `unix:${input.httpsSocket}` : builder.rejectTarget(),
         defaultComment: isIngressPort ? 'terminating http servers (default certificate)' : 'reject socket (connection closed)',
       };
@@ -124,39 +158,78 @@ export function buildStream(input: StreamInput): StreamParts {
 }
 
 /**
- * One claim per host name and port: the oldest owner wins a collision between an Ingress and a route
- * (design §5 precedence); a Gateway route also loses to an Ingress with `spec.tls` for that exact host.
+ * One claim per host name and port: the oldest owner wins (design §5 precedence), except that an Ingress
+ * with `spec.tls` for the exact name keeps it against a Gateway route. Both sides of a collision between
+ * different resources are told: the loser gets no connections for the name, and the winner should know
+ * who else asked for it.
  */
-function oneClaimPerName(claims: readonly Claim[], ingressTlsHosts: readonly string[], report: Reporter): Claim[] {
-  const terminated = new Set(ingressTlsHosts);
+function oneClaimPerName(claims: readonly Claim[], port: number, report: Reporter): Claim[] {
   const settled: Claim[] = [];
   for (const [serverName, group] of groupBy(claims, (c) => c.serverName)) {
     // Claims without an owner (a listener hostname kept closed) yield to any resource's claim.
-    const [winner, ...losers] = [...group].sort((a, b) =>
+    const sorted = [...group].sort((a, b) =>
       a.owner && b.owner ? compareAge(a.owner, b.owner) : Number(a.owner === undefined) - Number(b.owner === undefined),
     );
+    const winner = sorted.find((c) => c.terminated?.declaresTls) ?? sorted[0];
     if (!winner) continue;
-    for (const loser of losers) {
-      if (loser.target === winner.target || !loser.owner || !winner.owner) continue;
-      report.warning(
-        'sni-conflict',
-        loser.owner,
-        `${serverName} is already routed on this port by ${winner.owner.kind} ${resourceName(winner.owner)} (older, or first by namespace/name); this claim gets no traffic`,
-      );
-    }
-    if (terminated.has(serverName) && winner.owner?.kind !== 'Ingress') {
-      if (winner.owner) {
-        report.warning(
-          'sni-conflict',
-          winner.owner,
-          `${serverName} is terminated by an Ingress on this port; the Ingress keeps it and this route gets no traffic for it`,
-        );
-      }
-      continue;
+    for (const loser of sorted) {
+      if (loser === winner || loser.target === winner.target || !loser.owner || !winner.owner || loser.owner === winner.owner) continue;
+      reportCollision(serverName, port, winner as Claim & { owner: SourceObject }, loser as Claim & { owner: SourceObject }, report);
     }
     settled.push(winner);
   }
   return settled;
+}
+
+function reportCollision(
+  serverName: string,
+  port: number,
+  winner: Claim & { readonly owner: SourceObject },
+  loser: Claim & { readonly owner: SourceObject },
+  report: Reporter,
+): void {
+  const winnerName = `${winner.owner.kind} ${resourceName(winner.owner)}`;
+  const loserName = `${loser.owner.kind} ${resourceName(loser.owner)}`;
+  const why = winner.terminated?.declaresTls && compareAge(winner.owner, loser.owner) > 0
+    ? 'it terminates the name with spec.tls'
+    : 'older, or first by namespace/name';
+  if (loser.terminated) {
+    report.warning(
+      'sni-conflict',
+      loser.owner,
+      `TLS for ${serverName} on port ${port} goes to ${winnerName} (${why}), so this Ingress's paths for ${serverName} are served over plain HTTP only`,
+    );
+  } else {
+    report.warning(
+      'sni-conflict',
+      loser.owner,
+      `${serverName} is already routed on port ${port} by ${winnerName} (${why}); this claim gets no connections for it`,
+    );
+  }
+  report.warning(
+    'sni-conflict',
+    winner.owner,
+    `${loserName} also claims ${serverName} on port ${port}; this ${winner.owner.kind} keeps it (${why})${loser.terminated ? ', and that Ingress is served over plain HTTP only for it' : ''}`,
+  );
+}
+
+/** `first-namespace-owns-host`: claims from a namespace other than the host's owner are dropped. */
+function ownedClaims(claims: readonly Claim[], owners: ReadonlyMap<string, SourceObject>, port: number, report: Reporter): Claim[] {
+  return claims.filter((claim) => {
+    const owner = owners.get(claim.serverName);
+    if (!owner || !claim.owner || claim.owner.metadata.namespace === owner.metadata.namespace) return true;
+    report.warning(
+      'host-owned-by-namespace',
+      claim.owner,
+      `${claim.serverName} belongs to namespace ${owner.metadata.namespace} (${owner.kind} ${resourceName(owner)} claimed it first) and first-namespace-owns-host is set; this claim gets no connections for it on port ${port}`,
+    );
+    return false;
+  });
+}
+
+interface Destination {
+  readonly upstream: string;
+  readonly resolve?: string;
 }
 
 class StreamBuilder {
@@ -169,14 +242,19 @@ class StreamBuilder {
 
   constructor(private readonly runDir: string) {}
 
-  /** An upstream for a backend set; a share of `rejectedWeight` goes to the reject socket. */
-  upstream(backends: readonly WeightedBackend[], rejectedWeight: number): string {
+  /**
+   * Where a stream server sends a backend set: an upstream block, with a share of `rejectedWeight` for
+   * the reject socket; or, for a lone backend known by name, that name for nginx to resolve per
+   * connection (the caller keeps such backends out of weighted sets).
+   */
+  destination(backends: readonly WeightedBackend[], rejectedWeight: number): Destination {
     const only = backends[0];
     if (backends.length === 1 && only && rejectedWeight === 0) {
+      if (only.runtimeName !== undefined) return { upstream: only.upstream, resolve: only.runtimeName };
       if (!this.upstreams.has(only.upstream)) {
         this.upstreams.set(only.upstream, { name: only.upstream, servers: only.servers, comment: only.description });
       }
-      return only.upstream;
+      return { upstream: only.upstream };
     }
     const servers: UpstreamServer[] = backends.flatMap((b) => b.servers.map((s) => ({ address: s.address, weight: b.weight })));
     if (rejectedWeight > 0) servers.push({ address: this.rejectTarget(), weight: rejectedWeight, neverMarkedDown: true });
@@ -187,13 +265,18 @@ class StreamBuilder {
       if (rejectedWeight > 0) parts.push(`unresolved weight ${rejectedWeight} (closed)`);
       this.upstreams.set(name, { name, servers, comment: parts.join('; ') });
     }
-    return name;
+    return { upstream: name };
   }
 
-  passthroughTarget(upstream: string): string {
+  passthroughTarget(destination: Destination): string {
+    const { upstream } = destination;
     let server = this.passthroughServers.get(upstream);
     if (!server) {
-      server = { socket: `${this.runDir}/passthrough-${digest(upstream)}.sock`, upstream, noRetry: this.rejecting.has(upstream) };
+      server = {
+        socket: `${this.runDir}/passthrough-${digest(upstream)}.sock`,
+        ...destination,
+        noRetry: this.rejecting.has(upstream),
+      };
       this.passthroughServers.set(upstream, server);
     }
     return `unix:${server.socket}`;
@@ -201,12 +284,12 @@ class StreamBuilder {
 
   gatewayTarget(route: SniRoutePlan): string {
     if (route.backends.length === 0) return this.rejectTarget();
-    const upstream = this.upstream(route.backends, route.rejectedWeight);
-    if (route.mode === 'Passthrough') return this.passthroughTarget(upstream);
+    const destination = this.destination(route.backends, route.rejectedWeight);
+    if (route.mode === 'Passthrough') return this.passthroughTarget(destination);
     const server: Omit<TerminateServer, 'socket' | 'comment'> = {
       certificates: route.certificates,
-      upstream,
-      noRetry: this.rejecting.has(upstream),
+      ...destination,
+      noRetry: this.rejecting.has(destination.upstream),
       ...(route.backendTls && {
         backendTls: {
           trustedCertificate: route.backendTls.trustedCertificate,

@@ -1,14 +1,15 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
 import type { ForwardedHeaders, HttpUpstream, NginxConfig, TlsFiles, VirtualHost } from '../model/nginx.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
-import type { ResolvedBackend } from './backends.js';
+import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { gatewayKinds, planGateways, type ResourceStatus } from './gateway/index.js';
 import { ingressClassDecision } from './ingress/classes.js';
 import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
-import { mergeHosts } from './ingress/hosts.js';
+import { claimantsOf, keepOwnedClaims, mergeHosts } from './ingress/hosts.js';
 import { translateIngress, type IngressContext } from './ingress/ingress.js';
 import { objectId, type TranslateOptions } from './options.js';
+import { hostOwners, type HostClaimant } from './ownership.js';
 import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
@@ -36,11 +37,18 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const defaultTls = defaultCertificate(resources, options, secrets, report);
 
   const backends = new Map<string, ResolvedBackend>();
+  const resolvers = options.resolvers ?? [];
+  const backendPolicy: BackendPolicy = {
+    clusterDomain: options.clusterDomain,
+    runtimeDns: resolvers.length > 0,
+    externalNameDisabled: options.disableExternalName ?? false,
+    externalNameSuffixes: options.externalNameSuffixes ?? [],
+  };
   const context: IngressContext = {
     resources,
     secrets,
     report,
-    clusterDomain: options.clusterDomain,
+    backendPolicy,
     allowCrossNamespaceSecrets: options.allowCrossNamespaceSecrets,
     backends,
   };
@@ -51,12 +59,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       if (!decision.serve) report.info('ingress-class-skipped', ingress.object, `not ours: ${decision.reason}`);
       return decision.serve;
     });
-  const merged = mergeHosts(
-    ours.map((ingress) => translateIngress(ingress, context)),
-    { sslRedirect: settings.sslRedirect, trustForwardedProto: settings.useForwardedHeaders, hsts: settings.hsts, defaultTls },
-    secrets,
-    report,
-  );
+  const contributions = ours.map((ingress) => translateIngress(ingress, context));
 
   const gateways = planGateways({
     objects,
@@ -65,12 +68,30 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     report,
     gatewayClass: options.gatewayClass,
     controllerName,
-    clusterDomain: options.clusterDomain,
+    backendPolicy,
     systemCaBundle: options.systemCaBundle,
     plainHttpPorts: [options.httpPort],
   });
   const routes = new Map(
     objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
+  );
+  const routeObject = (namespace: string, name: string) => routes.get(`${namespace}/${name}`);
+
+  const owners =
+    options.firstNamespaceOwnsHost || settings.firstNamespaceOwnsHost
+      ? hostOwners([
+          ...contributions.flatMap(claimantsOf),
+          ...gateways.ports
+            .filter((p) => p.port === options.httpsPort)
+            .flatMap((p) => p.routes.map((r) => ({ host: r.hostname, object: routeObject(r.route.namespace, r.route.name) })))
+            .filter((c): c is HostClaimant => c.object !== undefined),
+        ])
+      : undefined;
+  const merged = mergeHosts(
+    owners ? contributions.map((c) => keepOwnedClaims(c, owners, report)) : contributions,
+    { sslRedirect: settings.sslRedirect, trustForwardedProto: settings.useForwardedHeaders, hsts: settings.hsts, defaultTls },
+    secrets,
+    report,
   );
 
   const runDir = options.runDir;
@@ -82,10 +103,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     acceptProxyProtocol: settings.useProxyProtocol,
     trustedProxies: settings.proxyRealIpCidr,
     passthrough: merged.passthrough,
-    virtualHosts: merged.virtualHosts,
-    ingressTlsHosts: merged.tlsHosts,
+    terminated: merged.terminated,
     gatewayPorts: gateways.ports,
-    routeObject: (namespace, name) => routes.get(`${namespace}/${name}`),
+    ...(owners && { hostOwners: owners }),
+    routeObject,
     report,
   });
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
@@ -102,6 +123,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     accessLog: options.accessLog,
     workerConnections: settings.maxWorkerConnections,
     http: {
+      resolvers,
       httpPort: options.httpPort,
       httpsPort: options.httpsPort,
       httpsSocket,
@@ -124,6 +146,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       virtualHosts: merged.virtualHosts,
     },
     stream: {
+      resolvers,
       mapHashBucketSize: streamHash.bucketSize,
       mapHashMaxSize: streamHash.maxSize,
       sslProtocols: settings.sslProtocols,
@@ -204,7 +227,7 @@ function httpUpstreams(
   }
   return [...used]
     .map((name) => backends.get(name))
-    .filter((backend): backend is ResolvedBackend => backend !== undefined)
+    .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined)
     .map((backend) => ({
       name: backend.upstream,
       servers: backend.servers,

@@ -133,7 +133,7 @@ export function runPlan(objects: readonly SourceObject[], overrides: Partial<Gat
     report,
     gatewayClass: 'ingress2nginx',
     controllerName: 'ingress2nginx.dev/controller',
-    clusterDomain: 'cluster.local',
+    backendPolicy: { clusterDomain: 'cluster.local', runtimeDns: false, externalNameDisabled: false, externalNameSuffixes: [] },
     systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
     ...overrides,
   });

@@ -64,17 +64,33 @@ function ingress(name: string, service: Record<string, unknown>, annotations: Re
 }
 
 function run(...objects: SourceObject[]) {
+  return runWith({}, ...objects);
+}
+
+function runWith(extra: Partial<TranslateOptions>, ...objects: SourceObject[]) {
   const snapshot: Snapshot = { objects };
-  return translate(snapshot, options);
+  return translate(snapshot, { ...options, ...extra });
 }
 
 describe('service backends', () => {
-  it('uses the cluster DNS name of a Service missing from the input, with a warning', () => {
+  it('answers 503 for a Service missing from the input, with an error: its name would have to resolve when nginx loads', () => {
     const { model, diagnostics } = run(ingress('app', { name: 'api', port: { number: 8080 } }));
-    expect(model.http.upstreams).toEqual([
-      expect.objectContaining({ name: 'web_api_8080', servers: [{ address: 'api.web.svc.cluster.local:8080' }] }),
+    expect(model.http.upstreams).toEqual([]);
+    expect(model.http.virtualHosts[0]!.locations[0]).toMatchObject({ returnStatus: 503 });
+    expect(diagnostics).toEqual([
+      expect.objectContaining({ severity: 'error', code: 'backend-unresolved', message: expect.stringContaining('--resolver') }),
     ]);
-    expect(diagnostics).toEqual([expect.objectContaining({ severity: 'warning', code: 'service-not-found' })]);
+  });
+
+  it('with --resolver, has nginx look a missing Service up per request, with a warning and no upstream block', () => {
+    const { model, diagnostics } = runWith({ resolvers: ['10.96.0.10'] }, ingress('app', { name: 'api', port: { number: 8080 } }));
+    expect(model.http.upstreams).toEqual([]);
+    expect(model.http.resolvers).toEqual(['10.96.0.10']);
+    expect(model.http.virtualHosts[0]!.locations[0]!.proxy).toMatchObject({
+      resolve: 'api.web.svc.cluster.local:8080',
+      pass: 'http://$i2n_backend',
+    });
+    expect(diagnostics).toEqual([expect.objectContaining({ severity: 'warning', code: 'service-dns-name' })]);
   });
 
   it('cannot resolve a named port without the Service: error, and the path answers 503', () => {
@@ -85,21 +101,74 @@ describe('service backends', () => {
     expect(model.http.upstreams).toEqual([]);
   });
 
-  it('resolves named ports through the Service, brackets IPv6 cluster IPs, and uses DNS for headless Services', () => {
-    const { model, diagnostics } = run(
-      object('Service', 'web', 'v6', { spec: { clusterIP: 'fd00::10', ports: [{ name: 'http', port: 8080 }] } }),
-      object('Service', 'web', 'headless', { spec: { clusterIP: 'None', ports: [{ port: 9000 }] } }),
-      object('Service', 'web', 'external', { spec: { type: 'ExternalName', externalName: 'db.example.org', ports: [{ port: 5432 }] } }),
-      ingress('a', { name: 'v6', port: { name: 'http' } }),
-      ingress('b', { name: 'headless', port: { number: 9000 } }),
-      ingress('c', { name: 'external', port: { number: 5432 } }),
-    );
-    expect(model.http.upstreams.map((u) => [u.name, u.servers[0]!.address])).toEqual([
-      ['web_external_5432', 'db.example.org:5432'],
-      ['web_headless_9000', 'headless.web.svc.cluster.local:9000'],
-      ['web_v6_8080', '[fd00::10]:8080'],
+  const namedServices = [
+    object('Service', 'web', 'v6', { spec: { clusterIP: 'fd00::10', ports: [{ name: 'http', port: 8080 }] } }),
+    object('Service', 'web', 'headless', { spec: { clusterIP: 'None', ports: [{ port: 9000 }] } }),
+    object('Service', 'web', 'external', { spec: { type: 'ExternalName', externalName: 'db.example.org', ports: [{ port: 5432 }] } }),
+    ingress('a', { name: 'v6', port: { name: 'http' } }),
+    ingress('b', { name: 'headless', port: { number: 9000 } }),
+    ingress('c', { name: 'external', port: { number: 5432 } }),
+  ];
+
+  it('resolves named ports through the Service and brackets IPv6 cluster IPs; names need --resolver', () => {
+    const { model, diagnostics } = run(...namedServices);
+    expect(model.http.upstreams.map((u) => [u.name, u.servers[0]!.address])).toEqual([['web_v6_8080', '[fd00::10]:8080']]);
+    expect(diagnostics.map((d) => [d.resource?.name, d.code])).toEqual([
+      ['b', 'backend-unresolved'],
+      ['c', 'backend-unresolved'],
     ]);
-    expect(diagnostics.map((d) => d.code)).toEqual(['service-not-found']);
+  });
+
+  it('with --resolver, reaches headless and ExternalName Services by name, per request', () => {
+    const { model, diagnostics } = runWith({ resolvers: ['10.96.0.10'] }, ...namedServices);
+    const resolve = (host: string) =>
+      model.http.virtualHosts.find((h) => h.serverName === host)!.locations.find((l) => l.proxy)!.proxy!.resolve;
+    expect(resolve('b.example.test')).toBe('headless.web.svc.cluster.local:9000');
+    expect(resolve('c.example.test')).toBe('db.example.org:5432');
+    expect(model.http.upstreams.map((u) => u.name)).toEqual(['web_v6_8080']);
+    expect(diagnostics.map((d) => d.code)).toEqual(['service-dns-name']);
+  });
+
+  const externalName = (name: string) =>
+    object('Service', 'web', 'external', { spec: { type: 'ExternalName', externalName: name, ports: [{ port: 80 }] } });
+
+  it.each([
+    ['127.0.0.1', 'IP address'],
+    ['0.0.0.0', 'IP address'],
+    ['169.254.169.254', 'IP address'],
+    ['2130706433', 'IP address'],
+    ['0x7f.1', 'IP address'],
+    ['10.0.0.1.', 'IP address'],
+    ['localhost', 'node itself or a cloud metadata service'],
+    ['LOCALHOST', 'node itself or a cloud metadata service'],
+    ['app.localhost', 'node itself or a cloud metadata service'],
+    ['metadata.google.internal', 'node itself or a cloud metadata service'],
+    ['instance-data.ec2.internal', 'node itself or a cloud metadata service'],
+  ])('refuses the ExternalName %s even with --resolver (%s)', (name, reason) => {
+    const { model, diagnostics } = runWith({ resolvers: ['10.96.0.10'] }, externalName(name), ingress('app', { name: 'external', port: { number: 80 } }));
+    expect(diagnostics).toEqual([
+      expect.objectContaining({ severity: 'error', code: 'backend-unresolved', message: expect.stringContaining(reason) }),
+    ]);
+    expect(model.http.virtualHosts[0]!.locations[0]).toMatchObject({ returnStatus: 503 });
+  });
+
+  it('switches ExternalName backends off with --disable-svc-external-name', () => {
+    const { diagnostics } = runWith(
+      { resolvers: ['10.96.0.10'], disableExternalName: true },
+      externalName('api.example.org'),
+      ingress('app', { name: 'external', port: { number: 80 } }),
+    );
+    expect(diagnostics).toEqual([expect.objectContaining({ code: 'backend-unresolved', message: expect.stringContaining('--disable-svc-external-name') })]);
+  });
+
+  it('keeps ExternalName backends inside --external-name-suffix domains', () => {
+    const allowed = { resolvers: ['10.96.0.10'], externalNameSuffixes: ['example.org'] };
+    const inside = runWith(allowed, externalName('api.example.org'), ingress('app', { name: 'external', port: { number: 80 } }));
+    expect(inside.diagnostics).toEqual([]);
+    const outside = runWith(allowed, externalName('api.example.org.evil.test'), ingress('app', { name: 'external', port: { number: 80 } }));
+    expect(outside.diagnostics).toEqual([expect.objectContaining({ code: 'backend-unresolved', message: expect.stringContaining('outside the allowed domains') })]);
+    const lookalike = runWith(allowed, externalName('notexample.org'), ingress('app', { name: 'external', port: { number: 80 } }));
+    expect(lookalike.diagnostics).toEqual([expect.objectContaining({ code: 'backend-unresolved' })]);
   });
 
   it('refuses a cluster IP that nginx would not take (an IPv6 zone ID)', () => {
@@ -131,7 +200,8 @@ describe('input order', () => {
     const backward = run(b, a, app);
     expect(forward.model).toEqual(backward.model);
     expect(forward.diagnostics.filter((d) => d.code === 'resource-duplicate')).toHaveLength(2);
-    expect(forward.model.http.upstreams[0]?.servers).toEqual([{ address: 'api.web.svc.cluster.local:80' }]);
+    expect(forward.model.http.upstreams).toEqual([]);
+    expect(forward.diagnostics.filter((d) => d.code === 'backend-unresolved')).toHaveLength(1);
   });
 
   it('ignores a creation timestamp without a zone, which would be read in local time', () => {

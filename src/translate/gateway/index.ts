@@ -1,4 +1,5 @@
 import type { SourceObject } from '../../sources/snapshot.js';
+import type { BackendPolicy } from '../backends.js';
 import { byString } from '../precedence.js';
 import type { Reporter } from '../report.js';
 import { key, type Resources } from '../resources.js';
@@ -12,7 +13,7 @@ import { BackendTlsPolicies } from './policies.js';
 import { ReferenceGrants } from './reference-grants.js';
 import { attachRoute, resolveRouteBackends, routeHostnames } from './routes.js';
 import { settleClaims, type Claim } from './sni.js';
-import { OnceReporter, passthroughTraffic, terminateTraffic } from './traffic.js';
+import { OnceReporter, passthroughTraffic, terminateTraffic, withoutRuntimeNamesInSets } from './traffic.js';
 
 export type * from './plan.js';
 export { gatewayKinds } from './schemas.js';
@@ -28,7 +29,7 @@ export interface GatewayContext {
   readonly gatewayClass: string;
   /** Written into route and policy parent statuses, e.g. `ingress2nginx.dev/controller`. */
   readonly controllerName: string;
-  readonly clusterDomain: string;
+  readonly backendPolicy: BackendPolicy;
   /** Absolute path of the system CA bundle, for `wellKnownCACertificates: System`. */
   readonly systemCaBundle: string;
   /**
@@ -60,7 +61,7 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
   const claims: Claim[] = [];
   const routeStatuses: RouteStatus[] = [];
   for (const route of inputs.routes) {
-    const backends = resolveRouteBackends(route, { resources: ctx.resources, report, grants, clusterDomain: ctx.clusterDomain });
+    const backends = resolveRouteBackends(route, { resources: ctx.resources, report, grants, backendPolicy: ctx.backendPolicy });
     const hostnames = routeHostnames(route, report);
     const outcomes = attachRoute(route, hostnames, backends.condition, {
       report,
@@ -80,8 +81,11 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
       // A listener that carries no traffic makes no policy an ancestor and gets no traffic diagnostics.
       if (!listener.programmed) continue;
       const gateway = key(listener.ref.gatewayNamespace, listener.ref.gatewayName);
-      const traffic =
-        listener.mode === 'Passthrough' ? passthroughTraffic(backends) : terminateTraffic(route.object, backends, policies, gateway, once);
+      const traffic = withoutRuntimeNamesInSets(
+        listener.mode === 'Passthrough' ? passthroughTraffic(backends) : terminateTraffic(route.object, backends, policies, gateway, once),
+        route.object,
+        once,
+      );
       for (const { hostname, routeHostnameIndex } of shared) {
         if (hostname === anyHostname) {
           once.warning(

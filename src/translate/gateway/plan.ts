@@ -48,6 +48,8 @@ export interface WeightedBackend {
   /** Stable block name, e.g. `ns_service_port`. */
   readonly upstream: string;
   readonly servers: readonly UpstreamServer[];
+  /** `name:port` resolved by nginx at connect time instead of an upstream block (see ResolvedBackend). */
+  readonly runtimeName?: string;
   readonly weight: number;
   readonly description: string;
 }

@@ -1,6 +1,6 @@
 import type { FieldPath } from '../../model/diagnostics.js';
 import { isKubernetesName, isNamespaceName } from '../allowlist.js';
-import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
+import { resolveServiceBackend, type BackendPolicy, type ResolvedBackend } from '../backends.js';
 import type { Reporter } from '../report.js';
 import { key, type Resources } from '../resources.js';
 import { condition, reportReason } from './conditions.js';
@@ -34,7 +34,7 @@ export interface RouteContext {
   readonly resources: Resources;
   readonly report: Reporter;
   readonly grants: ReferenceGrants;
-  readonly clusterDomain: string;
+  readonly backendPolicy: BackendPolicy;
 }
 
 /**
@@ -95,7 +95,7 @@ export function resolveRouteBackends(route: TlsRouteInput, ctx: RouteContext): R
       return;
     }
     const port = ref.port ?? 0;
-    const resolution = resolveServiceBackend(ctx.resources, namespace, { name: ref.name, port: { number: port } }, ctx.clusterDomain);
+    const resolution = resolveServiceBackend(ctx.resources, namespace, { name: ref.name, port: { number: port } }, ctx.backendPolicy);
     if (!resolution.ok) {
       fail('BackendNotFound', resolution.problem, resolution.field ? [...field, ...resolution.field] : field);
       return;

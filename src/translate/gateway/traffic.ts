@@ -80,11 +80,36 @@ function weighted(backends: readonly RouteBackend[]): WeightedBackend[] {
     byUpstream.set(backend.upstream, {
       upstream: backend.upstream,
       servers: backend.servers,
+      ...(backend.runtimeName !== undefined && { runtimeName: backend.runtimeName }),
       weight: (existing?.weight ?? 0) + weight,
       description: backend.description,
     });
   }
   return [...byUpstream.values()].sort(byString((b) => b.upstream));
+}
+
+/**
+ * A backend nginx resolves at connect time cannot be a weighted member of an upstream block (those are
+ * resolved when the config loads), so it works only as a route's one backend; in a weighted set its
+ * share of connections is closed.
+ */
+export function withoutRuntimeNamesInSets(traffic: Traffic, route: SourceObject, once: OnceReporter): Traffic {
+  if (traffic.backends.length + (traffic.rejectedWeight > 0 ? 1 : 0) <= 1) return traffic;
+  const byName = traffic.backends.filter((b) => b.runtimeName !== undefined);
+  if (byName.length === 0) return traffic;
+  for (const backend of byName) {
+    once.error(
+      'backend-weighted-by-name',
+      route,
+      `${backend.description} is reached by DNS name (${backend.runtimeName}), which nginx resolves per connection and cannot weigh against other backends; its share of connections (weight ${backend.weight}) is closed. Make it the route's only backend`,
+      ['spec', 'rules', 0, 'backendRefs'],
+    );
+  }
+  return {
+    ...traffic,
+    backends: traffic.backends.filter((b) => b.runtimeName === undefined),
+    rejectedWeight: traffic.rejectedWeight + byName.reduce((sum, b) => sum + b.weight, 0),
+  };
 }
 
 /** A route attached to several listeners would repeat the same finding; this says it once. */

@@ -29,6 +29,7 @@ describe('parseControllerSettings', () => {
       upstreamKeepaliveConnections: 320,
       workerProcesses: 'auto',
       maxWorkerConnections: 16384,
+      firstNamespaceOwnsHost: false,
     } satisfies ControllerSettings);
   });
 
@@ -54,6 +55,7 @@ describe('parseControllerSettings', () => {
       'upstream-keepalive-connections': '0',
       'worker-processes': '4',
       'max-worker-connections': '1024',
+      'first-namespace-owns-host': 'true',
     });
     expect(issues).toEqual([]);
     expect(value).toEqual({
@@ -71,6 +73,7 @@ describe('parseControllerSettings', () => {
       upstreamKeepaliveConnections: 0,
       workerProcesses: '4',
       maxWorkerConnections: 1024,
+      firstNamespaceOwnsHost: true,
     } satisfies ControllerSettings);
   });
 

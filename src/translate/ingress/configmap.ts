@@ -32,6 +32,7 @@ export interface ControllerSettings {
   upstreamKeepaliveConnections: number;
   workerProcesses: string;
   maxWorkerConnections: number;
+  firstNamespaceOwnsHost: boolean;
 }
 
 export interface ConfigMapIssue {
@@ -177,6 +178,13 @@ const settingTable: SettingTable = {
     defaultValue: 16_384,
     accepted: 'an integer from 1 to 1048576',
   },
+  // Ours (ingress-nginx has no such rule): a host belongs to the namespace that claimed it first.
+  firstNamespaceOwnsHost: {
+    key: 'first-namespace-owns-host',
+    schema: trueOrFalse,
+    defaultValue: false,
+    accepted: trueOrFalseText,
+  },
 };
 
 const knownKeys: ReadonlySet<string> = new Set(Object.values(settingTable).map((rule) => rule.key));
@@ -200,6 +208,7 @@ function assembleSettings(
     upstreamKeepaliveConnections: pick('upstreamKeepaliveConnections'),
     workerProcesses: pick('workerProcesses'),
     maxWorkerConnections: pick('maxWorkerConnections'),
+    firstNamespaceOwnsHost: pick('firstNamespaceOwnsHost'),
   };
 }
 

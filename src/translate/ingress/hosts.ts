@@ -6,6 +6,7 @@ import { byString, compareAge, groupBy } from '../precedence.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import type { SecretFiles } from '../secrets.js';
+import type { HostClaimant } from '../ownership.js';
 
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */
@@ -18,16 +19,25 @@ export interface HostSettings {
 
 export interface PassthroughRoute {
   readonly host: string;
-  readonly backend: ResolvedBackend;
+  /** Absent when the winner's backend cannot be used: connections for the host are closed. */
+  readonly backend?: ResolvedBackend;
   readonly comment: string;
   /** The Ingress that won the host. */
   readonly owner: SourceObject;
 }
 
+/** A host whose TLS the http servers terminate, and the Ingress that claimed it first. */
+export interface TerminatedHost {
+  readonly host: string;
+  readonly owner: SourceObject;
+  /** The host has `spec.tls` (its own certificate, or the default one by choice), not only rules. */
+  readonly declaresTls: boolean;
+}
+
 export interface MergedHosts {
   readonly virtualHosts: readonly VirtualHost[];
-  /** Hosts with a certificate from `spec.tls` (not just the default one), sorted. */
-  readonly tlsHosts: readonly string[];
+  /** Every terminated host, sorted: for settling SNI names with Gateway API routes on the same port. */
+  readonly terminated: readonly TerminatedHost[];
   readonly defaultLocations: readonly Location[];
   readonly passthrough: readonly PassthroughRoute[];
 }
@@ -35,8 +45,10 @@ export interface MergedHosts {
 const acmeChallengePrefix = '/.well-known/acme-challenge/';
 
 /**
- * Settles what several Ingresses ask of the same host: passthrough wins the host's TLS; for one location
- * or one host's certificate the oldest Ingress wins, and the others are told which one did.
+ * Settles what several Ingresses ask of the same host. The oldest claim on a host's TLS decides whether
+ * it is passed through or terminated, whichever mode a newer Ingress asks for; for one location or one
+ * host's certificate the oldest Ingress wins. Losers, and Ingresses whose host another one takes over or
+ * shares across namespaces, are told which Ingress they deal with.
  */
 export function mergeHosts(
   contributions: readonly IngressContribution[],
@@ -44,53 +56,133 @@ export function mergeHosts(
   secrets: SecretFiles,
   report: Reporter,
 ): MergedHosts {
-  const passthrough = settlePassthrough(contributions.flatMap((c) => c.passthrough), report);
-  const passthroughHosts = new Set(passthrough.map((p) => p.host));
-  const tls = settleTls(contributions.flatMap((c) => c.tls), passthroughHosts, secrets, settings, report);
-  const routes = settleRoutes(contributions.flatMap((c) => c.routes), report);
+  const routeClaims = contributions.flatMap((c) => c.routes);
+  const modes = settleTlsModes(contributions.flatMap((c) => c.passthrough), contributions.flatMap((c) => c.tls), report);
+  const passthroughHosts = new Set(modes.passthrough.map((p) => p.host));
+  const tls = settleTls(modes.terminated, secrets, settings, report);
+  const routes = settleRoutes(routeClaims, report);
+  reportPassthroughTakeovers(modes.passthrough, routeClaims, report);
+  reportSharedHosts(routes, modes.terminated, report);
 
   const hostNames = new Set<string>([...routes.keys(), ...tls.keys(), ...passthroughHosts]);
   hostNames.delete('');
   const virtualHosts: VirtualHost[] = [...hostNames].sort().map((host) => {
     const hostTls = tls.get(host);
-    const hasTls = hostTls !== undefined || passthroughHosts.has(host);
     return {
       serverName: host,
       ...(!passthroughHosts.has(host) && { tls: hostTls ?? settings.defaultTls }),
       hsts: settings.hsts && hostTls !== undefined,
-      locations: toLocations(routes.get(host) ?? [], hasTls, settings),
+      // Only the host's own spec.tls implies a redirect: a passthrough claim of another Ingress must not
+      // send this Ingress's plain-HTTP clients to its backend.
+      locations: toLocations(routes.get(host) ?? [], hostTls !== undefined, settings),
     };
   });
   return {
     virtualHosts,
-    tlsHosts: [...tls.keys()].sort(),
+    terminated: terminatedHosts(virtualHosts, routeClaims, modes.terminated),
     defaultLocations: toLocations(routes.get('') ?? [], false, settings),
-    passthrough,
+    passthrough: modes.passthrough,
   };
 }
 
-function settlePassthrough(claims: readonly PassthroughClaim[], report: Reporter): PassthroughRoute[] {
-  const routes: PassthroughRoute[] = [];
-  for (const [host, hostClaims] of groupBy(claims, (c) => c.host)) {
-    const [winner, ...losers] = [...hostClaims].sort((a, b) => compareAge(a.ingress, b.ingress));
-    if (!winner) continue;
-    for (const loser of losers) {
-      if (loser.backend.upstream === winner.backend.upstream) continue;
+/** Every host this Ingress asks for, for `first-namespace-owns-host`. */
+export function claimantsOf(contribution: IngressContribution): HostClaimant[] {
+  return [...contribution.passthrough, ...contribution.tls, ...contribution.routes]
+    .filter((claim) => claim.host !== '')
+    .map((claim) => ({ host: claim.host, object: claim.ingress }));
+}
+
+/** `first-namespace-owns-host`: drops this Ingress's claims on hosts another namespace owns, saying so once per host. */
+export function keepOwnedClaims(
+  contribution: IngressContribution,
+  owners: ReadonlyMap<string, SourceObject>,
+  report: Reporter,
+): IngressContribution {
+  const refused = new Set<string>();
+  const owned = <T extends { readonly host: string; readonly ingress: SourceObject }>(claim: T): boolean => {
+    const owner = owners.get(claim.host);
+    if (claim.host === '' || !owner || owner.metadata.namespace === claim.ingress.metadata.namespace) return true;
+    if (!refused.has(claim.host)) {
+      refused.add(claim.host);
       report.warning(
-        'passthrough-conflict',
-        loser.ingress,
-        `host ${host} is already passed through to ${winner.backend.description} by Ingress ${resourceName(winner.ingress)} (older, or first by namespace/name); this claim is ignored`,
-        loser.field,
+        'host-owned-by-namespace',
+        claim.ingress,
+        `host ${claim.host} belongs to namespace ${owner.metadata.namespace} (${owner.kind} ${resourceName(owner)} claimed it first) and first-namespace-owns-host is set; this Ingress's rules for it are not rendered`,
       );
     }
-    routes.push({ host, backend: winner.backend, comment: `Ingress ${resourceName(winner.ingress)}`, owner: winner.ingress });
+    return false;
+  };
+  return {
+    passthrough: contribution.passthrough.filter(owned),
+    tls: contribution.tls.filter(owned),
+    routes: contribution.routes.filter(owned),
+  };
+}
+
+type ModeClaim = { readonly mode: 'passthrough'; readonly claim: PassthroughClaim } | { readonly mode: 'tls'; readonly claim: TlsClaim };
+
+/**
+ * One mode per host: the oldest Ingress that asks for the host's TLS (ssl-passthrough or spec.tls)
+ * decides. A newer passthrough never takes a host an older Ingress terminates, nor the other way round.
+ */
+function settleTlsModes(
+  passthrough: readonly PassthroughClaim[],
+  tls: readonly TlsClaim[],
+  report: Reporter,
+): { passthrough: PassthroughRoute[]; terminated: TlsClaim[] } {
+  const claims: ModeClaim[] = [
+    ...passthrough.map((claim) => ({ mode: 'passthrough' as const, claim })),
+    ...tls.map((claim) => ({ mode: 'tls' as const, claim })),
+  ];
+  const routes: PassthroughRoute[] = [];
+  const terminated: TlsClaim[] = [];
+  for (const [host, hostClaims] of groupBy(claims, (c) => c.claim.host)) {
+    const sorted = [...hostClaims].sort((a, b) => compareAge(a.claim.ingress, b.claim.ingress));
+    const first = sorted[0];
+    if (!first) continue;
+    if (first.mode === 'tls') {
+      for (const loser of sorted) {
+        if (loser.mode !== 'passthrough') continue;
+        report.warning(
+          'passthrough-conflict',
+          loser.claim.ingress,
+          `host ${host} is terminated by Ingress ${resourceName(first.claim.ingress)} with spec.tls (older, or first by namespace/name); this ssl-passthrough claim is ignored`,
+          loser.claim.field,
+        );
+      }
+      terminated.push(...sorted.filter((c) => c.mode === 'tls').map((c) => c.claim as TlsClaim));
+      continue;
+    }
+    const winner = first.claim;
+    for (const loser of sorted.slice(1)) {
+      if (loser.mode === 'tls') {
+        report.warning(
+          'tls-shadowed-by-passthrough',
+          loser.claim.ingress,
+          `TLS for ${host} is passed through by SNI to ${passthroughTarget(winner)} by Ingress ${resourceName(winner.ingress)} (older, or first by namespace/name), so this certificate is not used`,
+          loser.claim.field,
+        );
+      } else if (loser.claim.backend?.upstream !== winner.backend?.upstream) {
+        report.warning(
+          'passthrough-conflict',
+          loser.claim.ingress,
+          `host ${host} is already passed through to ${passthroughTarget(winner)} by Ingress ${resourceName(winner.ingress)} (older, or first by namespace/name); this claim is ignored`,
+          loser.claim.field,
+        );
+      }
+    }
+    routes.push({
+      host,
+      ...(winner.backend && { backend: winner.backend }),
+      comment: `Ingress ${resourceName(winner.ingress)}`,
+      owner: winner.ingress,
+    });
   }
-  return routes.sort(byString((r) => r.host));
+  return { passthrough: routes.sort(byString((r) => r.host)), terminated };
 }
 
 function settleTls(
   claims: readonly TlsClaim[],
-  passthroughHosts: ReadonlySet<string>,
   secrets: SecretFiles,
   settings: HostSettings,
   report: Reporter,
@@ -99,17 +191,6 @@ function settleTls(
   for (const [host, hostClaims] of groupBy(claims, (c) => c.host)) {
     const [winner, ...losers] = [...hostClaims].sort((a, b) => compareAge(a.ingress, b.ingress));
     if (!winner) continue;
-    if (passthroughHosts.has(host)) {
-      for (const claim of hostClaims) {
-        report.warning(
-          'tls-shadowed-by-passthrough',
-          claim.ingress,
-          `TLS for ${host} is passed through by SNI (another Ingress sets ssl-passthrough for it), so this certificate is not used`,
-          claim.field,
-        );
-      }
-      continue;
-    }
     for (const loser of losers) {
       if (sameSecret(loser, winner)) continue;
       report.warning(
@@ -132,6 +213,103 @@ function settleTls(
     }
   }
   return result;
+}
+
+/**
+ * A passthrough host that other Ingresses also route: their HTTPS now reaches the passthrough backend,
+ * which both sides should know (it is how one tenant would take another's TLS).
+ */
+function reportPassthroughTakeovers(passthrough: readonly PassthroughRoute[], routes: readonly RouteClaim[], report: Reporter): void {
+  const byHost = groupBy(routes, (r) => r.host);
+  for (const route of passthrough) {
+    const others = uniqueIngresses((byHost.get(route.host) ?? []).map((r) => r.ingress)).filter((i) => i !== route.owner);
+    if (others.length === 0) continue;
+    for (const other of others) {
+      report.warning(
+        'host-tls-passed-through',
+        other,
+        `TLS for ${route.host} is passed through untouched to ${passthroughTarget(route)} by Ingress ${resourceName(route.owner)} (ssl-passthrough), so this Ingress's paths for ${route.host} are served over plain HTTP only`,
+      );
+    }
+    report.warning(
+      'host-tls-passed-through',
+      route.owner,
+      `this ssl-passthrough takes all TLS for ${route.host}, which ${others.map((o) => `Ingress ${resourceName(o)}`).join(', ')} also route${others.length === 1 ? 's' : ''}; their paths for it are served over plain HTTP only`,
+    );
+  }
+}
+
+/**
+ * Paths of one host from Ingresses in several namespaces: the namespace that claimed the host first
+ * is told who adds to it, and each adding Ingress is told whose host it is. (The ConfigMap key
+ * `first-namespace-owns-host` refuses such additions instead.)
+ */
+function reportSharedHosts(routes: ReadonlyMap<string, readonly RouteClaim[]>, tls: readonly TlsClaim[], report: Reporter): void {
+  const tlsByHost = groupBy(tls, (c) => c.host);
+  for (const [host, winners] of routes) {
+    if (host === '') continue;
+    const claimants = [...winners.map((w) => w.ingress), ...(tlsByHost.get(host) ?? []).map((c) => c.ingress)];
+    const owner = [...claimants].sort(compareAge)[0];
+    if (!owner) continue;
+    const guests = groupBy(
+      winners.filter((w) => w.ingress.metadata.namespace !== owner.metadata.namespace),
+      (w) => resourceName(w.ingress),
+    );
+    const acme = acmeChallengeRoute(winners);
+    for (const guestRoutes of guests.values()) {
+      const guest = guestRoutes[0]!.ingress;
+      const paths = describePaths(guestRoutes);
+      const acmeNote =
+        acme?.ingress === guest ? ' It also answers ACME HTTP-01 challenges for the host, so certificates for the host can be issued to it.' : '';
+      report.warning(
+        'host-shared-across-namespaces',
+        guest,
+        `host ${host} belongs to namespace ${owner.metadata.namespace} (Ingress ${resourceName(owner)} claimed it first); this Ingress adds ${paths} to it.${acmeNote}`,
+      );
+      report.warning(
+        'host-shared-across-namespaces',
+        owner,
+        `Ingress ${resourceName(guest)} from namespace ${guest.metadata.namespace} adds ${paths} to host ${host}, which this Ingress claimed first.${acmeNote} Set the ConfigMap key first-namespace-owns-host to refuse that`,
+      );
+    }
+  }
+}
+
+function describePaths(routes: readonly RouteClaim[]): string {
+  const paths = [...new Set(routes.map((r) => (r.fallback ? 'its defaultBackend' : r.ingressPath)))].sort();
+  return `path${paths.length === 1 ? '' : 's'} ${paths.join(', ')}`;
+}
+
+/** The route that serves `/.well-known/acme-challenge/…` on a host: nginx's longest prefix location. */
+function acmeChallengeRoute(winners: readonly RouteClaim[]): RouteClaim | undefined {
+  const probe = `${acmeChallengePrefix}token`;
+  return winners
+    .filter((w) => w.modifier === '' && probe.startsWith(w.path))
+    .sort((a, b) => b.path.length - a.path.length)[0];
+}
+
+function passthroughTarget(claim: { readonly backend?: ResolvedBackend }): string {
+  return claim.backend?.description ?? 'nowhere (its backend cannot be used, so connections are closed)';
+}
+
+function uniqueIngresses(ingresses: readonly SourceObject[]): SourceObject[] {
+  return [...new Set(ingresses)].sort(compareAge);
+}
+
+/** Terminated hosts with the Ingress that claimed each first (a rule or spec.tls), for the SNI front. */
+function terminatedHosts(
+  virtualHosts: readonly VirtualHost[],
+  routes: readonly RouteClaim[],
+  tls: readonly TlsClaim[],
+): TerminatedHost[] {
+  const claimants = groupBy([...routes.map((r) => ({ host: r.host, ingress: r.ingress })), ...tls], (c) => c.host);
+  const declared = new Set(tls.map((c) => c.host));
+  return virtualHosts
+    .filter((h) => h.tls)
+    .flatMap((h) => {
+      const owner = (claimants.get(h.serverName) ?? []).map((c) => c.ingress).sort(compareAge)[0];
+      return owner ? [{ host: h.serverName, owner, declaresTls: declared.has(h.serverName) }] : [];
+    });
 }
 
 function sameSecret(a: TlsClaim, b: TlsClaim): boolean {

@@ -4,7 +4,7 @@ import type { BackendProtocol, Proxy, ProxySsl } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from '../allowlist.js';
 import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
-import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
+import { resolveServiceBackend, type BackendPolicy, type ResolvedBackend } from '../backends.js';
 import type { Reporter } from '../report.js';
 import type { IngressBackend, IngressSpec, Resources, Typed } from '../resources.js';
 import type { SecretFiles, ObjectRef } from '../secrets.js';
@@ -13,7 +13,7 @@ export interface IngressContext {
   readonly resources: Resources;
   readonly secrets: SecretFiles;
   readonly report: Reporter;
-  readonly clusterDomain: string;
+  readonly backendPolicy: BackendPolicy;
   readonly allowCrossNamespaceSecrets: boolean;
   /** Every backend resolved so far, by upstream name. */
   readonly backends: Map<string, ResolvedBackend>;
@@ -26,7 +26,8 @@ interface Claim {
 
 export interface PassthroughClaim extends Claim {
   readonly host: string;
-  readonly backend: ResolvedBackend;
+  /** Absent when the backend cannot be used: the host's connections are closed. */
+  readonly backend?: ResolvedBackend;
 }
 
 export interface TlsClaim extends Claim {
@@ -46,6 +47,8 @@ export interface RouteClaim extends Claim {
   readonly exact: boolean;
   /** Position within the Ingress, to order claims of one Ingress. */
   readonly ordinal: number;
+  /** The Ingress path these locations come from, as written (`/` for defaultBackend). */
+  readonly ingressPath: string;
   readonly comment: string;
   readonly proxy?: Proxy;
   readonly sslRedirect?: boolean;
@@ -123,8 +126,10 @@ function translatePassthrough(
       );
       return;
     }
-    const backend = resolveBackend(backendRef, object, backendField, ctx);
-    if (backend) claims.push({ ingress: object, field: [...rulePath, 'host'], host, backend });
+    // The claim stands without a usable backend: the host is this Ingress's, and its connections are
+    // closed rather than handed to the terminating servers.
+    const backend = resolveBackend(backendRef, object, backendField, ctx, `TLS connections for ${host} are closed`);
+    claims.push({ ingress: object, field: [...rulePath, 'host'], host, ...(backend && { backend }) });
   });
   if (ignored.length > 0) {
     ctx.report.warning(
@@ -200,6 +205,7 @@ function translateTerminating(
           ...location,
           fallback: false,
           ordinal: ordinal++,
+          ingressPath: path,
           comment,
           ...(proxy && { proxy }),
           ...redirects,
@@ -222,6 +228,7 @@ function translateTerminating(
         exact: false,
         fallback: true,
         ordinal: ordinal++,
+        ingressPath: '/',
         comment,
         ...(proxy && { proxy }),
         ...redirects,
@@ -265,26 +272,27 @@ function resolveBackend(
   object: SourceObject,
   field: FieldPath,
   ctx: IngressContext,
+  consequence = 'this path answers 503',
 ): ResolvedBackend | undefined {
   if (!ref.service) {
     ctx.report.error(
       'backend-unsupported',
       object,
-      'only service backends are supported (resource backends are not); this path answers 503',
+      `only service backends are supported (resource backends are not); ${consequence}`,
       field,
     );
     return undefined;
   }
-  const resolution = resolveServiceBackend(ctx.resources, object.metadata.namespace, ref.service, ctx.clusterDomain);
+  const resolution = resolveServiceBackend(ctx.resources, object.metadata.namespace, ref.service, ctx.backendPolicy);
   if (!resolution.ok) {
-    ctx.report.error('backend-unresolved', object, `${resolution.problem}; this path answers 503`, [
+    ctx.report.error('backend-unresolved', object, `${resolution.problem}; ${consequence}`, [
       ...field,
       'service',
       ...(resolution.field ?? []),
     ]);
     return undefined;
   }
-  if (resolution.warning) ctx.report.warning('service-not-found', object, resolution.warning, [...field, 'service']);
+  if (resolution.warning) ctx.report.warning('service-dns-name', object, resolution.warning, [...field, 'service']);
   ctx.backends.set(resolution.value.upstream, resolution.value);
   return resolution.value;
 }
@@ -316,7 +324,7 @@ function buildProxy(
         ['metadata', 'annotations', `${annotationPrefix}backend-protocol`],
       );
     }
-    return proxyTo(protocol, backend.upstream);
+    return proxyTo(protocol, backend);
   }
   const ssl = buildProxySsl(annotations.proxySsl, backend, object, ctx);
   if (!ssl) return undefined;
@@ -326,14 +334,18 @@ function buildProxy(
   const digest = createHash('sha256').update(JSON.stringify(ssl)).digest('hex').slice(0, 10);
   const variant: ResolvedBackend = { ...backend, upstream: `${backend.upstream}_tls_${digest}` };
   ctx.backends.set(variant.upstream, variant);
-  return { ...proxyTo(protocol, variant.upstream), ssl };
+  return { ...proxyTo(protocol, variant), ssl };
 }
 
-function proxyTo(protocol: BackendProtocol, upstream: string): Proxy {
+function proxyTo(protocol: BackendProtocol, backend: ResolvedBackend): Proxy {
   // AUTO_HTTP speaks to the backend in the scheme the client used, as ingress-nginx does.
   const scheme = protocol === 'auto' ? '$scheme' : protocol;
   const grpc = protocol === 'grpc' || protocol === 'grpcs';
-  return { upstream, grpc, module: grpc ? 'grpc' : 'proxy', pass: `${scheme}://${upstream}` };
+  const module = grpc ? 'grpc' : 'proxy';
+  if (backend.runtimeName !== undefined) {
+    return { upstream: backend.upstream, grpc, module, resolve: backend.runtimeName, pass: `${scheme}://$i2n_backend` };
+  }
+  return { upstream: backend.upstream, grpc, module, pass: `${scheme}://${backend.upstream}` };
 }
 
 function buildProxySsl(
