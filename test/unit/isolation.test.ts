@@ -1,0 +1,231 @@
+import { describe, expect, it } from 'vitest';
+import type { Diagnostic } from '../../src/model/diagnostics.js';
+import type { SniRoute } from '../../src/model/nginx.js';
+import { build } from '../../src/render/build.js';
+import type { SourceObject } from '../../src/sources/snapshot.js';
+import type { TranslateOptions } from '../../src/translate/options.js';
+import { translate } from '../../src/translate/translate.js';
+import { configMap, gateway, object, passthrough, service, tlsRoute } from '../support/gateway.js';
+
+/**
+ * Tenant isolation at the model level: no resource takes a host from an older claim, whatever the
+ * modes, and every merge or takeover across resources is reported on both sides.
+ */
+
+const options: TranslateOptions = {
+  ingressClass: 'nginx',
+  gatewayClass: 'ingress2nginx',
+  systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
+  watchIngressWithoutClass: false,
+  allowCrossNamespaceSecrets: false,
+  clusterDomain: 'cluster.local',
+  httpPort: 80,
+  httpsPort: 443,
+  runDir: '/run/i2n',
+  nginxVersion: '1.22.1',
+  accessLog: 'off',
+  now: new Date('2026-12-01T00:00:00Z'),
+};
+
+const older = '2024-01-01T00:00:00Z';
+const newer = '2025-01-01T00:00:00Z';
+
+interface IngressSpec {
+  readonly hosts: readonly string[];
+  readonly tls?: boolean;
+  readonly passthrough?: boolean;
+  readonly paths?: readonly string[];
+  readonly created?: string;
+  readonly annotations?: Record<string, string>;
+}
+
+function ingress(namespace: string, name: string, spec: IngressSpec): SourceObject {
+  const annotations = { ...(spec.passthrough && { 'nginx.ingress.kubernetes.io/ssl-passthrough': 'true' }), ...spec.annotations };
+  const backend = { service: { name: 'web', port: { number: 80 } } };
+  const base = object('networking.k8s.io/v1', 'Ingress', namespace, name, {
+    spec: {
+      ingressClassName: 'nginx',
+      ...(spec.tls && { tls: [{ hosts: spec.hosts }] }),
+      rules: spec.hosts.map((host) => ({
+        host,
+        http: { paths: (spec.paths ?? ['/']).map((path) => ({ path, pathType: 'Prefix', backend })) },
+      })),
+    },
+  }, { creationTimestamp: spec.created ?? older });
+  return { ...base, metadata: { ...base.metadata, annotations } };
+}
+
+const services = (...namespaces: string[]) => namespaces.map((ns) => service(ns, 'web', '10.96.0.1', [{ port: 80 }, { port: 443 }]));
+
+function run(objects: readonly SourceObject[], extra: Partial<TranslateOptions> = {}) {
+  return translate({ objects }, { ...options, ...extra });
+}
+
+function sniMap(objects: readonly SourceObject[], extra: Partial<TranslateOptions> = {}): Record<string, string> {
+  const front = run(objects, extra).model.stream.frontends.find((f) => f.port === 443);
+  return Object.fromEntries((front?.routes ?? []).map((r: SniRoute) => [r.serverName, r.target]));
+}
+
+function about(diagnostics: readonly Diagnostic[], code: string): string[] {
+  return diagnostics.filter((d) => d.code === code).map((d) => `${d.resource?.namespace}/${d.resource?.name}`).sort();
+}
+
+describe('passthrough and termination: the oldest claim decides the mode', () => {
+  it('a newer passthrough in another namespace does not take a host an older Ingress terminates', () => {
+    const { model, diagnostics } = run([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'shop', { hosts: ['app.example.test'], tls: true, created: older }),
+      ingress('team-b', 'grab', { hosts: ['app.example.test'], passthrough: true, created: newer }),
+    ]);
+    expect(model.stream.frontends[0]?.routes ?? []).toEqual([]);
+    expect(model.stream.passthroughServers).toEqual([]);
+    const host = model.http.virtualHosts.find((h) => h.serverName === 'app.example.test')!;
+    expect(host.tls).toBeDefined();
+    expect(host.locations.find((l) => l.path === '/')?.plainHttp.redirect).toBe(true);
+    expect(about(diagnostics, 'passthrough-conflict')).toEqual(['team-b/grab']);
+  });
+
+  it('an older passthrough keeps its host against a newer spec.tls, which is told so', () => {
+    const { model, diagnostics } = run([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'tunnel', { hosts: ['app.example.test'], passthrough: true, created: older }),
+      ingress('team-b', 'shop', { hosts: ['app.example.test'], tls: true, created: newer }),
+    ]);
+    expect(model.stream.frontends[0]?.routes.map((r) => r.serverName)).toEqual(['app.example.test']);
+    expect(about(diagnostics, 'tls-shadowed-by-passthrough')).toEqual(['team-b/shop']);
+  });
+
+  it('a passthrough over a host another Ingress only routes: both are told, and no redirect is implied', () => {
+    const { model, diagnostics } = run([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'plain', { hosts: ['app.example.test'], created: older }),
+      ingress('team-b', 'tunnel', { hosts: ['app.example.test'], passthrough: true, created: newer }),
+    ]);
+    expect(about(diagnostics, 'host-tls-passed-through')).toEqual(['team-a/plain', 'team-b/tunnel']);
+    const host = model.http.virtualHosts.find((h) => h.serverName === 'app.example.test')!;
+    expect(host.locations.find((l) => l.path === '/')?.plainHttp).toEqual({ redirect: false, serve: true });
+  });
+});
+
+describe('a wildcard passthrough never takes a terminated name under it', () => {
+  const label = (length: number) => 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(2).slice(0, length);
+  const lengths = [1, 2, 3, 62, 63];
+
+  it.each(lengths)('first label of %i characters', (length) => {
+    const name = `${label(length)}.example.test`;
+    const map = sniMap([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'site', { hosts: [name], tls: true }),
+      ingress('team-b', 'wild', { hosts: ['*.example.test'], passthrough: true }),
+    ]);
+    expect(map[name]).toBe('unix:/run/i2n/https-443.sock');
+    expect(map['*.example.test']).toMatch(/passthrough-/);
+  });
+
+  it('every first-label length from 1 to 63, and names several labels deeper', () => {
+    const names = [...Array.from({ length: 63 }, (_, i) => `${label(i + 1)}.example.test`), 'a.b.example.test', 'x.y.z.example.test'];
+    const map = sniMap([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'site', { hosts: names }),
+      ingress('team-b', 'wild', { hosts: ['*.example.test'], passthrough: true }),
+    ]);
+    for (const name of names) expect(map[name], name).toBe('unix:/run/i2n/https-443.sock');
+  });
+
+  it('a terminated wildcard under a broader passthrough wildcard keeps its names', () => {
+    const map = sniMap([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'site', { hosts: ['*.a.example.test'], tls: true }),
+      ingress('team-b', 'wild', { hosts: ['*.example.test'], passthrough: true }),
+    ]);
+    expect(map['*.a.example.test']).toBe('unix:/run/i2n/https-443.sock');
+  });
+
+  it('adds no entry for names the wildcard does not cover', () => {
+    const map = sniMap([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'site', { hosts: ['example.test', 'aexample.test', 'a.other.test'], tls: true }),
+      ingress('team-b', 'wild', { hosts: ['*.example.test'], passthrough: true }),
+    ]);
+    expect(Object.keys(map)).toEqual(['*.example.test']);
+  });
+});
+
+describe('TLSRoute and Ingress on one name', () => {
+  const gatewayObjects = [gateway('infra', 'gw', [passthrough('tls', 443, undefined, { allowedRoutes: { namespaces: { from: 'All' } } })])];
+  const route = (created: string) =>
+    tlsRoute('team-b', 'grab', { hostnames: ['app.example.test'], backendRefs: [{ name: 'web', port: 443 }] }, { creationTimestamp: created });
+
+  it('a newer TLSRoute does not take an older Ingress host that has no spec.tls; both are told', () => {
+    const { diagnostics } = run([...gatewayObjects, ...services('team-a', 'team-b'), ingress('team-a', 'plain', { hosts: ['app.example.test'], created: older }), route(newer)]);
+    expect(sniMap([...gatewayObjects, ...services('team-a', 'team-b'), ingress('team-a', 'plain', { hosts: ['app.example.test'], created: older }), route(newer)])).toEqual({});
+    expect(about(diagnostics, 'sni-conflict')).toEqual(['team-a/plain', 'team-b/grab']);
+  });
+
+  it('an older TLSRoute keeps the name; the newer Ingress is told it gets plain HTTP only', () => {
+    const objects = [...gatewayObjects, ...services('team-a', 'team-b'), ingress('team-a', 'plain', { hosts: ['app.example.test'], created: newer }), route(older)];
+    expect(Object.keys(sniMap(objects))).toEqual(['app.example.test']);
+    const ingressSide = run(objects).diagnostics.find((d) => d.code === 'sni-conflict' && d.resource?.kind === 'Ingress');
+    expect(ingressSide?.message).toContain('plain HTTP only');
+  });
+});
+
+describe('hosts shared across namespaces', () => {
+  it('tells both sides when another namespace adds paths to a host, and names the ACME challenge', () => {
+    const { diagnostics } = run([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'shop', { hosts: ['app.example.test'], tls: true, paths: ['/shop'], created: older }),
+      ingress('team-b', 'extra', { hosts: ['app.example.test'], paths: ['/.well-known/acme-challenge'], created: newer }),
+    ]);
+    const shared = diagnostics.filter((d) => d.code === 'host-shared-across-namespaces');
+    expect(shared.map((d) => `${d.resource?.namespace}/${d.resource?.name}`).sort()).toEqual(['team-a/shop', 'team-b/extra']);
+    for (const d of shared) expect(d.message).toContain('ACME HTTP-01');
+  });
+
+  it('says nothing when one namespace splits a host over several Ingresses', () => {
+    const { diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'shop', { hosts: ['app.example.test'], paths: ['/shop'], created: older }),
+      ingress('team-a', 'api', { hosts: ['app.example.test'], paths: ['/api'], created: newer }),
+    ]);
+    expect(diagnostics).toEqual([]);
+  });
+
+  const contested = [
+    ...services('team-a', 'team-b'),
+    gateway('infra', 'gw', [passthrough('tls', 443, undefined, { allowedRoutes: { namespaces: { from: 'All' } } })]),
+    ingress('team-a', 'shop', { hosts: ['app.example.test', 'other.example.test'], paths: ['/shop'], created: older }),
+    ingress('team-b', 'extra', { hosts: ['app.example.test'], paths: ['/.well-known/acme-challenge', '/extra'], created: newer }),
+    ingress('team-b', 'tunnel', { hosts: ['other.example.test'], passthrough: true, created: newer }),
+    tlsRoute('team-b', 'grab', { hostnames: ['app.example.test'], backendRefs: [{ name: 'web', port: 443 }] }, { creationTimestamp: newer }),
+  ];
+
+  it.each([
+    ['the flag', { firstNamespaceOwnsHost: true }, []],
+    ['the ConfigMap key', { configMap: 'infra/controller' }, [configMap('infra', 'controller', { 'first-namespace-owns-host': 'true' })]],
+  ])('first-namespace-owns-host (%s) refuses every claim from another namespace', (_, extra, more) => {
+    const { model, diagnostics } = run([...contested, ...more], extra);
+    const app = model.http.virtualHosts.find((h) => h.serverName === 'app.example.test')!;
+    expect(app.locations.map((l) => l.path).filter((p) => p !== '/')).toEqual(['/shop', '/shop/']);
+    expect(model.stream.frontends.flatMap((f) => f.routes)).toEqual([]);
+    expect(about(diagnostics, 'host-owned-by-namespace')).toEqual(['team-b/extra', 'team-b/grab', 'team-b/tunnel']);
+  });
+
+  it('without the rule, the same input merges with warnings', () => {
+    const { model } = run(contested);
+    const app = model.http.virtualHosts.find((h) => h.serverName === 'app.example.test')!;
+    expect(app.locations.map((l) => l.path)).toContain('/extra/');
+  });
+});
+
+describe('host names that are map parameters', () => {
+  it.each(['default', 'include', 'hostnames', 'volatile'])('escapes %s as an SNI map key', (host) => {
+    const result = build(
+      { objects: [...services('team-a'), ingress('team-a', 'odd', { hosts: [host], passthrough: true })] },
+      options,
+    );
+    const conf = result.files[0]!.contents;
+    expect(conf).toContain(`        \\${host} unix:`);
+    expect(conf).not.toMatch(new RegExp(`^\\s+${host} unix:\\S+passthrough`, "m"));
+  });
+});
