@@ -112,13 +112,19 @@ describe('isSafePath', () => {
 });
 
 describe('isCipherList', () => {
-  it.each(['DEFAULT', 'HIGH:!aNULL:!MD5', 'ECDHE+AESGCM:@STRENGTH', 'DEFAULT@SECLEVEL=2', 'TLS_AES_128_GCM_SHA256'])(
+  it.each(['DEFAULT', 'HIGH:!aNULL:!MD5', 'ECDHE+AESGCM:@STRENGTH', 'DEFAULT@SECLEVEL=2', 'BOGUS:HIGH', 'TLS_AES_128_GCM_SHA256:HIGH'])(
     'accepts %j',
     (ciphers) => expect(isCipherList(ciphers)).toBe(true),
   );
 
   it.each(['', ':', 'HIGH:', ':HIGH', 'HIGH::MEDIUM', 'HIGH,MEDIUM', 'a'.repeat(2049)])('rejects %j', (ciphers) =>
     expect(isCipherList(ciphers)).toBe(false),
+  );
+
+  // What OpenSSL's SSL_CTX_set_cipher_list refuses, so nginx refuses to load (see test/unit/openssl-agreement.test.ts).
+  it.each(['BOGUS', 'NOSUCHCIPHER', '!ALL', '@STRENGTH', 'TLS_AES_128_GCM_SHA256', 'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384'])(
+    'rejects %j, which selects no TLS 1.2 cipher',
+    (ciphers) => expect(isCipherList(ciphers)).toBe(false),
   );
 });
 

@@ -5,6 +5,7 @@
  * be placed into a directive unquoted.
  */
 import { isIP } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { z } from 'zod';
 
 const dnsLabel = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -36,11 +37,40 @@ const maxCipherListLength = 2048;
 
 /** What `isCipherList` accepts, in words, for messages. */
 export const cipherListDescription =
-  'an OpenSSL cipher list (names made of letters, digits, "-", "_", "+", "!", "@", "=", "." separated by ":")';
+  'an OpenSSL cipher list that selects at least one TLS 1.2 cipher (names made of letters, digits, "-", "_", "+", "!", "@", "=", "." separated by ":"; TLS 1.3 suites are not set by it)';
 
-/** OpenSSL cipher string: `:`-separated tokens such as `ECDHE-RSA-AES128-GCM-SHA256`, `!aNULL`, `@STRENGTH`. */
+/**
+ * OpenSSL cipher string: `:`-separated tokens such as `ECDHE-RSA-AES128-GCM-SHA256`, `!aNULL`,
+ * `@STRENGTH`, that OpenSSL's `SSL_CTX_set_cipher_list` accepts: nginx calls it for `ssl_ciphers` and
+ * `proxy_ssl_ciphers` when it loads the config, and a list that selects no cipher (`BOGUS`, `!ALL`, only
+ * TLS 1.3 suite names) fails the whole load.
+ */
 export function isCipherList(value: string): boolean {
-  return value.length <= maxCipherListLength && cipherList.test(value);
+  return value.length <= maxCipherListLength && cipherList.test(value) && selectsCiphers(value);
+}
+
+const cipherListVerdicts = new Map<string, boolean>();
+
+/**
+ * Asks this process's OpenSSL (Node links OpenSSL 3, as Debian 12's and the official image's nginx
+ * do). Node hands `TLS_*` names to the TLS 1.3 suite list instead; nginx's call never matches them, so
+ * they are left out here, and a list of nothing else selects nothing, as in nginx.
+ */
+function selectsCiphers(value: string): boolean {
+  let verdict = cipherListVerdicts.get(value);
+  if (verdict === undefined) {
+    const classic = value
+      .split(':')
+      .filter((token) => !token.startsWith('TLS_'))
+      .join(':');
+    try {
+      verdict = classic !== '' && createSecureContext({ ciphers: classic }) !== undefined;
+    } catch {
+      verdict = false;
+    }
+    cipherListVerdicts.set(value, verdict);
+  }
+  return verdict;
 }
 
 /** Every protocol name nginx's `ssl_protocols` knows, in the order we render them. */

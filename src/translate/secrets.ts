@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { OutputFile, TlsFiles } from '../model/nginx.js';
 import type { Checked } from './allowlist.js';
 import {
@@ -16,6 +17,21 @@ export interface ObjectRef {
 }
 
 const keyMaterialMode = 0o600;
+
+/** File names must stay under the 255 bytes most file systems allow; leave room for our suffixes. */
+const maxStemLength = 200;
+
+/**
+ * `<namespace>_<name>` (names cannot contain `_`, so it is unambiguous). A Kubernetes name may be 253
+ * characters, which with its namespace would not fit a file name: such a stem is cut and made unique
+ * again with a digest of the whole.
+ */
+export function fileStem(prefix: string, ref: ObjectRef): string {
+  const stem = `${prefix}${ref.namespace}_${ref.name}`;
+  if (stem.length <= maxStemLength) return stem;
+  const digest = createHash('sha256').update(stem).digest('hex').slice(0, 16);
+  return `${stem.slice(0, maxStemLength - digest.length - 1)}-${digest}`;
+}
 
 /**
  * Turns Secrets into files beside nginx.conf. Each Secret is parsed at most once, however many hosts use
@@ -68,7 +84,7 @@ export class SecretFiles {
       this.caBundles.set(id, bundle);
     }
     if (!bundle.ok) return { ok: false, problem: `Secret ${id}: ${bundle.problem}` };
-    const path = `ca/${ref.namespace}_${ref.name}.crt`;
+    const path = `ca/${fileStem('', ref)}.crt`;
     this.output.set(path, { path, contents: bundle.value.pem, mode: keyMaterialMode });
     return { ok: true, value: path };
   }
@@ -90,7 +106,7 @@ export class SecretFiles {
       this.caBundles.set(cacheKey, bundle);
     }
     if (!bundle.ok) return { ok: false, problem: `ConfigMap ${id}: ${bundle.problem}` };
-    const path = `ca/configmap_${ref.namespace}_${ref.name}.crt`;
+    const path = `ca/${fileStem('configmap_', ref)}.crt`;
     if (options.emit ?? true) this.output.set(path, { path, contents: bundle.value.pem, mode: keyMaterialMode });
     return { ok: true, value: path };
   }
@@ -136,7 +152,7 @@ export class SecretFiles {
 
   /** Chain and key in one 0600 file: nginx reads both from it, and there is one file per Secret to keep private. */
   private emitKeyPair(folder: 'tls' | 'client', ref: ObjectRef, pair: KeyPair): TlsFiles {
-    const path = `${folder}/${ref.namespace}_${ref.name}.pem`;
+    const path = `${folder}/${fileStem('', ref)}.pem`;
     if (!this.output.has(path)) this.output.set(path, { path, contents: pair.chainPem + pair.keyPem, mode: keyMaterialMode });
     return { certificate: path, certificateKey: path };
   }

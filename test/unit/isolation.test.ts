@@ -229,3 +229,31 @@ describe('host names that are map parameters', () => {
     expect(conf).not.toMatch(new RegExp(`^\\s+${host} unix:\\S+passthrough`, "m"));
   });
 });
+
+describe('canary Ingresses', () => {
+  it.each([
+    ['an older canary', older, newer],
+    ['a newer canary', newer, older],
+  ])('%s never takes the main Ingress host or path, and is left out with an error', (_, canaryCreated, mainCreated) => {
+    const { model, diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'main', { hosts: ['app.example.test'], created: mainCreated }),
+      ingress('team-a', 'canary', {
+        hosts: ['app.example.test', 'only-canary.example.test'],
+        created: canaryCreated,
+        annotations: { 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-weight': '100' },
+      }),
+    ]);
+    expect(model.http.virtualHosts.map((h) => h.serverName)).toEqual(['app.example.test']);
+    expect(model.http.virtualHosts[0]!.locations.find((l) => l.path === '/')?.comment).toContain('team-a/main');
+    expect(diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code} ${d.resource?.name}`)).toEqual(['canary-unsupported canary']);
+  });
+
+  it('is left out when its canary value is not a boolean, rather than rendered as a main Ingress', () => {
+    const { model } = run([
+      ...services('team-a'),
+      ingress('team-a', 'canary', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/canary': 'yes please' } }),
+    ]);
+    expect(model.http.virtualHosts).toEqual([]);
+  });
+});

@@ -70,6 +70,16 @@ export function translateIngress(ingress: Typed<IngressSpec>, ctx: IngressContex
   for (const issue of parsed.issues) {
     ctx.report.add(issue.severity, issue.code, object, issue.message, ['metadata', 'annotations', issue.annotation]);
   }
+  const canaryField: FieldPath = ['metadata', 'annotations', `${annotationPrefix}canary`];
+  if (parsed.value.canary || parsed.issues.some((issue) => issue.annotation === `${annotationPrefix}canary` && issue.severity === 'error')) {
+    ctx.report.error(
+      'canary-unsupported',
+      object,
+      'canary Ingresses are not implemented yet: this Ingress is left out and takes no host or path; the main Ingress for its hosts keeps all their traffic',
+      canaryField,
+    );
+    return empty;
+  }
   if (parsed.issues.some((issue) => issue.severity === 'error')) {
     ctx.report.error(
       'ingress-skipped',

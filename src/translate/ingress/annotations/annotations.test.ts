@@ -9,6 +9,7 @@ function parse(short: Record<string, string>) {
 }
 
 const defaults: IngressAnnotations = {
+  canary: false,
   sslPassthrough: false,
   forceSslRedirect: false,
   backendProtocol: 'HTTP',
@@ -229,7 +230,6 @@ describe('parseIngressAnnotations', () => {
       'affinity',
       'affinity-mode',
       'session-cookie-name',
-      'canary',
       'canary-weight',
       'app-root',
       'permanent-redirect',

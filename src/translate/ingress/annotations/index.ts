@@ -8,6 +8,7 @@ import { backendProtocolAnnotations, type BackendProtocolName } from './backend-
 import { proxySslAnnotations, type NamespacedName } from './proxy-ssl.js';
 import { annotationPrefix, type AnnotationRule } from './rule.js';
 import { isSnippetKey, snippetRefusedReason } from './snippets.js';
+import { canaryAnnotations } from './canary.js';
 import { sslPassthroughAnnotations } from './ssl-passthrough.js';
 import { sslRedirectAnnotations } from './ssl-redirect.js';
 import { isAccessControlAnnotation, isUnsupportedAnnotation } from './unsupported.js';
@@ -26,6 +27,7 @@ export interface AnnotationIssue {
 }
 
 export interface IngressAnnotations {
+  canary: boolean;
   sslPassthrough: boolean;
   /** undefined = not set (the ConfigMap's `ssl-redirect` applies). */
   sslRedirect?: boolean;
@@ -49,6 +51,7 @@ export interface IngressAnnotations {
 
 /** One field per annotation we implement; `IngressAnnotations` groups them. */
 interface AnnotationValues {
+  canary: boolean;
   sslPassthrough: boolean;
   sslRedirect: boolean | undefined;
   forceSslRedirect: boolean;
@@ -66,6 +69,7 @@ type AnnotationTable = { readonly [Field in keyof AnnotationValues]: AnnotationR
 
 /** Every annotation we implement, assembled from the family files; the compiler checks it is complete. */
 const annotationTable: AnnotationTable = {
+  ...canaryAnnotations,
   ...sslPassthroughAnnotations,
   ...sslRedirectAnnotations,
   ...backendProtocolAnnotations,
@@ -121,6 +125,7 @@ export function parseIngressAnnotations(annotations: Readonly<Record<string, str
     readAnnotation(annotationTable[field], annotations, issues);
 
   const value: IngressAnnotations = {
+    canary: read('canary'),
     sslPassthrough: read('sslPassthrough'),
     sslRedirect: read('sslRedirect'),
     forceSslRedirect: read('forceSslRedirect'),
