@@ -127,18 +127,19 @@ function translatePassthrough(
     const root = paths[rootIndex];
     const backendRef = root?.backend ?? spec.defaultBackend;
     const backendField: FieldPath = root ? [...rulePath, 'http', 'paths', rootIndex, 'backend'] : ['spec', 'defaultBackend'];
+    // The claim stands without a usable backend: the host is this Ingress's, and its connections are
+    // closed rather than handed to the terminating servers.
+    let backend: ResolvedBackend | undefined;
     if (!backendRef) {
       ctx.report.error(
         'passthrough-without-backend',
         object,
-        `ssl-passthrough for ${host} uses the backend of path "/", and there is none; add a path "/" or spec.defaultBackend`,
+        `ssl-passthrough for ${host} uses the backend of path "/", and there is none; add a path "/" or spec.defaultBackend. TLS connections for ${host} are closed`,
         rulePath,
       );
-      return;
+    } else {
+      backend = resolveBackend(backendRef, object, backendField, ctx, `TLS connections for ${host} are closed`);
     }
-    // The claim stands without a usable backend: the host is this Ingress's, and its connections are
-    // closed rather than handed to the terminating servers.
-    const backend = resolveBackend(backendRef, object, backendField, ctx, `TLS connections for ${host} are closed`);
     claims.push({ ingress: object, field: [...rulePath, 'host'], host, ...(backend && { backend }) });
   });
   if (ignored.length > 0) {
