@@ -8,6 +8,14 @@ export type Handoff =
   /** nginx < 1.25.5: `proxy_pass` to unix sockets with PROXY protocol, real IP restored there. */
   | 'proxy-protocol-unix';
 
+/**
+ * Stands in the rendered config for its generation until the build step knows it: a digest of the
+ * whole output (this config and every key file), served on the control socket so that a reload can be
+ * confirmed by asking the workers which generation they run. It holds spaces, which no allow-listed
+ * value does, so its one occurrence is found without doubt.
+ */
+export const generationPlaceholder = 'ingress2nginx generation to be filled in';
+
 export interface NginxConfig {
   /** Target nginx version the config was rendered for (from `--nginx-version`). */
   readonly nginxVersion: string;
@@ -17,6 +25,9 @@ export interface NginxConfig {
   /** Absolute directory for pid, unix sockets and temp files. */
   readonly runDir: string;
   readonly pidFile: string;
+  /** Unix socket of the control server: `GET /generation` answers `generationPlaceholder`, filled in by the build. */
+  readonly controlSocket: string;
+  readonly generation: string;
   readonly workerProcesses: string;
   /** `access_log` argument: an absolute path, or `off`. */
   readonly accessLog: string;

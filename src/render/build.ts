@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../model/diagnostics.js';
-import { mainConfigName, type NginxConfig, type OutputFile } from '../model/nginx.js';
+import { generationPlaceholder, mainConfigName, type NginxConfig, type OutputFile } from '../model/nginx.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import type { ResourceStatus } from '../translate/gateway/index.js';
 import type { TranslateOptions } from '../translate/options.js';
@@ -9,6 +10,8 @@ import { render } from './render.js';
 export interface BuildResult {
   /** `nginx.conf` first, then the key material, each with its path relative to the output folder. */
   readonly files: readonly OutputFile[];
+  /** Digest of all of `files`; the rendered config serves it on its control socket. */
+  readonly generation: string;
   readonly model: NginxConfig;
   readonly diagnostics: readonly Diagnostic[];
   /** Gateway API status of every Gateway, TLSRoute and BackendTLSPolicy that is ours. */
@@ -22,9 +25,13 @@ export interface BuildResult {
 export function build(snapshot: Snapshot, options: TranslateOptions): BuildResult {
   const translated = translate(snapshot, options);
   const { nginxConf } = render(translated.model);
+  const digest = createHash('sha256').update(nginxConf);
+  for (const file of translated.model.files) digest.update(`\0${file.path}\0${file.mode}\0${file.contents}`);
+  const generation = digest.digest('hex').slice(0, 32);
   return {
-    files: [{ path: mainConfigName, contents: nginxConf, mode: 0o644 }, ...translated.model.files],
-    model: translated.model,
+    files: [{ path: mainConfigName, contents: nginxConf.replace(generationPlaceholder, generation), mode: 0o644 }, ...translated.model.files],
+    generation,
+    model: { ...translated.model, generation },
     diagnostics: translated.diagnostics,
     statuses: translated.statuses,
   };

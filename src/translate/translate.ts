@@ -1,5 +1,5 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import type { ForwardedHeaders, HttpUpstream, NginxConfig, TlsFiles, VirtualHost } from '../model/nginx.js';
+import { generationPlaceholder, type ForwardedHeaders, type HttpUpstream, type NginxConfig, type TlsFiles, type VirtualHost } from '../model/nginx.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { gatewayKinds, planGateways, type ResourceStatus } from './gateway/index.js';
@@ -119,6 +119,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     ...(options.streamModulePath !== undefined && { streamModulePath: options.streamModulePath }),
     runDir,
     pidFile: `${runDir}/nginx.pid`,
+    controlSocket: `${runDir}/control.sock`,
+    generation: generationPlaceholder,
     workerProcesses: settings.workerProcesses,
     accessLog: options.accessLog,
     workerConnections: settings.maxWorkerConnections,
