@@ -97,15 +97,25 @@ export interface RouteStatus {
   readonly parents: readonly ParentStatus[];
 }
 
+export interface ParentReference {
+  readonly group: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly sectionName?: string;
+  readonly port?: number;
+}
+
+/** RouteParentStatus of the Gateway API. */
 export interface ParentStatus {
-  readonly parentRef: {
-    readonly group: string;
-    readonly kind: string;
-    readonly namespace: string;
-    readonly name: string;
-    readonly sectionName?: string;
-    readonly port?: number;
-  };
+  readonly parentRef: ParentReference;
+  readonly controllerName: string;
+  readonly conditions: readonly Condition[];
+}
+
+/** PolicyAncestorStatus of the Gateway API: the field is `ancestorRef`, not `parentRef`. */
+export interface AncestorStatus {
+  readonly ancestorRef: ParentReference;
   readonly controllerName: string;
   readonly conditions: readonly Condition[];
 }
@@ -115,5 +125,5 @@ export interface PolicyStatus {
   readonly namespace: string;
   readonly name: string;
   /** Per ancestor Gateway the policy affects traffic through. */
-  readonly ancestors: readonly ParentStatus[];
+  readonly ancestors: readonly AncestorStatus[];
 }

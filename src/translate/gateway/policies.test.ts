@@ -65,7 +65,7 @@ describe('BackendTLSPolicy on Terminate routes', () => {
       mode: 0o600,
     });
     const status = policyStatus(plan, 'apps', 'tls');
-    expect(status?.ancestors.map((a) => [a.parentRef, a.controllerName, conditions(a.conditions)])).toEqual([
+    expect(status?.ancestors.map((a) => [a.ancestorRef, a.controllerName, conditions(a.conditions)])).toEqual([
       [ancestorRef, 'ingress2nginx.dev/controller', { Accepted: 'True/Accepted', ResolvedRefs: 'True/ResolvedRefs' }],
     ]);
   });

@@ -116,7 +116,7 @@ export class BackendTlsPolicies {
               ...validation.conditions.filter((c) => c.type !== 'Accepted'),
             ]
           : validation.conditions;
-        return { parentRef: { group: gatewayGroup, kind: 'Gateway', namespace, name }, controllerName: this.ctx.controllerName, conditions };
+        return { ancestorRef: { group: gatewayGroup, kind: 'Gateway', namespace, name }, controllerName: this.ctx.controllerName, conditions };
       });
       statuses.push({ kind: 'BackendTLSPolicy', namespace: entry.object.metadata.namespace, name: entry.object.metadata.name, ancestors });
     }
