@@ -4,7 +4,7 @@ import { generationPlaceholder, mainConfigName, type NginxConfig, type OutputFil
 import type { Snapshot } from '../sources/snapshot.js';
 import type { ResourceStatus } from '../translate/gateway/index.js';
 import type { TranslateOptions } from '../translate/options.js';
-import { translate } from '../translate/translate.js';
+import { translate, type TranslateResult } from '../translate/translate.js';
 import { render } from './render.js';
 
 export interface BuildResult {
@@ -16,6 +16,8 @@ export interface BuildResult {
   readonly diagnostics: readonly Diagnostic[];
   /** Gateway API status of every Gateway, TLSRoute and BackendTLSPolicy that is ours. */
   readonly statuses: readonly ResourceStatus[];
+  readonly ingresses: TranslateResult['ingresses'];
+  readonly certificates: TranslateResult['certificates'];
 }
 
 /**
@@ -34,5 +36,7 @@ export function build(snapshot: Snapshot, options: TranslateOptions): BuildResul
     model: { ...translated.model, generation },
     diagnostics: translated.diagnostics,
     statuses: translated.statuses,
+    ingresses: translated.ingresses,
+    certificates: translated.certificates,
   };
 }

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import type { UpstreamServer } from '../model/nginx.js';
 import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './allowlist.js';
 import { key, type Resources } from './resources.js';
@@ -31,6 +31,8 @@ export interface BackendPolicy {
   readonly externalNameDisabled: boolean;
   /** `--external-name-suffix`: when not empty, an ExternalName must end in one of these domains. */
   readonly externalNameSuffixes: readonly string[];
+  /** `--upstreams endpoints`: Services are reached at their ready EndpointSlice addresses. */
+  readonly endpoints: boolean;
 }
 
 export type BackendResolution =
@@ -94,6 +96,7 @@ export function resolveServiceBackend(
     }
     return { ok: true, value: byName(namespace, ref.name, port, external.value, serviceDnsName) };
   }
+  if (policy.endpoints) return endpointsBackend(resources, namespace, ref.name, servicePort, serviceDnsName);
   const clusterIP = spec.clusterIP;
   if (clusterIP === undefined || clusterIP === '' || clusterIP === 'None') {
     if (!policy.runtimeDns) {
@@ -110,6 +113,52 @@ export function resolveServiceBackend(
   const family = isIP(clusterIP);
   const address = family === 6 ? `[${clusterIP}]:${port}` : `${clusterIP}:${port}`;
   return { ok: true, value: backend(namespace, ref.name, port, [{ address }], serviceDnsName) };
+}
+
+/**
+ * The ready addresses of the Service's EndpointSlices for one Service port: the slice port with the
+ * Service port's name, on every address of an endpoint whose `ready` is not false (absent means ready).
+ * Addresses a tenant may not send traffic to (the node's loopback, link-local and metadata addresses,
+ * unspecified and multicast) are left out: an EndpointSlice can be written by hand.
+ */
+function endpointsBackend(
+  resources: Resources,
+  namespace: string,
+  name: string,
+  servicePort: { readonly name?: string | undefined; readonly port: number },
+  serviceDnsName: string,
+): BackendResolution {
+  const id = key(namespace, name);
+  const addresses = new Set<string>();
+  for (const { spec } of resources.endpointSlices.get(id) ?? []) {
+    if (spec.addressType !== 'IPv4' && spec.addressType !== 'IPv6') continue;
+    const port = (spec.ports ?? []).find((p) => (p.name ?? '') === (servicePort.name ?? ''))?.port;
+    if (port === undefined || port === null) continue;
+    for (const endpoint of spec.endpoints ?? []) {
+      if (endpoint.conditions?.ready === false) continue;
+      for (const address of endpoint.addresses) {
+        if (!isIpAddress(address) || isSpecialAddress(address)) continue;
+        addresses.add(isIP(address) === 6 ? `[${address}]:${port}` : `${address}:${port}`);
+      }
+    }
+  }
+  if (addresses.size === 0) return { ok: false, problem: `Service ${id} has no ready endpoints for port ${servicePort.port}` };
+  const servers = [...addresses].sort().map((address) => ({ address }));
+  return { ok: true, value: backend(namespace, name, servicePort.port, servers, serviceDnsName) };
+}
+
+/** Loopback, link-local (cloud metadata), unspecified, multicast, reserved; IPv4-mapped IPv6 is checked as IPv4. */
+const specialAddresses = new BlockList();
+for (const [network, prefix] of [['127.0.0.0', 8], ['0.0.0.0', 8], ['169.254.0.0', 16], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
+  specialAddresses.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [['::1', 128], ['::', 128], ['fe80::', 10], ['ff00::', 8]] as const) {
+  specialAddresses.addSubnet(network, prefix, 'ipv6');
+}
+
+/** Never a backend's address, whoever wrote it. */
+export function isSpecialAddress(address: string): boolean {
+  return specialAddresses.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 }
 
 /**

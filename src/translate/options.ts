@@ -33,6 +33,11 @@ export interface TranslateOptions {
   readonly disableExternalName?: boolean;
   /** `--external-name-suffix`: when given, an ExternalName must lie in one of these domains. */
   readonly externalNameSuffixes?: readonly string[];
+  /**
+   * `service` (default): a Service is reached at its ClusterIP. `endpoints`: at the ready addresses of
+   * its EndpointSlices, as ingress-nginx does, so nginx balances over the Pods itself.
+   */
+  readonly upstreams?: 'service' | 'endpoints';
   readonly httpPort: number;
   readonly httpsPort: number;
   /** Absolute directory for pid file, unix sockets and temp files. */

@@ -82,6 +82,24 @@ const secretSchema = z.object({
 
 const configMapSchema = z.object({ data: stringMap.nullish() });
 
+const endpointSliceSchema = z.object({
+  addressType: z.string(),
+  endpoints: z
+    .array(
+      z.object({
+        addresses: z.array(z.string()),
+        conditions: z.object({ ready: z.boolean().nullish() }).nullish(),
+      }),
+    )
+    .nullish(),
+  ports: z.array(z.object({ name: z.string().nullish(), port: portNumber.nullish() })).nullish(),
+});
+
+export type EndpointSliceSpec = z.infer<typeof endpointSliceSchema>;
+
+/** The label that ties an EndpointSlice to its Service. */
+export const serviceNameLabel = 'kubernetes.io/service-name';
+
 const ingressClassSchema = z.object({ spec: z.object({ controller: z.string().optional() }).optional() });
 
 export interface Typed<T> {
@@ -103,6 +121,8 @@ export interface Resources {
   readonly configMaps: ReadonlyMap<string, Typed<Readonly<Record<string, string>>>>;
   /** Keyed by name (cluster-scoped). */
   readonly ingressClasses: ReadonlyMap<string, Typed<{ readonly controller: string }>>;
+  /** EndpointSlices by the `namespace/name` of the Service they belong to. */
+  readonly endpointSlices: ReadonlyMap<string, readonly Typed<EndpointSliceSpec>[]>;
 }
 
 const supportedKinds: Record<string, readonly string[]> = {
@@ -111,6 +131,7 @@ const supportedKinds: Record<string, readonly string[]> = {
   Secret: ['v1'],
   ConfigMap: ['v1'],
   IngressClass: ['networking.k8s.io/v1'],
+  EndpointSlice: ['discovery.k8s.io/v1'],
 };
 
 export function key(namespace: string, name: string): string {
@@ -124,6 +145,7 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
   const secrets = new Map<string, Typed<SecretData>>();
   const configMaps = new Map<string, Typed<Readonly<Record<string, string>>>>();
   const ingressClasses = new Map<string, Typed<{ readonly controller: string }>>();
+  const endpointSlices = new Map<string, Typed<EndpointSliceSpec>[]>();
 
   for (const object of snapshot.objects) {
     const versions = supportedKinds[object.kind];
@@ -157,6 +179,15 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
         if (configMap) configMaps.set(id, { object, spec: configMap.data ?? {} });
         break;
       }
+      case 'EndpointSlice': {
+        const slice = parseWith(endpointSliceSchema, object, report);
+        const service = object.metadata.labels[serviceNameLabel];
+        if (slice && service !== undefined) {
+          const serviceId = key(object.metadata.namespace, service);
+          endpointSlices.set(serviceId, [...(endpointSlices.get(serviceId) ?? []), { object, spec: slice }]);
+        }
+        break;
+      }
       case 'IngressClass': {
         const ingressClass = parseWith(ingressClassSchema, object, report);
         if (ingressClass) {
@@ -167,7 +198,7 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
       }
     }
   }
-  return { ingresses, services, secrets, configMaps, ingressClasses };
+  return { ingresses, services, secrets, configMaps, ingressClasses, endpointSlices };
 }
 
 export function hasSupportedVersion(object: SourceObject, versions: readonly string[], report: Reporter): boolean {

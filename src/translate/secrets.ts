@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import type { OutputFile, TlsFiles } from '../model/nginx.js';
 import type { Checked } from './allowlist.js';
 import {
@@ -37,8 +37,18 @@ export function fileStem(prefix: string, ref: ObjectRef): string {
  * Turns Secrets into files beside nginx.conf. Each Secret is parsed at most once, however many hosts use
  * it, and a file is emitted only for Secrets that something actually uses.
  */
+/** What a served certificate is, for reports and the expiry metric; never key material. */
+export interface CertificateSummary {
+  readonly subject: string;
+  readonly issuer: string;
+  readonly dnsNames: readonly string[];
+  /** RFC 3339. */
+  readonly notAfter: string;
+}
+
 export class SecretFiles {
   private readonly keyPairs = new Map<string, Checked<KeyPair>>();
+  private readonly summaries = new Map<string, CertificateSummary>();
   private readonly caBundles = new Map<string, Checked<{ readonly pem: string }>>();
   private readonly output = new Map<string, OutputFile>();
 
@@ -115,7 +125,13 @@ export class SecretFiles {
   fixedKeyPair(fileStem: string, certPem: string, keyPem: string): TlsFiles {
     const path = `tls/${fileStem}.pem`;
     this.output.set(path, { path, contents: certPem + keyPem, mode: keyMaterialMode });
+    this.summaries.set(path, summarize(new X509Certificate(certPem)));
     return { certificate: path, certificateKey: path };
+  }
+
+  /** The certificate in a file this emitted (`TlsFiles.certificate`). */
+  summary(certificateFile: string): CertificateSummary | undefined {
+    return this.summaries.get(certificateFile);
   }
 
   files(): OutputFile[] {
@@ -153,7 +169,19 @@ export class SecretFiles {
   /** Chain and key in one 0600 file: nginx reads both from it, and there is one file per Secret to keep private. */
   private emitKeyPair(folder: 'tls' | 'client', ref: ObjectRef, pair: KeyPair): TlsFiles {
     const path = `${folder}/${fileStem('', ref)}.pem`;
-    if (!this.output.has(path)) this.output.set(path, { path, contents: pair.chainPem + pair.keyPem, mode: keyMaterialMode });
+    if (!this.output.has(path)) {
+      this.output.set(path, { path, contents: pair.chainPem + pair.keyPem, mode: keyMaterialMode });
+      this.summaries.set(path, summarize(pair.leaf, pair.dnsNames));
+    }
     return { certificate: path, certificateKey: path };
   }
+}
+
+function summarize(leaf: X509Certificate, dnsNames?: readonly string[]): CertificateSummary {
+  return {
+    subject: leaf.subject.replace(/\n/g, ', '),
+    issuer: leaf.issuer.replace(/\n/g, ', '),
+    dnsNames: dnsNames ?? (leaf.subjectAltName ?? '').split(/,\s*/).filter((e) => e.startsWith('DNS:')).map((e) => e.slice(4)),
+    notAfter: new Date(leaf.validTo).toISOString(),
+  };
 }

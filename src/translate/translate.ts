@@ -2,7 +2,7 @@ import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
 import { generationPlaceholder, type ForwardedHeaders, type HttpUpstream, type NginxConfig, type TlsFiles, type VirtualHost } from '../model/nginx.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
-import { gatewayKinds, planGateways, type ResourceStatus } from './gateway/index.js';
+import { gatewayKinds, planGateways, type GatewayPlan, type ResourceStatus } from './gateway/index.js';
 import { ingressClassDecision } from './ingress/classes.js';
 import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
@@ -13,7 +13,7 @@ import { hostOwners, type HostClaimant } from './ownership.js';
 import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
-import { SecretFiles } from './secrets.js';
+import { SecretFiles, type CertificateSummary } from './secrets.js';
 import { buildStream, hashSizes } from './stream.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -24,6 +24,14 @@ export interface TranslateResult {
   readonly diagnostics: readonly Diagnostic[];
   /** Gateway API status of every Gateway, TLSRoute and BackendTLSPolicy that is ours. */
   readonly statuses: readonly ResourceStatus[];
+  /** Ingresses of our class, rendered or not: the cluster mode writes their load-balancer status. */
+  readonly ingresses: readonly { readonly namespace: string; readonly name: string }[];
+  /** The certificate served for each host name (Ingress and Gateway Terminate), sorted by host. */
+  readonly certificates: readonly ServedCertificate[];
+}
+
+export interface ServedCertificate extends CertificateSummary {
+  readonly host: string;
 }
 
 /** snapshot → nginx model + diagnostics. Pure: no I/O, no clock (options.now), order-independent. */
@@ -43,6 +51,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     runtimeDns: resolvers.length > 0,
     externalNameDisabled: options.disableExternalName ?? false,
     externalNameSuffixes: options.externalNameSuffixes ?? [],
+    endpoints: options.upstreams === 'endpoints',
   };
   const context: IngressContext = {
     resources,
@@ -157,7 +166,24 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     },
     files: secrets.files(),
   };
-  return { model, diagnostics: [...report.diagnostics].sort(compareDiagnostics), statuses: gateways.statuses };
+  return {
+    model,
+    diagnostics: [...report.diagnostics].sort(compareDiagnostics),
+    statuses: gateways.statuses,
+    ingresses: ours.map((i) => ({ namespace: i.object.metadata.namespace, name: i.object.metadata.name })).sort(byString((i) => `${i.namespace}/${i.name}`)),
+    certificates: servedCertificates(model, gateways.ports, secrets),
+  };
+}
+
+function servedCertificates(model: NginxConfig, ports: GatewayPlan['ports'], secrets: SecretFiles): ServedCertificate[] {
+  const served = new Map<string, ServedCertificate>();
+  const add = (host: string, certificate: string | undefined) => {
+    const summary = certificate === undefined ? undefined : secrets.summary(certificate);
+    if (summary && !served.has(host)) served.set(host, { host, ...summary });
+  };
+  for (const host of model.http.virtualHosts) add(host.serverName, host.tls?.certificate);
+  for (const route of ports.flatMap((p) => p.routes)) for (const files of route.certificates) add(route.hostname, files.certificate);
+  return [...served.values()].sort(byString((c) => c.host));
 }
 
 /** Leaves out what nginx rejected (apply/quarantine.ts), each with an error that carries nginx's words. */

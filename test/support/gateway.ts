@@ -133,7 +133,7 @@ export function runPlan(objects: readonly SourceObject[], overrides: Partial<Gat
     report,
     gatewayClass: 'ingress2nginx',
     controllerName: 'ingress2nginx.dev/controller',
-    backendPolicy: { clusterDomain: 'cluster.local', runtimeDns: false, externalNameDisabled: false, externalNameSuffixes: [] },
+    backendPolicy: { clusterDomain: 'cluster.local', runtimeDns: false, externalNameDisabled: false, externalNameSuffixes: [], endpoints: false },
     systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
     ...overrides,
   });

@@ -191,6 +191,47 @@ describe('service backends', () => {
   });
 });
 
+describe('--upstreams endpoints', () => {
+  const slice = (name: string, service: string, body: Record<string, unknown>): SourceObject => {
+    const base = object('EndpointSlice', 'web', name, body);
+    return { ...base, apiVersion: 'discovery.k8s.io/v1', metadata: { ...base.metadata, labels: { 'kubernetes.io/service-name': service } } };
+  };
+  const api = object('Service', 'web', 'api', { spec: { clusterIP: '10.0.0.1', ports: [{ name: 'http', port: 80 }, { name: 'admin', port: 9000 }] } });
+
+  it('balances over the ready addresses of the named port, across slices, leaving out addresses no tenant may use', () => {
+    const { model, diagnostics } = runWith(
+      { upstreams: 'endpoints' },
+      api,
+      slice('api-a', 'api', {
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port: 8080 }, { name: 'admin', port: 9090 }],
+        endpoints: [
+          { addresses: ['10.1.0.2'], conditions: { ready: true } },
+          { addresses: ['10.1.0.3'] },
+          { addresses: ['10.1.0.4'], conditions: { ready: false } },
+          { addresses: ['127.0.0.1', '169.254.169.254', '0.0.0.0'], conditions: { ready: true } },
+        ],
+      }),
+      slice('api-b', 'api', { addressType: 'IPv6', ports: [{ name: 'http', port: 8080 }], endpoints: [{ addresses: ['fd00::5', '::1', 'fe80::1'] }] }),
+      slice('other', 'other', { addressType: 'IPv4', ports: [{ name: 'http', port: 8080 }], endpoints: [{ addresses: ['10.9.9.9'] }] }),
+      ingress('app', { name: 'api', port: { name: 'http' } }),
+    );
+    expect(diagnostics).toEqual([]);
+    expect(model.http.upstreams.map((u) => u.servers.map((s) => s.address))).toEqual([['10.1.0.2:8080', '10.1.0.3:8080', '[fd00::5]:8080']]);
+  });
+
+  it('answers 503 with an error when no endpoint is ready', () => {
+    const { model, diagnostics } = runWith(
+      { upstreams: 'endpoints' },
+      api,
+      slice('api-a', 'api', { addressType: 'IPv4', ports: [{ name: 'http', port: 8080 }], endpoints: [{ addresses: ['10.1.0.4'], conditions: { ready: false } }] }),
+      ingress('app', { name: 'api', port: { number: 80 } }),
+    );
+    expect(diagnostics).toEqual([expect.objectContaining({ code: 'backend-unresolved', message: expect.stringContaining('no ready endpoints') })]);
+    expect(model.http.virtualHosts[0]!.locations[0]).toMatchObject({ returnStatus: 503 });
+  });
+});
+
 describe('input order', () => {
   it('leaves out every copy of a duplicated object, whichever is read first', () => {
     const a = object('Service', 'web', 'api', { spec: { clusterIP: '10.0.0.1', ports: [{ port: 80 }] } });

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { object } from '../../test/support/gateway.js';
+import { referencedObjects } from './references.js';
+
+describe('referencedObjects', () => {
+  it('names what the cluster mode must follow besides TLS Secrets, once each, sorted', () => {
+    const ingress = (name: string, secret: string) => {
+      const base = object('networking.k8s.io/v1', 'Ingress', 'apps', name, { spec: { tls: [{ secretName: 'app-tls' }] } });
+      return { ...base, metadata: { ...base.metadata, annotations: { 'nginx.ingress.kubernetes.io/proxy-ssl-secret': secret } } };
+    };
+    const policy = object('gateway.networking.k8s.io/v1', 'BackendTLSPolicy', 'apps', 'p', {
+      spec: { validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'backend-ca' }, { kind: 'Secret', name: 'ignored' }] } },
+    });
+    const refs = referencedObjects({ objects: [ingress('a', 'trust/ca'), ingress('b', 'trust/ca'), ingress('c', 'not a reference'), policy] }, { configMap: 'infra/controller' });
+    expect(refs).toEqual([
+      { kind: 'ConfigMap', namespace: 'apps', name: 'backend-ca' },
+      { kind: 'ConfigMap', namespace: 'infra', name: 'controller' },
+      { kind: 'Secret', namespace: 'trust', name: 'ca' },
+    ]);
+  });
+});
