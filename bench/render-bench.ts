@@ -93,6 +93,7 @@ function translateOptions(inputDir: string): TranslateOptions {
     allowCrossNamespaceSecrets: false,
     disableSvcExternalName: false,
     firstNamespaceOwnsHost: false,
+    upstreams: 'service',
     accessLog: 'off',
   };
   return toTranslateOptions(flags, new Date());

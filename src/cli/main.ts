@@ -11,6 +11,8 @@ import { mainConfigName } from '../model/nginx.js';
 import { build, type BuildResult } from '../render/build.js';
 import { InputError, readInputs, type FileSourceResult } from '../sources/files.js';
 import { refinePositions } from '../sources/positions.js';
+import { ClusterAccessError } from '../sources/cluster/access.js';
+import { defaultRunTiming, runSidecar } from '../sidecar/run.js';
 import {
   defaults,
   parseAbsoluteFile,
@@ -25,9 +27,12 @@ import {
   parseRunDir,
   parseStreamModule,
   parseVersion,
+  parseListenAddress,
+  toBaseTranslateOptions,
   toTranslateOptions,
   UsageError,
   type CommonFlags,
+  type TranslateFlags,
 } from './options.js';
 import { formatJson, formatSummary, formatText } from './reporters.js';
 
@@ -36,6 +41,12 @@ export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   readonly now: () => Date;
+  /** `run` only: the environment (KUBECONFIG, POD_NAME, ...). Default: process.env. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** `run` only: resolves when the process is asked to stop (SIGTERM or SIGINT). */
+  readonly stopRequested?: () => Promise<void>;
+  /** `run` only: told the metrics port once it listens. */
+  readonly onListening?: (port: number) => void;
 }
 
 export const exitCodes = { clean: 0, inputErrors: 1, failure: 2 } as const;
@@ -125,6 +136,51 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       exitCode = drift.length > 0 ? exitCodes.inputErrors : outcome(diagnostics, flags.strict);
     });
 
+  withTranslateOptions(program.command('run').description('watch the cluster and keep a stock nginx beside it configured (sidecar)'))
+    .requiredOption('-o, --output <dir>', 'folder nginx reads its config from (shared with the nginx container)')
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, else the Pod service account)')
+    .option('--namespace <namespace>', 'watch only this namespace (repeatable; default: all)', collect)
+    .option('--spawn-nginx', 'start nginx as a child process and restart it when it exits', false)
+    .option('--nginx-bin <path>', 'nginx binary for -V, -t and (with --spawn-nginx) to run (default: $NGINX_BIN or nginx)')
+    .option('--metrics-address <host:port>', '/healthz, /readyz and /metrics', parseListenAddress, { host: '0.0.0.0', port: 10254 })
+    .option('--publish-service <namespace/name>', 'Service whose load-balancer addresses go into Ingress and Gateway status', parseNamespacedName)
+    .option('--publish-address <address>', 'address to write into Ingress and Gateway status (repeatable)', collect)
+    .option('--election-id <name>', 'name of the leader-election Lease', parseClassName, 'ingress2nginx')
+    .option('--election-namespace <namespace>', 'namespace of the Lease (default: the Pod namespace)', parseClassName)
+    .addOption(
+      new Option('--log-format <format>', 'log lines on stdout').choices(['json', 'text']).default(process.stdout.isTTY ? 'text' : 'json'),
+    )
+    .action(async (flags: TranslateFlags & RunFlags) => {
+      if (flags.publishService !== undefined && flags.publishAddress !== undefined) {
+        throw new UsageError('give --publish-service or --publish-address, not both');
+      }
+      exitCode = await runSidecar(
+        {
+          output: flags.output,
+          translate: toBaseTranslateOptions(flags, readResolvConf),
+          ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }),
+          namespaces: flags.namespace ?? [],
+          spawnNginx: flags.spawnNginx,
+          nginxBin: nginxBinary(flags.nginxBin),
+          metricsHost: flags.metricsAddress.host,
+          metricsPort: flags.metricsAddress.port,
+          ...(flags.publishService !== undefined && { publishService: flags.publishService }),
+          publishAddresses: flags.publishAddress ?? [],
+          electionId: flags.electionId,
+          ...(flags.electionNamespace !== undefined && { electionNamespace: flags.electionNamespace }),
+          upstreams: flags.upstreams,
+          logFormat: flags.logFormat,
+          timing: defaultRunTiming,
+        },
+        {
+          env: io.env ?? process.env,
+          log: io.stdout,
+          stopRequested: (io.stopRequested ?? stopSignal)(),
+          ...(io.onListening && { onListening: io.onListening }),
+        },
+      );
+    });
+
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
@@ -136,7 +192,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       error instanceof InputError ||
       error instanceof UsageError ||
       error instanceof NginxMissingError ||
-      error instanceof EnvironmentError
+      error instanceof EnvironmentError ||
+      error instanceof ClusterAccessError
     ) {
       io.stderr(`ingress2nginx: ${error.message}\n`);
       return exitCodes.failure;
@@ -146,11 +203,22 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
 }
 
+/** Flags of the commands that read manifests from files. */
 function withCommonOptions(command: Command): Command {
+  return withTranslateOptions(
+    command
+      .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect)
+      .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
+      .option('--strict', 'warnings fail too (exit 1)', false),
+  )
+    .option('--nginx-version <version>', 'nginx version to render for', parseVersion, defaults.nginxVersion)
+    .option('--stream-module <path>', 'stream module to load_module, or "none" when built in', parseStreamModule, defaults.streamModule)
+    .option('--now <time>', 'check certificate validity at this time instead of now', parseNow);
+}
+
+/** Flags of every command that translates, the cluster mode included. */
+function withTranslateOptions(command: Command): Command {
   return command
-    .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect)
-    .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
-    .option('--strict', 'warnings fail too (exit 1)', false)
     .option('--ingress-class <name>', 'IngressClass name to serve', parseClassName, defaults.ingressClass)
     .option('--gateway-class <name>', 'GatewayClass name to serve', parseClassName, defaults.gatewayClass)
     .option('--watch-ingress-without-class', 'also serve Ingresses that name no class', false)
@@ -162,14 +230,34 @@ function withCommonOptions(command: Command): Command {
     .option('--disable-svc-external-name', 'never use ExternalName Services as backends', false)
     .option('--external-name-suffix <domain>', 'allow ExternalName backends only in this domain (repeatable)', parseDomainList)
     .option('--first-namespace-owns-host', 'a host belongs to the namespace that claimed it first; other namespaces cannot add to it', false)
+    .addOption(new Option('--upstreams <mode>', 'reach Services at their ClusterIP, or at their EndpointSlice addresses').choices(['service', 'endpoints']).default('service'))
     .option('--http-port <port>', 'plain HTTP port', parsePort, defaults.httpPort)
     .option('--https-port <port>', 'TLS port, split by SNI', parsePort, defaults.httpsPort)
     .option('--run-dir <dir>', 'absolute directory for pid, unix sockets and temp files', parseRunDir, defaults.runDir)
-    .option('--nginx-version <version>', 'nginx version to render for', parseVersion, defaults.nginxVersion)
-    .option('--stream-module <path>', 'stream module to load_module, or "none" when built in', parseStreamModule, defaults.streamModule)
     .option('--system-ca-bundle <path>', 'CA bundle for BackendTLSPolicy wellKnownCACertificates: System', parseAbsoluteFile, defaults.systemCaBundle)
-    .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off')
-    .option('--now <time>', 'check certificate validity at this time instead of now', parseNow);
+    .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off');
+}
+
+interface RunFlags {
+  readonly output: string;
+  readonly kubeconfig?: string;
+  readonly namespace?: string[];
+  readonly spawnNginx: boolean;
+  readonly nginxBin?: string;
+  readonly metricsAddress: { readonly host: string; readonly port: number };
+  readonly publishService?: string;
+  readonly publishAddress?: string[];
+  readonly electionId: string;
+  readonly electionNamespace?: string;
+  readonly logFormat: 'json' | 'text';
+}
+
+/** SIGTERM or SIGINT, whichever comes first. */
+function stopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {

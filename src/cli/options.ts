@@ -14,11 +14,8 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** Command-line values as commander hands them over, before they become TranslateOptions. */
-export interface CommonFlags {
-  readonly filename: string[];
-  readonly format: 'text' | 'json';
-  readonly strict: boolean;
+/** Flags of every command that translates: `render`, `validate`, `diff` and `run`. */
+export interface TranslateFlags {
   readonly ingressClass: string;
   readonly gatewayClass: string;
   readonly systemCaBundle: string;
@@ -31,12 +28,20 @@ export interface CommonFlags {
   readonly disableSvcExternalName: boolean;
   readonly externalNameSuffix?: string[];
   readonly firstNamespaceOwnsHost: boolean;
+  readonly upstreams: 'service' | 'endpoints';
   readonly httpPort: number;
   readonly httpsPort: number;
   readonly runDir: string;
+  readonly accessLog: string;
+}
+
+/** Command-line values of the commands that read manifests from files, as commander hands them over. */
+export interface CommonFlags extends TranslateFlags {
+  readonly filename: string[];
+  readonly format: 'text' | 'json';
+  readonly strict: boolean;
   readonly nginxVersion: string;
   readonly streamModule: string;
-  readonly accessLog: string;
   readonly now?: Date;
 }
 
@@ -106,6 +111,15 @@ export function nameservers(resolvConf: string): string[] {
     .map((address) => (isIP(address) === 6 ? `[${address}]` : address));
 }
 
+/** `host:port` or `[ipv6]:port` to listen on. */
+export function parseListenAddress(value: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([0-9.]+|[a-z0-9.-]+)):(\d{1,5})$/.exec(value);
+  const host = match?.[1] ?? match?.[2];
+  const port = Number(match?.[3]);
+  if (!match || host === undefined || port < 0 || port > 65535) throw new InvalidArgumentError('expected host:port, such as 0.0.0.0:10254');
+  return { host, port };
+}
+
 export function parseDomainList(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), parseDomain(value.replace(/^\*?\./, ''))];
 }
@@ -152,8 +166,11 @@ export function parseClassName(value: string): string {
   return value;
 }
 
+/** Everything translate takes from the flags but the nginx it renders for and the clock. */
+export type BaseTranslateOptions = Omit<TranslateOptions, 'now' | 'quarantine' | 'nginxVersion' | 'streamModulePath'>;
+
 /** `--resolver auto` stands for the machine's nameservers; `resolvConf` is only called when it is used. */
-export function toTranslateOptions(flags: CommonFlags, now: Date, resolvConf: () => string = () => ''): TranslateOptions {
+export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => string = () => ''): BaseTranslateOptions {
   if (flags.httpPort === flags.httpsPort) throw new UsageError(`--http-port and --https-port must differ (both are ${flags.httpPort})`);
   return {
     ingressClass: flags.ingressClass,
@@ -168,11 +185,18 @@ export function toTranslateOptions(flags: CommonFlags, now: Date, resolvConf: ()
     disableExternalName: flags.disableSvcExternalName,
     ...(flags.externalNameSuffix && { externalNameSuffixes: flags.externalNameSuffix }),
     firstNamespaceOwnsHost: flags.firstNamespaceOwnsHost,
+    upstreams: flags.upstreams,
     httpPort: flags.httpPort,
     httpsPort: flags.httpsPort,
     runDir: flags.runDir,
-    nginxVersion: flags.nginxVersion,
     accessLog: flags.accessLog,
+  };
+}
+
+export function toTranslateOptions(flags: CommonFlags, now: Date, resolvConf: () => string = () => ''): TranslateOptions {
+  return {
+    ...toBaseTranslateOptions(flags, resolvConf),
+    nginxVersion: flags.nginxVersion,
     ...(flags.streamModule !== 'none' && { streamModulePath: flags.streamModule }),
     now: flags.now ?? now,
   };

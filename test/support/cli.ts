@@ -8,7 +8,7 @@ export interface CliRun {
 }
 
 /** Runs the CLI in-process with captured output (end-to-end tests spawn the built binary instead). */
-export async function runCli(argv: readonly string[], options: { stdin?: string; now?: Date } = {}): Promise<CliRun> {
+export async function runCli(argv: readonly string[], options: { stdin?: string; now?: Date; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const exitCode = await run(argv, {
@@ -16,6 +16,7 @@ export async function runCli(argv: readonly string[], options: { stdin?: string;
     stdout: (text) => (stdout += text),
     stderr: (text) => (stderr += text),
     now: () => options.now ?? new Date('2026-12-01T00:00:00Z'),
+    ...(options.env && { env: options.env }),
   });
   return { exitCode, stdout, stderr };
 }

@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { isIP } from 'node:net';
+import { checkConfig } from '../apply/check.js';
+import { listFiles, managedFolders, OutputFolder } from '../apply/write.js';
+import { mainConfigName, type OutputFile } from '../model/nginx.js';
+import { loadClusterAccess } from '../sources/cluster/access.js';
+import { ApiClient } from '../sources/cluster/client.js';
+import { objectPath, watchedKinds, type WatchedKind } from '../sources/cluster/kinds.js';
+import { defaultReflectorTiming, type ReflectorTiming } from '../sources/cluster/reflector.js';
+import { ClusterSource } from '../sources/cluster/source.js';
+import type { TranslateOptions } from '../translate/options.js';
+import { controllerName } from '../translate/translate.js';
+import { EventRecorder, eventReason } from './events.js';
+import { LeaderElection } from './leader.js';
+import { Logger, type LogFormat } from './log.js';
+import { Metrics, serveMetrics } from './metrics.js';
+import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
+import { Reconciler, type Round } from './reconciler.js';
+import type { LoadBalancerIngress } from './status.js';
+import { StatusWriter } from './status-writer.js';
+
+/** Knobs that only tests and benchmarks turn; production uses the defaults. */
+export interface RunTiming {
+  readonly reflector: ReflectorTiming;
+  readonly debounceMs: number;
+  readonly maxDelayMs: number;
+  readonly reloadTimeoutMs: number;
+  readonly discoveryIntervalMs: number;
+  readonly leaseDurationSeconds: number;
+  readonly leaseRetryPeriodMs: number;
+  readonly leaseRenewDeadlineMs: number;
+}
+
+export const defaultRunTiming: RunTiming = {
+  reflector: defaultReflectorTiming,
+  debounceMs: 100,
+  maxDelayMs: 1000,
+  reloadTimeoutMs: 30_000,
+  discoveryIntervalMs: 60_000,
+  leaseDurationSeconds: 15,
+  leaseRetryPeriodMs: 2000,
+  leaseRenewDeadlineMs: 10_000,
+};
+
+export interface RunOptions {
+  readonly output: string;
+  /** Everything `render` takes except what comes from the nginx that is there (version, stream module). */
+  readonly translate: Omit<TranslateOptions, 'now' | 'quarantine' | 'nginxVersion' | 'streamModulePath'>;
+  readonly kubeconfig?: string;
+  readonly namespaces: readonly string[];
+  readonly spawnNginx: boolean;
+  readonly nginxBin: string;
+  readonly metricsHost: string;
+  readonly metricsPort: number;
+  readonly publishService?: string;
+  readonly publishAddresses: readonly string[];
+  readonly electionId: string;
+  readonly electionNamespace?: string;
+  readonly upstreams: 'service' | 'endpoints';
+  readonly logFormat: LogFormat;
+  readonly timing: RunTiming;
+}
+
+export interface RunIo {
+  readonly env: NodeJS.ProcessEnv;
+  readonly log: (line: string) => void;
+  /** Resolves when the process should stop (SIGTERM, SIGINT). */
+  readonly stopRequested: Promise<void>;
+  /** Called once the metrics server listens, with its port (tests bind port 0). */
+  readonly onListening?: (port: number) => void;
+}
+
+/**
+ * `ingress2nginx run`: watches the cluster and keeps nginx's config true, as a sidecar of a stock nginx.
+ * Resolves with the exit code once asked to stop. Errors before the loop starts (no cluster access, no
+ * nginx) are thrown for the CLI to report.
+ */
+export async function runSidecar(options: RunOptions, io: RunIo): Promise<number> {
+  const log = new Logger(options.logFormat, io.log);
+  const access = loadClusterAccess({ ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }), env: io.env });
+  const nginx = await nginxBuild(options.nginxBin);
+  const translate = {
+    ...options.translate,
+    nginxVersion: nginx.version,
+    ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
+  };
+  log.info('starting', { cluster: access.config.getCurrentCluster()?.server, credentials: access.source, nginx: nginx.version, output: options.output });
+
+  await mkdir(translate.runDir, { recursive: true, mode: 0o755 });
+  const folder = await OutputFolder.open(options.output);
+  const controlSocket = `${translate.runDir}/control.sock`;
+  const driver: NginxDriver = options.spawnNginx
+    ? new SpawnedNginx(options.nginxBin, options.output, log)
+    : new ExternalNginx(`${translate.runDir}/nginx.pid`, log);
+  const metrics = new Metrics();
+  const client = new ApiClient(access.config);
+  const identity = `${hostname()}_${randomUUID()}`;
+
+  const election = new LeaderElection({
+    client,
+    namespace: options.electionNamespace ?? access.namespace,
+    name: options.electionId,
+    identity,
+    leaseDurationSeconds: options.timing.leaseDurationSeconds,
+    retryPeriodMs: options.timing.leaseRetryPeriodMs,
+    renewDeadlineMs: options.timing.leaseRenewDeadlineMs,
+    onChange: (leader) => {
+      metrics.leader.set(leader ? 1 : 0);
+      log.info(leader ? 'this replica leads: it writes status and Events' : 'this replica follows', { identity });
+      if (leader) reconciler.schedule();
+    },
+    onError: (message) => log.warn(message),
+  });
+  const events = new EventRecorder({ client, controllerName, instance: identity, log, dedupeWindowMs: 10 * 60_000, burst: 25, perSecond: 1 });
+  const source = new ClusterSource({
+    client,
+    namespaces: options.namespaces,
+    upstreams: options.upstreams,
+    timing: options.timing.reflector,
+    discoveryIntervalMs: options.timing.discoveryIntervalMs,
+    onChange: () => reconciler.schedule(),
+    onRestart: (kind, reason) => {
+      metrics.watchRestarts.inc({ kind });
+      log.warn('watch restarted', { kind, reason });
+    },
+  });
+  const statusWriter = new StatusWriter({ client, controllerName, log, objects: (kind) => source.objects(kind) });
+
+  const afterRound = async (round: Round): Promise<void> => {
+    if (!round.applied) reportFailure(round.failure ?? 'the config was not applied');
+    if (!election.isLeader) return;
+    for (const diagnostic of round.diagnostics) {
+      if (diagnostic.severity === 'info' || !diagnostic.resource) continue;
+      const { kind, namespace = '', name } = diagnostic.resource;
+      const object = source.objects(kind).find((o) => o.metadata.name === name && (o.metadata.namespace ?? '') === namespace);
+      if (!object) continue;
+      const uid = (object.metadata as { uid?: string }).uid;
+      events.record({ apiVersion: object.apiVersion, kind, namespace, name, ...(uid !== undefined && { uid }) }, 'Warning', eventReason(diagnostic.code), 'Render', `${diagnostic.field ? `${diagnostic.field}: ` : ''}${diagnostic.message}`);
+    }
+    const addresses = await publishedAddresses(client, options, log);
+    const writes = await statusWriter.write(round.result, round.applied, addresses, new Date());
+    if (writes > 0) log.debug('status written', { writes });
+  };
+  const reportFailure = (failure: string): void => {
+    const pod = io.env['POD_NAME'];
+    if (election.isLeader && pod) {
+      events.record({ apiVersion: 'v1', kind: 'Pod', namespace: access.namespace, name: pod }, 'Warning', 'ReloadFailed', 'Reload', failure);
+    }
+  };
+
+  const reconciler = new Reconciler({
+    source,
+    translate,
+    folder,
+    nginxBin: options.nginxBin,
+    driver,
+    metrics,
+    log,
+    debounceMs: options.timing.debounceMs,
+    maxDelayMs: options.timing.maxDelayMs,
+    reloadTimeoutMs: options.timing.reloadTimeoutMs,
+    afterRound,
+  });
+
+  await adoptOutput(options, reconciler, driver, controlSocket, translate.runDir, log);
+  const server = await serveMetrics(metrics, { healthy: () => true, ready: () => reconciler.ready }, options.metricsHost, options.metricsPort);
+  io.onListening?.(server.port);
+  log.info('metrics and probes listening', { address: `${options.metricsHost}:${server.port}` });
+
+  await source.start();
+  election.start();
+  await io.stopRequested;
+
+  log.info('stopping');
+  await source.stop();
+  await reconciler.stop();
+  await election.stop();
+  await driver.stop();
+  await server.close();
+  await folder.close();
+  log.info('stopped');
+  return 0;
+}
+
+/**
+ * A config already in the output folder (the sidecar restarted, or the API is unreachable at start) is
+ * served as it is: nginx beside us already has it; in spawn mode nginx is started on it if it passes
+ * `nginx -t`. It is also what a failed reload falls back on until the first round has applied.
+ */
+async function adoptOutput(options: RunOptions, reconciler: Reconciler, driver: NginxDriver, controlSocket: string, runDir: string, log: Logger): Promise<void> {
+  const confPath = join(options.output, mainConfigName);
+  if (!existsSync(confPath)) return;
+  const conf = await readFile(confPath, 'utf8');
+  const generation = /return 200 "([0-9a-f]{32})\\n";/.exec(conf)?.[1];
+  if (!generation) return;
+  const files: OutputFile[] = [{ path: mainConfigName, contents: conf, mode: 0o644 }];
+  for (const folder of managedFolders) {
+    for (const name of await listFiles(join(options.output, folder))) {
+      files.push({ path: `${folder}/${name}`, contents: await readFile(join(options.output, folder, name), 'utf8'), mode: 0o600 });
+    }
+  }
+  let served = (await servedGeneration(controlSocket)) === generation;
+  if (!served && options.spawnNginx && (await checkConfig(options.output, runDir, options.nginxBin)).ok) {
+    await driver.load();
+    served = await waitForGeneration(controlSocket, generation, options.timing.reloadTimeoutMs);
+  }
+  log.info('found a config from before in the output folder', { generation, served });
+  reconciler.adopt(generation, files, served);
+}
+
+/** `--publish-service` (its load-balancer addresses) or `--publish-address`, as status entries. */
+async function publishedAddresses(client: ApiClient, options: RunOptions, log: Logger): Promise<LoadBalancerIngress[]> {
+  if (options.publishService !== undefined) {
+    const [namespace = '', name = ''] = options.publishService.split('/');
+    const serviceKind = watchedKinds.find((k) => k.kind === 'Service') as WatchedKind;
+    try {
+      const service = await client.request<{ status?: { loadBalancer?: { ingress?: LoadBalancerIngress[] } } }>('GET', objectPath(serviceKind, namespace, name));
+      return (service.status?.loadBalancer?.ingress ?? []).map((entry) => (entry.ip !== undefined ? { ip: entry.ip } : { hostname: entry.hostname ?? '' }));
+    } catch (error) {
+      log.warn('could not read --publish-service', { service: options.publishService, error: (error as Error).message });
+      return [];
+    }
+  }
+  return options.publishAddresses.map((address) => (isIP(address) ? { ip: address } : { hostname: address }));
+}

@@ -1,0 +1,170 @@
+import type { Condition, ResourceStatus } from '../translate/gateway/index.js';
+
+/**
+ * Status as the API wants it, computed from what translate decided, what the apply did, and the status
+ * the object already has. Pure; writing is the caller's (see status-writer.ts).
+ */
+
+export interface ApiCondition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly observedGeneration: number;
+}
+
+/** A load-balancer address: `ip` for an IP address, `hostname` otherwise (the Ingress status rule). */
+export interface LoadBalancerIngress {
+  readonly ip?: string;
+  readonly hostname?: string;
+}
+
+type Loose = Record<string, unknown>;
+const mapping = (value: unknown): Loose => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Loose) : {});
+const list = (value: unknown): Loose[] => (Array.isArray(value) ? value.map(mapping) : []);
+
+/** The API's time format for conditions: seconds, no fraction. */
+export function conditionTime(now: Date): string {
+  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * Conditions with `lastTransitionTime` kept from the current ones whose status did not change (as
+ * `meta.SetStatusCondition` does), so an unchanged status is written as the same bytes and causes no
+ * further watch event.
+ */
+export function withTransitions(conditions: readonly Condition[], current: unknown, generation: number, now: Date): ApiCondition[] {
+  const previous = new Map(list(current).map((c) => [String(c['type']), c]));
+  return conditions.map((condition) => {
+    const before = previous.get(condition.type);
+    const unchanged = before !== undefined && before['status'] === condition.status && typeof before['lastTransitionTime'] === 'string';
+    return {
+      type: condition.type,
+      status: condition.status,
+      reason: condition.reason,
+      message: condition.message.slice(0, 32_768),
+      lastTransitionTime: unchanged ? (before['lastTransitionTime'] as string) : conditionTime(now),
+      observedGeneration: generation,
+    };
+  });
+}
+
+/**
+ * `Programmed` comes from the apply, not from translate: while nginx has not loaded a config that holds
+ * this status (the last reload failed), every `Programmed: True` becomes `False/Pending`.
+ */
+export function programmedByApply(conditions: readonly Condition[], applied: boolean): Condition[] {
+  if (applied) return [...conditions];
+  return conditions.map((c) =>
+    c.type === 'Programmed' && c.status === 'True'
+      ? { type: 'Programmed', status: 'False', reason: 'Pending', message: 'nginx has not loaded the config that holds this yet (see the Events)' }
+      : c,
+  );
+}
+
+export interface StatusContext {
+  readonly controllerName: string;
+  readonly now: Date;
+  /** The last apply succeeded: nginx serves the config these statuses come from. */
+  readonly applied: boolean;
+  readonly addresses: readonly LoadBalancerIngress[];
+}
+
+/**
+ * The whole `.status` an object should have, or undefined when what it has is already that. For
+ * TLSRoute parents and BackendTLSPolicy ancestors only our controller's entries are ours: the others
+ * are kept as they are. An object that no longer has an entry from us loses our entries (`desired`
+ * undefined).
+ */
+export function desiredStatus(kind: ResourceStatus['kind'], current: Loose, desired: ResourceStatus | undefined, ctx: StatusContext): Loose | undefined {
+  const status = mapping(current['status']);
+  const generation = Number(mapping(current['metadata'])['generation'] ?? 0);
+  let next: Loose;
+  switch (kind) {
+    case 'Gateway': {
+      if (!desired || desired.kind !== 'Gateway') return undefined;
+      const listeners = new Map(list(status['listeners']).map((l) => [String(l['name']), l]));
+      next = {
+        ...status,
+        addresses: ctx.addresses.map((a) => (a.ip !== undefined ? { type: 'IPAddress', value: a.ip } : { type: 'Hostname', value: a.hostname })),
+        conditions: withTransitions(programmedByApply(desired.conditions, ctx.applied), status['conditions'], generation, ctx.now),
+        listeners: desired.listeners.map((l) => ({
+          name: l.name,
+          supportedKinds: l.supportedKinds,
+          attachedRoutes: l.attachedRoutes,
+          conditions: withTransitions(programmedByApply(l.conditions, ctx.applied), listeners.get(l.name)?.['conditions'], generation, ctx.now),
+        })),
+      };
+      break;
+    }
+    case 'TLSRoute': {
+      const others = list(status['parents']).filter((p) => p['controllerName'] !== ctx.controllerName);
+      const previous = list(status['parents']).filter((p) => p['controllerName'] === ctx.controllerName);
+      const ours = desired?.kind === 'TLSRoute' ? desired.parents : [];
+      next = {
+        ...status,
+        parents: [
+          ...others,
+          ...ours.map((p) => ({
+            parentRef: p.parentRef,
+            controllerName: p.controllerName,
+            conditions: withTransitions(p.conditions, previous.find((q) => sameRef(q['parentRef'], p.parentRef))?.['conditions'], generation, ctx.now),
+          })),
+        ],
+      };
+      break;
+    }
+    case 'BackendTLSPolicy': {
+      const others = list(status['ancestors']).filter((a) => a['controllerName'] !== ctx.controllerName);
+      const previous = list(status['ancestors']).filter((a) => a['controllerName'] === ctx.controllerName);
+      const ours = desired?.kind === 'BackendTLSPolicy' ? desired.ancestors : [];
+      next = {
+        ...status,
+        ancestors: [
+          ...others,
+          ...ours.slice(0, 16 - others.length).map((a) => ({
+            ancestorRef: a.ancestorRef,
+            controllerName: a.controllerName,
+            conditions: withTransitions(a.conditions, previous.find((q) => sameRef(q['ancestorRef'], a.ancestorRef))?.['conditions'], generation, ctx.now),
+          })),
+        ],
+      };
+      break;
+    }
+  }
+  return sameJson(next, status) ? undefined : next;
+}
+
+/** The Ingress load-balancer status to write, or undefined when it already is that. */
+export function desiredIngressStatus(current: Loose, ours: boolean, addresses: readonly LoadBalancerIngress[]): Loose | undefined {
+  const status = mapping(current['status']);
+  const loadBalancer = mapping(status['loadBalancer']);
+  const present = list(loadBalancer['ingress']).map((entry) => ({ ...(entry['ip'] !== undefined && { ip: entry['ip'] }), ...(entry['hostname'] !== undefined && { hostname: entry['hostname'] }) }));
+  if (ours) return sameJson(present, addresses) ? undefined : { ...status, loadBalancer: { ...loadBalancer, ingress: addresses } };
+  // No longer ours: clear the addresses only if they are the ones we wrote.
+  if (present.length === 0 || !sameJson(present, addresses)) return undefined;
+  return { ...status, loadBalancer: { ...loadBalancer, ingress: [] } };
+}
+
+function sameRef(a: unknown, b: object): boolean {
+  const ref = mapping(a);
+  const other = b as Loose;
+  return ['group', 'kind', 'namespace', 'name', 'sectionName', 'port'].every((key) => (ref[key] ?? '') === (other[key] ?? ''));
+}
+
+/** Equal as JSON values, whatever the order of keys (the API server keeps its own field order). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => [k, canonical(v)]),
+  );
+}
