@@ -1,0 +1,349 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkConfig } from '../../src/apply/check.js';
+import { writeOutput } from '../../src/apply/write.js';
+import type { Diagnostic } from '../../src/model/diagnostics.js';
+import type { NginxConfig } from '../../src/model/nginx.js';
+import { build } from '../../src/render/build.js';
+import type { SourceObject } from '../../src/sources/snapshot.js';
+import type { TranslateOptions } from '../../src/translate/options.js';
+import { configMap, gateway, object, passthrough, tlsRoute } from '../support/gateway.js';
+import { requireNginx } from '../support/nginx.js';
+import { createCa, issueCertificate } from '../support/pki.js';
+
+/**
+ * Safety properties over random mixes of valid and broken resources, checked with a real `nginx -t`:
+ * - the config always loads (one tenant's bad input never fails everyone's reload);
+ * - no marker text from any input reaches nginx.conf or a file name (no injection);
+ * - no resource takes a host name from an older claim (no hijack), and a terminated name under a
+ *   wildcard claim stays terminated;
+ * - an Ingress about which nothing is reported is served as written.
+ * `I2N_PROPERTY_RUNS` sets the number of cases (`npm run test:property` runs many more).
+ */
+
+const runs = Number(process.env.I2N_PROPERTY_RUNS ?? 40);
+const marker = 'I2NMARK';
+const runDir = '/tmp/i2n-property';
+const httpsTarget = `unix:${runDir}/https-443.sock`;
+
+const namespaces = ['team-a', 'team-b', 'team-c'] as const;
+const exactHosts = ['a.example.test', 'ab.example.test', 'x.a.example.test', 'default', 'include', 'other.test'] as const;
+const wildcardHosts = ['*.example.test', '*.a.example.test'] as const;
+const hosts = [...exactHosts, ...wildcardHosts] as const;
+const paths = ['/', '/api', '/.well-known/acme-challenge'] as const;
+/** Host names no certificate carries: they must be refused, and must not take anything with them. */
+const hostileHosts = [`${marker};.example.test`, `x}${marker}`, `${marker}.example.test\n`];
+const timestamps = ['2024-01-01T00:00:00Z', '2024-06-01T00:00:00Z', '2025-01-01T00:00:00Z', ''] as const;
+const secrets = ['good', 'wrong-host', 'garbage', 'expired', 'weak-rsa', 'sha1'] as const;
+const usedSecrets = secrets.slice(0, 4);
+const services = ['web', 'ext', 'headless', 'missing'] as const;
+const externalNames = ['api.example.org', '127.0.0.1', 'localhost', 'metadata.google.internal', '2130706433', 'does-not-resolve.invalid'];
+
+/** Annotation values: ordinary ones, invalid ones, and hostile ones that carry the marker. */
+const annotationValues: Record<string, readonly string[]> = {
+  'ssl-redirect': ['true', 'false', `${marker};`],
+  'force-ssl-redirect': ['true', 'false'],
+  'backend-protocol': ['HTTP', 'HTTPS', 'GRPC', `${marker}`],
+  'proxy-ssl-verify': ['on', 'off'],
+  'proxy-ssl-secret': ['team-a/good', `x/${marker}}`],
+  'proxy-ssl-name': ['api.example.org', `${marker};evil`],
+  'proxy-ssl-ciphers': ['HIGH', 'BOGUS', `${marker};`],
+  'proxy-ssl-protocols': ['TLSv1.3', marker],
+  'configuration-snippet': [`return 200 ${marker};`],
+  canary: ['true'],
+};
+
+interface IngressCase {
+  readonly namespace: (typeof namespaces)[number];
+  readonly created: string;
+  readonly mode: 'passthrough' | 'tls' | 'plain';
+  readonly hosts: readonly string[];
+  readonly paths: readonly string[];
+  readonly service: (typeof services)[number];
+  readonly secret: (typeof secrets)[number];
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+interface RouteCase {
+  readonly namespace: (typeof namespaces)[number];
+  readonly created: string;
+  readonly hostnames: readonly string[];
+  readonly service: (typeof services)[number];
+}
+
+interface World {
+  readonly ingresses: readonly IngressCase[];
+  readonly routes: readonly RouteCase[];
+  readonly externalName: string;
+  readonly controller?: Readonly<Record<string, string>>;
+}
+
+const ingressCase: fc.Arbitrary<IngressCase> = fc.record({
+  namespace: fc.constantFrom(...namespaces),
+  created: fc.constantFrom(...timestamps),
+  mode: fc.constantFrom('passthrough', 'tls', 'plain'),
+  hosts: fc
+    .tuple(fc.subarray([...hosts], { minLength: 1, maxLength: 3 }), fc.option(fc.constantFrom(...hostileHosts), { freq: 8 }))
+    .map(([valid, hostile]) => (hostile === null ? valid : [...valid, hostile])),
+  paths: fc.subarray([...paths], { minLength: 1, maxLength: 2 }),
+  service: fc.constantFrom(...services),
+  secret: fc.constantFrom(...usedSecrets),
+  annotations: fc
+    .subarray(Object.keys(annotationValues), { maxLength: 3 })
+    .chain((keys) => fc.tuple(...keys.map((k) => fc.constantFrom(...annotationValues[k]!).map((v) => [k, v] as const))))
+    .map((pairs) => Object.fromEntries(pairs)),
+});
+
+const routeCase: fc.Arbitrary<RouteCase> = fc.record({
+  namespace: fc.constantFrom(...namespaces),
+  created: fc.constantFrom(...timestamps),
+  hostnames: fc.subarray([...hosts].filter((h) => h !== 'default' && h !== 'include'), { minLength: 1, maxLength: 2 }),
+  service: fc.constantFrom(...services),
+});
+
+const world: fc.Arbitrary<World> = fc.record(
+  {
+    ingresses: fc.array(ingressCase, { minLength: 1, maxLength: 8 }),
+    routes: fc.array(routeCase, { maxLength: 3 }),
+    externalName: fc.constantFrom(...externalNames),
+    controller: fc.record(
+      {
+        'ssl-ciphers': fc.constantFrom('HIGH:!aNULL', 'NOSUCHCIPHER', `${marker};`),
+        'first-namespace-owns-host': fc.constantFrom('true', 'false'),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { requiredKeys: ['ingresses', 'routes', 'externalName'] },
+);
+
+const options: TranslateOptions = {
+  ingressClass: 'nginx',
+  gatewayClass: 'ingress2nginx',
+  systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
+  watchIngressWithoutClass: false,
+  allowCrossNamespaceSecrets: false,
+  clusterDomain: 'cluster.local',
+  resolvers: ['127.0.0.1:9'],
+  httpPort: 80,
+  httpsPort: 443,
+  runDir,
+  nginxVersion: '1.22.1',
+  accessLog: 'off',
+  now: new Date(),
+};
+
+let pems: Record<(typeof secrets)[number], { cert: string; key: string }>;
+let scratch: string;
+
+async function opensslSelfSigned(dir: string, name: string, args: readonly string[]): Promise<{ cert: string; key: string }> {
+  const cert = join(dir, `${name}.crt`);
+  const key = join(dir, `${name}.key`);
+  await execa('openssl', ['req', '-x509', '-nodes', '-keyout', key, '-out', cert, '-days', '30', '-subj', `/CN=${name}`, ...args]);
+  return { cert: await readFile(cert, 'utf8'), key: await readFile(key, 'utf8') };
+}
+
+beforeAll(async () => {
+  requireNginx();
+  scratch = await mkdtemp(join(tmpdir(), 'i2n-property-'));
+  const ca = await createCa(scratch, 'Property CA');
+  const sans = [...hosts];
+  const [good, wrong, expired] = await Promise.all([
+    issueCertificate(ca, { commonName: 'good', sans }),
+    issueCertificate(ca, { commonName: 'wrong', sans: ['elsewhere.test'] }),
+    issueCertificate(ca, { commonName: 'old', sans, notBefore: new Date(Date.now() - 30 * 86_400_000), days: 1 }),
+  ]);
+  const weak = await opensslSelfSigned(scratch, 'weak', ['-newkey', 'rsa:1024', '-addext', `subjectAltName=${sans.map((h) => `DNS:${h}`).join(',')}`]);
+  pems = {
+    good: { cert: good.certPem, key: good.keyPem },
+    'wrong-host': { cert: wrong.certPem, key: wrong.keyPem },
+    garbage: { cert: '-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n', key: good.keyPem },
+    'weak-rsa': weak,
+    sha1: { cert: await sha1SignedBy(ca, good.keyFile, sans), key: good.keyPem },
+    expired: { cert: expired.certPem, key: expired.keyPem },
+  };
+});
+
+/** A certificate for the key in `keyFile`, signed by `ca` with SHA-1 (OpenSSL security level 2 refuses it). */
+async function sha1SignedBy(ca: { certFile: string; keyFile: string }, keyFile: string, sans: readonly string[]): Promise<string> {
+  const csr = join(scratch, 'sha1.csr');
+  const crt = join(scratch, 'sha1.crt');
+  const ext = join(scratch, 'sha1.ext');
+  await writeFile(ext, `subjectAltName=${sans.map((h) => `DNS:${h}`).join(',')}\n`);
+  await execa('openssl', ['req', '-new', '-key', keyFile, '-subj', '/CN=sha1', '-out', csr]);
+  await execa('openssl', ['x509', '-req', '-in', csr, '-CA', ca.certFile, '-CAkey', ca.keyFile, '-CAcreateserial', '-sha1', '-days', '30', '-extfile', ext, '-out', crt]);
+  return readFile(crt, 'utf8');
+}
+
+afterAll(async () => {
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+function toObjects(w: World): SourceObject[] {
+  const objects: SourceObject[] = [];
+  for (const ns of namespaces) {
+    objects.push(object('v1', 'Service', ns, 'web', { spec: { clusterIP: '10.96.0.10', ports: [{ port: 80 }, { port: 443 }] } }));
+    objects.push(object('v1', 'Service', ns, 'ext', { spec: { type: 'ExternalName', externalName: w.externalName, ports: [{ port: 80 }, { port: 443 }] } }));
+    objects.push(object('v1', 'Service', ns, 'headless', { spec: { clusterIP: 'None', ports: [{ port: 80 }, { port: 443 }] } }));
+    for (const secret of secrets) {
+      objects.push(object('v1', 'Secret', ns, secret, { type: 'kubernetes.io/tls', stringData: { 'tls.crt': pems[secret].cert, 'tls.key': pems[secret].key, 'ca.crt': pems.good.cert } }));
+    }
+  }
+  w.ingresses.forEach((c, index) => {
+    const port = c.mode === 'passthrough' ? 443 : 80;
+    const backend = { service: { name: c.service, port: { number: port } } };
+    const annotations: Record<string, string> = Object.fromEntries(
+      Object.entries(c.annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v]),
+    );
+    if (c.mode === 'passthrough') annotations['nginx.ingress.kubernetes.io/ssl-passthrough'] = 'true';
+    const rules = c.hosts.map((host) => ({ host, http: { paths: c.paths.map((path) => ({ path, pathType: 'Prefix', backend })) } }));
+    const base = object(
+      'networking.k8s.io/v1',
+      'Ingress',
+      c.namespace,
+      `ing-${index}`,
+      { spec: { ingressClassName: 'nginx', ...(c.mode === 'tls' && { tls: [{ hosts: c.hosts, secretName: c.secret }] }), rules } },
+      { creationTimestamp: c.created },
+    );
+    objects.push({ ...base, metadata: { ...base.metadata, annotations } });
+  });
+  objects.push(gateway('infra', 'gw', [passthrough('tls', 443, undefined, { allowedRoutes: { namespaces: { from: 'All' } } })]));
+  w.routes.forEach((r, index) => {
+    objects.push(tlsRoute(r.namespace, `route-${index}`, { hostnames: [...r.hostnames], backendRefs: [{ name: r.service, port: 443 }] }, { creationTimestamp: r.created }));
+  });
+  if (w.controller) objects.push(configMap('infra', 'controller', { ...w.controller }));
+  return objects;
+}
+
+/** nginx's `map … hostnames` lookup: the exact name, else the longest matching `*.` wildcard, else default. */
+function lookup(model: NginxConfig, name: string): { target: string; comment: string } {
+  const routes = model.stream.frontends.find((f) => f.port === 443)?.routes ?? [];
+  const exact = routes.find((r) => r.serverName === name);
+  if (exact) return exact;
+  const wildcard = routes
+    .filter((r) => r.serverName.startsWith('*.') && name.endsWith(r.serverName.slice(1)) && name.length > r.serverName.length - 1)
+    .sort((a, b) => b.serverName.length - a.serverName.length)[0];
+  return wildcard ?? { target: httpsTarget, comment: 'default' };
+}
+
+interface Claimant {
+  readonly id: string;
+  readonly created: string;
+  readonly kind: 'passthrough' | 'tls' | 'plain' | 'route';
+  readonly namespace: string;
+}
+
+function age(a: Claimant, b: Claimant): number {
+  const ta = a.created === '' ? Infinity : Date.parse(a.created);
+  const tb = b.created === '' ? Infinity : Date.parse(b.created);
+  // Then namespace/name, whatever the kind.
+  const na = a.id.slice(a.id.indexOf(' ') + 1);
+  const nb = b.id.slice(b.id.indexOf(' ') + 1);
+  return ta !== tb ? ta - tb : na < nb ? -1 : na > nb ? 1 : 0;
+}
+
+function leftOut(diagnostics: readonly Diagnostic[], kind: string): Set<string> {
+  const codes = new Set(['ingress-skipped', 'canary-unsupported', 'resource-invalid']);
+  return new Set(diagnostics.filter((d) => d.resource?.kind === kind && codes.has(d.code)).map((d) => `${d.resource?.namespace}/${d.resource?.name}`));
+}
+
+/**
+ * Who must hold the TLS connections of an exact name, from the rules alone: among Ingresses, the oldest
+ * that asks for the name's TLS (ssl-passthrough or spec.tls) decides the mode. A passthrough holds the
+ * name unless an older TLSRoute asks for it. Terminated, the name stays with the http servers if an
+ * Ingress has spec.tls for it, else if the oldest Ingress routing it is older than every TLSRoute.
+ * With first-namespace-owns-host, only claims from the namespace of the oldest claimant count.
+ */
+function expectedHolder(list: readonly Claimant[], owned: boolean): string {
+  let claims = [...list].sort(age);
+  if (owned) claims = claims.filter((c) => c.namespace === claims[0]!.namespace);
+  const routes = claims.filter((c) => c.kind === 'route');
+  const mode = claims.find((c) => c.kind === 'passthrough' || c.kind === 'tls');
+  if (mode?.kind === 'passthrough') return [mode, ...routes].sort(age)[0]!.id;
+  const terminating = claims.filter((c) => c.kind === 'tls' || c.kind === 'plain');
+  const owner = terminating[0];
+  if (!owner) return routes[0]?.id ?? 'terminating';
+  if (mode?.kind === 'tls') return 'terminating';
+  const holder = [owner, ...routes].sort(age)[0]!;
+  return holder === owner ? 'terminating' : holder.id;
+}
+
+function checkOwnership(w: World, model: NginxConfig, diagnostics: readonly Diagnostic[]): void {
+  const skipped = leftOut(diagnostics, 'Ingress');
+  const claimants = new Map<string, Claimant[]>();
+  const add = (host: string, claimant: Claimant) => claimants.set(host, [...(claimants.get(host) ?? []), claimant]);
+  w.ingresses.forEach((c, index) => {
+    const id = `${c.namespace}/ing-${index}`;
+    if (skipped.has(id)) return;
+    for (const host of c.hosts) add(host, { id: `Ingress ${id}`, created: c.created, kind: c.mode, namespace: c.namespace });
+  });
+  w.routes.forEach((r, index) => {
+    for (const host of r.hostnames) add(host, { id: `TLSRoute ${r.namespace}/route-${index}`, created: r.created, kind: 'route', namespace: r.namespace });
+  });
+  const owned = w.controller?.['first-namespace-owns-host'] === 'true';
+  for (const [host, list] of claimants) {
+    if (!(exactHosts as readonly string[]).includes(host)) continue;
+    const holder = expectedHolder(list, owned);
+    const entry = lookup(model, host);
+    const servedBy = entry.target === httpsTarget ? 'terminating' : entry.comment;
+    const message = `${host}: must be held by ${holder}, is served by ${servedBy}`;
+    if (holder === 'terminating' || holder.startsWith('Ingress ')) expect(servedBy, message).toBe(holder);
+    else expect(servedBy.startsWith(`${holder} `), message).toBe(true);
+  }
+}
+
+/** An Ingress nothing was reported about is served exactly as written. */
+function checkCleanIngresses(w: World, model: NginxConfig, diagnostics: readonly Diagnostic[]): void {
+  const reported = new Set(diagnostics.filter((d) => d.resource?.kind === 'Ingress').map((d) => `${d.resource?.namespace}/${d.resource?.name}`));
+  w.ingresses.forEach((c, index) => {
+    const id = `${c.namespace}/ing-${index}`;
+    if (reported.has(id)) return;
+    for (const host of c.hosts) {
+      if (c.mode === 'passthrough') {
+        expect(lookup(model, host).comment, `${id} ${host}`).toBe(`Ingress ${id}`);
+        continue;
+      }
+      const server = model.http.virtualHosts.find((h) => h.serverName === host);
+      for (const path of c.paths) {
+        const location = server?.locations.find((l) => l.comment === `${id} Prefix ${path}`);
+        expect(location, `${id} ${host} ${path}`).toBeDefined();
+      }
+    }
+  });
+}
+
+describe('random mixes of valid and broken resources', () => {
+  it(`always load, never leak input text into nginx.conf, never lose a host to a newer claim (${runs} cases)`, async () => {
+    const nginx = requireNginx();
+    let cases = 0;
+    await fc.assert(
+      fc.asyncProperty(world, async (w) => {
+        const objects = toObjects(w);
+        const result = build(
+          { objects },
+          {
+            ...options,
+            ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }),
+            ...(w.controller && { configMap: 'infra/controller' }),
+          },
+        );
+        for (const file of result.files) {
+          expect(file.contents.includes(marker) || file.path.includes(marker), file.path).toBe(false);
+        }
+        checkOwnership(w, result.model, result.diagnostics);
+        checkCleanIngresses(w, result.model, result.diagnostics);
+        const out = join(scratch, `case-${cases++}`);
+        await writeOutput(out, result.files);
+        const check = await checkConfig(out, runDir, nginx.binary);
+        await rm(out, { recursive: true, force: true });
+        expect(check.output).toBe('');
+        expect(check.ok).toBe(true);
+      }),
+      { numRuns: runs, seed: process.env.I2N_PROPERTY_SEED ? Number(process.env.I2N_PROPERTY_SEED) : undefined },
+    );
+  });
+});
