@@ -15,16 +15,41 @@ export interface KeyPair {
   readonly dnsNames: readonly string[];
 }
 
-
-const pemBlock = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n[\s\S]*?-----END \1-----/g;
-
-function pemBlocks(text: string, label: RegExp): string[] {
-  return [...text.matchAll(pemBlock)].filter((m) => label.test(m[1] ?? '')).map((m) => m[0]);
+/**
+ * The PEM blocks with one of `labels`, in order: each from `-----BEGIN L-----` and a line break to the next
+ * `-----END L-----`. One forward scan from one `-----` to the next, with at most one open block per label,
+ * so that no text costs more than linear time (a lazy regular expression retried from every unfinished
+ * BEGIN line is quadratic).
+ */
+function pemBlocks(text: string, labels: readonly string[]): string[] {
+  const blocks: string[] = [];
+  const openedAt = new Map<string, number>();
+  for (let at = text.indexOf('-----'); at !== -1; at = text.indexOf('-----', at + 1)) {
+    for (const label of labels) {
+      const begin = `-----BEGIN ${label}-----`;
+      const end = `-----END ${label}-----`;
+      const start = openedAt.get(label);
+      if (start === undefined && text.startsWith(begin, at)) {
+        const lineBreak = at + begin.length + (text.charCodeAt(at + begin.length) === 0x0d ? 1 : 0);
+        if (text.charCodeAt(lineBreak) !== 0x0a) continue;
+        openedAt.set(label, at);
+        at = lineBreak;
+        break;
+      }
+      if (start !== undefined && text.startsWith(end, at)) {
+        blocks.push(text.slice(start, at + end.length));
+        openedAt.delete(label);
+        at += end.length - 1;
+        break;
+      }
+    }
+  }
+  return blocks;
 }
 
 /** Parses `tls.crt`/`tls.key` (server or client pair): PEM parses, and the key belongs to the leaf. */
 export function parseKeyPair(certPem: string, keyPem: string): Checked<KeyPair> {
-  const certificates = pemBlocks(certPem, /^CERTIFICATE$/);
+  const certificates = pemBlocks(certPem, ['CERTIFICATE']);
   if (certificates.length === 0) return { ok: false, problem: 'tls.crt holds no PEM certificate' };
   let leaf: X509Certificate;
   try {
@@ -56,7 +81,7 @@ export function parseKeyPair(certPem: string, keyPem: string): Checked<KeyPair> 
 
 /** Parses a CA bundle: at least one certificate, all of them valid X.509. */
 export function parseCaBundle(pem: string): Checked<{ readonly pem: string }> {
-  const certificates = pemBlocks(pem, /^(TRUSTED )?CERTIFICATE$/);
+  const certificates = pemBlocks(pem, ['CERTIFICATE', 'TRUSTED CERTIFICATE']);
   if (certificates.length === 0) return { ok: false, problem: 'ca.crt holds no PEM certificate' };
   try {
     for (const certificate of certificates) new X509Certificate(certificate);
