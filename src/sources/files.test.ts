@@ -405,4 +405,54 @@ data: {a: yes, b: no, c: on, d: off, e: y, f: true, <<: *base}
       ['b.yaml', 2, 'yaml-syntax'],
     ]);
   });
+  it('skips a document whose aliases expand too far, and still loads the other documents', async () => {
+    const lols = ['  - &l0 "lol"'];
+    for (let level = 1; level <= 9; level++) lols.push(`  - &l${level} [${Array(10).fill(`*l${level - 1}`).join(', ')}]`);
+    const file = await write(
+      'lol.yaml',
+      [
+        configMap('before').trimEnd(), // 1-4
+        '---', // 5
+        'apiVersion: v1', // 6
+        'kind: ConfigMap', // 7
+        'metadata: {name: lol}', // 8
+        'lols:', // 9
+        ...lols, // 10-19
+        'data: {bomb: *l9}', // 20
+        '---', // 21
+        configMap('after').trimEnd(), // 22-25
+      ].join('\n'),
+    );
+    const { snapshot, diagnostics } = await readInputs([file]);
+    expect(snapshot.objects.map((o) => o.metadata.name)).toEqual(['before', 'after']);
+    expect(diagnostics).toMatchObject([{ severity: 'error', code: 'yaml-alias-limit', file, line: 6 }]);
+    expect(diagnostics[0]?.message).toMatch(/aliases expand it by more than 500,000 characters.*; the document is skipped$/);
+  });
+
+  it('skips a document nested too deep at the line where it gets too deep, and still loads the other documents', async () => {
+    const file = await write(
+      'deep.yaml',
+      [
+        configMap('before').trimEnd(), // 1-4
+        '---', // 5
+        configMap('deep').trimEnd(), // 6-9
+        'data:', // 10
+        `  deep: ${'['.repeat(1000)}${']'.repeat(1000)}`, // 11
+        '---', // 12
+        configMap('after').trimEnd(), // 13-16
+      ].join('\n'),
+    );
+    const { snapshot, diagnostics } = await readInputs([file]);
+    expect(snapshot.objects.map((o) => o.metadata.name)).toEqual(['before', 'after']);
+    expect(diagnostics).toEqual([
+      {
+        severity: 'error',
+        code: 'yaml-too-deep',
+        file,
+        line: 11,
+        column: 263,
+        message: 'the document is nested more than 256 levels deep; that is the most ingress2nginx reads; the document is skipped',
+      },
+    ]);
+  });
 });

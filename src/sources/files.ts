@@ -1,6 +1,5 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import yaml from 'js-yaml';
 import {
   compareDiagnostics,
   formatFieldPath,
@@ -10,6 +9,7 @@ import {
 } from '../model/diagnostics.js';
 import type { ObjectMeta, Origin, SourceObject, SourceResult } from './snapshot.js';
 import { compareStrings } from '../model/order.js';
+import { loadYamlDocument, type YamlProblem } from './yaml-load.js';
 
 /** A usage failure (missing or unreadable input): the CLI exits with code 2, no diagnostics. */
 export class InputError extends Error {
@@ -208,49 +208,27 @@ function isContentLine(text: string, lineStart: number, lineEnd: number): boolea
   return i < lineEnd && text.charCodeAt(i) !== 0x23 /* # */;
 }
 
-/**
- * YAML 1.2 core schema (JSON types; `yes`/`on` stay strings, timestamps stay strings as in the
- * Kubernetes API) plus `<<` merge keys, which kubectl accepts.
- */
-const manifestSchema = yaml.CORE_SCHEMA.extend({
-  // js-yaml merges a key whose resolved tag is `merge`; its own merge type is not in the typings.
-  implicit: [new yaml.Type('tag:yaml.org,2002:merge', { kind: 'scalar', resolve: (data) => data === '<<' })],
-});
-
 function parseText(text: string, file: string, objects: SourceObject[], diagnostics: Diagnostic[]): void {
   for (const document of splitYamlDocuments(text)) {
-    let value: unknown;
-    try {
-      value = yaml.load(document.text, { schema: manifestSchema });
-    } catch (err) {
-      diagnostics.push(syntaxDiagnostic(err, file, document));
+    const loaded = loadYamlDocument(document.text);
+    if (!loaded.ok) {
+      diagnostics.push(problemDiagnostic(loaded.problem, file, document));
       continue;
     }
-    if (value === null || value === undefined) continue;
-    collectObjects(value, { file, line: document.line }, objects, diagnostics);
+    if (loaded.value === null || loaded.value === undefined) continue;
+    collectObjects(loaded.value, { file, line: document.line }, objects, diagnostics);
   }
 }
 
-function syntaxDiagnostic(err: unknown, file: string, document: YamlDocumentText): Diagnostic {
-  // The typings promise a mark, but js-yaml throws some errors without one.
-  const mark = err instanceof yaml.YAMLException ? (err.mark as yaml.Mark | undefined) : undefined;
-  if (err instanceof yaml.YAMLException && mark) {
-    return {
-      severity: 'error',
-      code: 'yaml-syntax',
-      file,
-      line: document.textLine + mark.line,
-      column: mark.column + 1,
-      message: `invalid YAML: ${err.reason}; the document is skipped`,
-    };
-  }
-  const reason = err instanceof Error ? err.message : String(err);
+function problemDiagnostic(problem: YamlProblem, file: string, document: YamlDocumentText): Diagnostic {
+  const { mark } = problem;
   return {
     severity: 'error',
-    code: 'yaml-syntax',
+    code: problem.code,
     file,
-    line: document.line,
-    message: `invalid YAML: ${reason}; the document is skipped`,
+    line: mark ? document.textLine + mark.line : document.line,
+    ...(mark ? { column: mark.column + 1 } : {}),
+    message: `${problem.message}; the document is skipped`,
   };
 }
 

@@ -188,4 +188,18 @@ describe('refinePositions', () => {
     const refined = await refinePositions(diagnostics, snapshot);
     expect(refined).toMatchObject([{ code: 'annotation-not-string', file, line: 27, column: 5 }]);
   });
+  it('keeps the document line when the text read again is too deep to parse, and never throws', async () => {
+    const file = path.join(dir, 'ingress.yaml');
+    await writeFile(file, ingressFile);
+    const { snapshot } = await readInputs([file]);
+    // The file changed after it was read: the Ingress document now nests deeper than the parser's stack.
+    const deepened = (depth: number): string =>
+      ingressFile.replace('        paths: []', `        paths: ${'['.repeat(depth)}${']'.repeat(depth)}`);
+    const diagnostic = about(file, 20, ['spec', 'rules', 1, 'host']);
+    for (const text of [deepened(1000), deepened(100_000)]) {
+      await expect(refinePositions([diagnostic], snapshot, async () => text)).resolves.toEqual([diagnostic]);
+    }
+    // Unchanged, the same diagnostic is refined.
+    await expect(refinePositions([diagnostic], snapshot, async () => ingressFile)).resolves.toMatchObject([{ line: 33, column: 7 }]);
+  });
 });

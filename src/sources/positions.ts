@@ -25,7 +25,7 @@ export async function refinePositions(
   readText: (file: string) => Promise<string> = (file) => readFile(file, 'utf8'),
 ): Promise<Diagnostic[]> {
   const documentsByFile = new Map<string, Promise<Map<number, YamlDocumentText> | undefined>>();
-  const parsedDocuments = new Map<YamlDocumentText, ParsedDocument>();
+  const parsedDocuments = new Map<YamlDocumentText, ParsedDocument | undefined>();
   let objectsByOrigin: Map<string, SourceObject[]> | undefined;
 
   const documentsOf = (file: string): Promise<Map<number, YamlDocumentText> | undefined> => {
@@ -41,14 +41,9 @@ export async function refinePositions(
     return documents;
   };
 
-  const parsed = (source: YamlDocumentText): ParsedDocument => {
-    let entry = parsedDocuments.get(source);
-    if (!entry) {
-      const lineCounter = new LineCounter();
-      entry = { source, document: parseDocument(source.text, { lineCounter }), lineCounter };
-      parsedDocuments.set(source, entry);
-    }
-    return entry;
+  const parsed = (source: YamlDocumentText): ParsedDocument | undefined => {
+    if (!parsedDocuments.has(source)) parsedDocuments.set(source, parse(source));
+    return parsedDocuments.get(source);
   };
 
   const refined: Diagnostic[] = [];
@@ -62,13 +57,13 @@ export async function refinePositions(
     objectsByOrigin ??= indexByOrigin(snapshot);
     const listIndex = findObject(objectsByOrigin, diagnostic)?.origin?.listIndex;
     const documentPath = listIndex === undefined ? path : ['items', listIndex, ...path];
-    const { document, lineCounter } = parsed(source);
-    const offset = locate(document, documentPath);
-    if (offset === undefined) {
+    const entry = parsed(source);
+    const offset = entry && locateSafely(entry.document, documentPath);
+    if (!entry || offset === undefined) {
       refined.push(diagnostic);
       continue;
     }
-    const position = lineCounter.linePos(offset);
+    const position = entry.lineCounter.linePos(offset);
     refined.push({ ...diagnostic, line: source.textLine + position.line - 1, column: position.col });
   }
   return refined;
@@ -101,6 +96,29 @@ function findObject(index: Map<string, SourceObject[]>, diagnostic: Diagnostic):
         object.metadata.name === resource.name &&
         (resource.namespace === undefined || resource.namespace === object.metadata.namespace),
     );
+}
+
+/**
+ * The `yaml` parser recurses once per nesting level. Documents that were loaded are within
+ * `yamlLimits.depth`, far from where it overflows, but the file may have changed since it was read: a
+ * document that cannot be parsed again keeps its document-level position.
+ */
+function parse(source: YamlDocumentText): ParsedDocument | undefined {
+  try {
+    const lineCounter = new LineCounter();
+    return { source, document: parseDocument(source.text, { lineCounter }), lineCounter };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolving an alias walks the document recursively, so it can overflow the stack too. */
+function locateSafely(document: Document, path: FieldPath): number | undefined {
+  try {
+    return locate(document, path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Offset of the node at `path`: of the key for a mapping entry, of the item for a sequence entry. */

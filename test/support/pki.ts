@@ -10,9 +10,19 @@ import { stringify } from 'yaml';
  * (`-startdate`/`-enddate`); that is what makes an already-expired certificate possible.
  * Each issuance gets its own directory and `openssl ca` database, so concurrent issuance from one
  * CA needs no locking; `-rand_serial` keeps serial numbers unique per issuer.
+ * Weak keys and digests (`rsa-1024`, `ec-p192`, SHA-1) are for testing what OpenSSL refuses.
  */
 
-export type KeyType = 'ec-p256' | 'rsa-2048';
+/** `rsa-BITS` for any size openssl generates. */
+export type KeyType = 'ec-p256' | 'ec-p192' | 'ed25519' | `rsa-${number}`;
+
+/** How the issuer signs: its digest (an Ed25519 issuer has none), and RSASSA-PSS for an RSA issuer. */
+export interface Signature {
+  /** Default `sha256`. */
+  readonly digest?: 'sha256' | 'sha1' | 'md5';
+  /** Default false (PKCS #1 v1.5). */
+  readonly pss?: boolean;
+}
 
 export interface CertificateFiles {
   readonly certPem: string;
@@ -41,6 +51,7 @@ export interface CertificateRequest {
   readonly clientAuth?: boolean;
   /** Default `ec-p256` (fast to generate). */
   readonly keyType?: KeyType;
+  readonly signature?: Signature;
 }
 
 const DAY_MS = 86_400_000;
@@ -87,17 +98,26 @@ async function openssl(args: readonly string[]): Promise<void> {
   await execa('openssl', args, { stdin: 'ignore' });
 }
 
+function keyAlgorithm(keyType: KeyType): string[] {
+  switch (keyType) {
+    case 'ec-p256':
+      return ['-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256'];
+    case 'ec-p192':
+      return ['-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-192'];
+    case 'ed25519':
+      return ['-algorithm', 'ED25519'];
+    default:
+      return ['-algorithm', 'RSA', '-pkeyopt', `rsa_keygen_bits:${keyType.slice('rsa-'.length)}`];
+  }
+}
+
 async function generateKey(keyFile: string, keyType: KeyType): Promise<void> {
-  const algorithm =
-    keyType === 'ec-p256'
-      ? ['-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256']
-      : ['-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048'];
-  await openssl(['genpkey', ...algorithm, '-out', keyFile]);
+  await openssl(['genpkey', ...keyAlgorithm(keyType), '-out', keyFile]);
   await chmod(keyFile, 0o600);
 }
 
 function leafExtensions(request: CertificateRequest, keyType: KeyType): string {
-  const keyUsage = keyType === 'ec-p256' ? 'digitalSignature' : 'digitalSignature, keyEncipherment';
+  const keyUsage = keyType.startsWith('rsa-') ? 'digitalSignature, keyEncipherment' : 'digitalSignature';
   const extendedKeyUsage = [
     ...(request.serverAuth ?? true ? ['serverAuth'] : []),
     ...(request.clientAuth ?? false ? ['clientAuth'] : []),
@@ -131,6 +151,7 @@ interface SigningJob {
   readonly days: number;
   /** Absent: the new key signs its own certificate. */
   readonly issuer?: CertificateFiles;
+  readonly signature?: Signature;
 }
 
 async function signCertificate(job: SigningJob): Promise<CertificateFiles> {
@@ -160,15 +181,20 @@ async function signCertificate(job: SigningJob): Promise<CertificateFiles> {
     '-enddate', generalizedTime(notAfter),
     '-extfile', extensionsFile,
     '-extensions', 'extensions',
+    '-md', job.signature?.digest ?? 'sha256',
+    ...(job.signature?.pss ? ['-sigopt', 'rsa_padding_mode:pss'] : []),
   ]);
   return { certPem: await readFile(certFile, 'utf8'), keyPem: await readFile(keyFile, 'utf8'), certFile, keyFile };
 }
 
-/** A self-signed root CA, valid from a day ago for ten years, in a new directory under `dir`. */
+/**
+ * A CA valid from a day ago for ten years, in a new directory under `dir`: a self-signed root, or an
+ * intermediate signed by `issuer`.
+ */
 export async function createCa(
   dir: string,
   name: string,
-  options: { keyType?: KeyType } = {},
+  options: { keyType?: KeyType; signature?: Signature; issuer?: CertificateAuthority } = {},
 ): Promise<CertificateAuthority> {
   const caDir = await mkdtemp(path.join(dir, `${fileSlug(name)}-ca-`));
   const files = await signCertificate({
@@ -178,6 +204,8 @@ export async function createCa(
     extensions: CA_EXTENSIONS,
     notBefore: new Date(Date.now() - DAY_MS),
     days: 3650,
+    issuer: options.issuer,
+    signature: options.signature,
   });
   return { ...files, name, dir: caDir };
 }
@@ -193,6 +221,7 @@ export async function issueCertificate(ca: CertificateAuthority, request: Certif
     notBefore: request.notBefore ?? new Date(Date.now() - HOUR_MS),
     days: request.days ?? 365,
     issuer: ca,
+    signature: request.signature,
   });
 }
 
@@ -206,6 +235,7 @@ export async function selfSigned(dir: string, request: CertificateRequest): Prom
     extensions: leafExtensions(request, keyType),
     notBefore: request.notBefore ?? new Date(Date.now() - HOUR_MS),
     days: request.days ?? 365,
+    signature: request.signature,
   });
 }
 
