@@ -4,14 +4,10 @@ import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'no
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { mainConfigName, type OutputFile } from '../model/nginx.js';
+import { environment, EnvironmentError, makeFolder, reason } from './environment.js';
 
 /** Folders under the output directory that hold only what we wrote; stale files in them are removed. */
 export const managedFolders = ['tls', 'ca', 'client'] as const;
-
-/** A file-system problem of the user's environment (not writable, not a folder, disk full): exit 2, one line. */
-export class EnvironmentError extends Error {
-  override name = 'EnvironmentError';
-}
 
 const lockName = '.ingress2nginx.lock';
 const stagingPrefix = '.i2n-staging-';
@@ -47,9 +43,10 @@ export class OutputFolder {
 
   /** Creates the folder if needed, takes the lock and removes what a crashed earlier run left behind. */
   static async open(dir: string, options: { readonly lockTimeoutMs?: number } = {}): Promise<OutputFolder> {
-    await environment(`cannot create the output folder ${dir}`, () => mkdir(dir, { recursive: true }));
-    const info = await environment(`cannot use the output folder ${dir}`, () => stat(dir));
-    if (!info.isDirectory()) throw new EnvironmentError(`the output ${dir} exists and is not a folder`);
+    // Whatever keeps stat from finding a folder, creating one says best what is wrong.
+    const info = await stat(dir).catch(() => undefined);
+    if (info === undefined) await environment(`cannot create the output folder ${dir}`, () => makeFolder(dir));
+    else if (!info.isDirectory()) throw new EnvironmentError(`the output ${dir} exists and is not a folder`);
     const lockPath = join(dir, lockName);
     await acquireLock(lockPath, options.lockTimeoutMs ?? 60_000);
     const folder = new OutputFolder(dir, lockPath);
@@ -207,36 +204,6 @@ function isDeadLocalProcess(holder: string): boolean {
 async function sameContents(path: string, contents: string): Promise<boolean> {
   const current = await readFile(path).catch(() => undefined);
   return current !== undefined && current.length === Buffer.byteLength(contents) && current.equals(Buffer.from(contents));
-}
-
-const environmentCodes = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOTDIR', 'EEXIST', 'EISDIR', 'ENAMETOOLONG', 'EMFILE', 'EIO']);
-
-/** Runs `action`; a file-system error of the environment becomes an EnvironmentError with `what` in front. */
-async function environment<T>(what: string, action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (error) {
-    if (environmentCodes.has((error as NodeJS.ErrnoException).code ?? '')) throw new EnvironmentError(`${what}: ${reason(error)}`);
-    throw error;
-  }
-}
-
-function reason(error: unknown): string {
-  const { code, message } = error as NodeJS.ErrnoException;
-  const words: Record<string, string> = {
-    EACCES: 'permission denied',
-    EPERM: 'operation not permitted',
-    EROFS: 'read-only file system',
-    ENOSPC: 'no space left on the device',
-    EDQUOT: 'disk quota exceeded',
-    ENOTDIR: 'a part of the path is not a folder',
-    EEXIST: 'already exists',
-    EISDIR: 'is a folder',
-    ENAMETOOLONG: 'file name too long',
-    EMFILE: 'too many open files',
-    EIO: 'input/output error',
-  };
-  return (code && words[code]) ?? message;
 }
 
 const parallelWrites = 16;

@@ -2,9 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { createTwoFilesPatch } from 'diff';
-import { checkConfig, nginxBinary, NginxMissingError, type NginxCheck } from '../apply/check.js';
+import { checkConfig, nginxBinary, type NginxCheck } from '../apply/check.js';
+import { EnvironmentError } from '../apply/environment.js';
 import { buildChecked } from '../apply/quarantine.js';
-import { EnvironmentError, listFiles, managedFolders, OutputFolder, type Staged } from '../apply/write.js';
+import { listFiles, managedFolders, OutputFolder, type Staged } from '../apply/write.js';
 import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
 import { mainConfigName } from '../model/nginx.js';
 import { build, type BuildResult } from '../render/build.js';
@@ -132,7 +133,6 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     if (
       error instanceof InputError ||
       error instanceof UsageError ||
-      error instanceof NginxMissingError ||
       error instanceof EnvironmentError
     ) {
       io.stderr(`ingress2nginx: ${error.message}\n`);
