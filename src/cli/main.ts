@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { createTwoFilesPatch } from 'diff';
 import { checkConfig, nginxBinary, type NginxCheck } from '../apply/check.js';
@@ -11,6 +11,8 @@ import { mainConfigName } from '../model/nginx.js';
 import { build, type BuildResult } from '../render/build.js';
 import { InputError, readInputs, type FileSourceResult } from '../sources/files.js';
 import { refinePositions } from '../sources/positions.js';
+import type { Snapshot } from '../sources/snapshot.js';
+import type { TranslateOptions } from '../translate/options.js';
 import {
   defaults,
   parseAbsoluteFile,
@@ -56,36 +58,19 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const source = await readSources(flags, io);
       const folder = await OutputFolder.open(flags.output);
       try {
-        let result: BuildResult;
-        let staged: Staged;
-        let nginx: NginxCheck | undefined;
-        if (flags.check) {
-          const nginxBin = nginxBinary(flags.nginxBin);
-          let latest: Staged | undefined;
-          const checked = await buildChecked(source.snapshot, options, async (candidate) => {
-            if (latest) await folder.discard(latest);
-            latest = await folder.stage(candidate.files);
-            return checkConfig(latest.dir, candidate.model.runDir, nginxBin);
-          });
-          result = checked.result;
-          nginx = checked.check;
-          staged = latest as Staged;
-          if (!nginx.ok) {
-            // The output folder keeps the last good config: nothing was moved into it. The rejected one
-            // is kept beside it, so that the file and line in nginx's message can be looked at.
-            await folder.discard(staged);
-            const kept = await folder.keepRejected(await folder.stage(result.files));
-            nginx = { ok: false, output: nginx.output.replace(/\S*\/\.i2n-staging-[0-9a-f]+/g, kept) };
-            report(await diagnosticsOf(source, result), result, flags, io, nginx);
-            exitCode = exitCodes.failure;
-            return;
-          }
-        } else {
-          result = build(source.snapshot, options);
-          staged = await folder.stage(result.files);
-        }
-        await folder.commit(staged);
+        const rendered = flags.check
+          ? await renderChecked(folder, source.snapshot, options, nginxBinary(flags.nginxBin))
+          : await renderUnchecked(folder, source.snapshot, options);
+        const { result, nginx } = rendered;
         const diagnostics = await diagnosticsOf(source, result);
+        if (!rendered.staged) {
+          // The output folder keeps the last good config: nothing was moved into it.
+          report(diagnostics, result, flags, io, nginx);
+          exitCode = exitCodes.failure;
+          return;
+        }
+        await folder.commit(rendered.staged);
+        if (rendered.rejected) await folder.keepRejected(rendered.rejected);
         report(diagnostics, result, flags, io, nginx);
         exitCode = outcome(diagnostics, flags.strict);
         io.stdout(
@@ -171,6 +156,51 @@ function collect(value: string, previous: string[] | undefined): string[] {
 
 function readSources(flags: CommonFlags, io: CliIo): Promise<FileSourceResult> {
   return readInputs(flags.filename, { stdin: io.stdin });
+}
+
+interface Rendered {
+  readonly result: BuildResult;
+  /** The files to commit; none when nginx rejected the config. */
+  readonly staged?: Staged;
+  readonly nginx?: NginxCheck;
+  /** A config nginx rejected before quarantine made it pass, to keep as `.i2n-rejected` after the commit. */
+  readonly rejected?: Staged;
+}
+
+async function renderUnchecked(folder: OutputFolder, snapshot: Snapshot, options: TranslateOptions): Promise<Rendered> {
+  const result = build(snapshot, options);
+  return { result, staged: await folder.stage(result.files) };
+}
+
+/**
+ * `buildChecked` with every candidate build staged in the output folder and checked there. nginx names
+ * the staging folder in its messages; they are rewritten to `.i2n-rejected`, where the config it rejected
+ * is kept, so that they point at a file that is still there and read the same on every run. On failure
+ * the last build is kept there and nothing is committed.
+ */
+async function renderChecked(folder: OutputFolder, snapshot: Snapshot, options: TranslateOptions, nginxBin: string): Promise<Rendered> {
+  // The staging folder of the build checked last, and of the first one nginx rejected (if any).
+  const stagings = new Map<BuildResult, Staged>();
+  let firstRejected: BuildResult | undefined;
+  const { result, check } = await buildChecked(snapshot, options, async (candidate) => {
+    for (const [built, staged] of stagings) {
+      if (built === firstRejected) continue;
+      await folder.discard(staged);
+      stagings.delete(built);
+    }
+    const staged = await folder.stage(candidate.files);
+    stagings.set(candidate, staged);
+    const nginx = await checkConfig(staged.dir, candidate.model.runDir, nginxBin);
+    if (!nginx.ok) firstRejected ??= candidate;
+    return { ok: nginx.ok, output: nginx.output.split(resolve(staged.dir)).join(folder.rejectedDir) };
+  });
+  const staged = stagings.get(result) ?? (await folder.stage(result.files));
+  if (!check.ok) {
+    await folder.keepRejected(staged);
+    return { result, nginx: check };
+  }
+  const rejected = firstRejected && stagings.get(firstRejected);
+  return { result, staged, nginx: check, ...(rejected && { rejected }) };
 }
 
 /** The sources' and the build's diagnostics, each at the line and column of its field. */
