@@ -12,7 +12,7 @@ export const managedFolders = ['tls', 'ca', 'client'] as const;
 const lockName = '.ingress2nginx.lock';
 const stagingPrefix = '.i2n-staging-';
 /** Where the last config that nginx rejected is kept, so that the line in nginx's message can be read. */
-export const rejectedFolderName = '.i2n-rejected';
+const rejectedFolderName = '.i2n-rejected';
 
 /** A set of files written into a staging folder inside the output folder, not yet visible to nginx. */
 export interface Staged {
