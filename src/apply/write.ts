@@ -1,32 +1,28 @@
 import { randomBytes } from 'node:crypto';
+import { chmod, link, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { mainConfigName, type OutputFile } from '../model/nginx.js';
+import { environment, EnvironmentError, makeFolder, reason } from './environment.js';
 
 /** Folders under the output directory that hold only what we wrote; stale files in them are removed. */
 export const managedFolders = ['tls', 'ca', 'client'] as const;
 
-/** A file-system problem of the user's environment (not writable, not a folder, disk full): exit 2, one line. */
-export class EnvironmentError extends Error {
-  override name = 'EnvironmentError';
-}
-
 const lockName = '.ingress2nginx.lock';
 const stagingPrefix = '.i2n-staging-';
 /** Where the last config that nginx rejected is kept, so that the line in nginx's message can be read. */
-export const rejectedFolderName = '.i2n-rejected';
+const rejectedFolderName = '.i2n-rejected';
 
 /** A set of files written into a staging folder inside the output folder, not yet visible to nginx. */
 export interface Staged {
-  /** Absolute or relative path of the staging folder; its `nginx.conf` can be checked with `nginx -t`. */
+  /** Path of the staging folder (relative when the output folder is); `nginx -t` can check its `nginx.conf`. */
   readonly dir: string;
   readonly files: readonly OutputFile[];
 }
 
 export interface CommitResult {
-  /** Paths (relative to the output folder) whose bytes changed and were replaced. */
+  /** Paths (relative to the output folder) whose bytes or mode changed and were replaced. */
   readonly written: readonly string[];
   /** Stale key files removed from the managed folders. */
   readonly removed: readonly string[];
@@ -40,21 +36,23 @@ export interface CommitResult {
  * it was. Two writers never interleave: the second waits for the lock.
  */
 export class OutputFolder {
+  /** Staging folders made by `stage` and not yet committed, discarded or kept; `close` removes them. */
+  private readonly pending = new Set<string>();
+
   private constructor(
     readonly dir: string,
-    private readonly lockPath: string,
+    private readonly lock: HeldLock,
   ) {}
 
   /** Creates the folder if needed, takes the lock and removes what a crashed earlier run left behind. */
   static async open(dir: string, options: { readonly lockTimeoutMs?: number } = {}): Promise<OutputFolder> {
-    await environment(`cannot create the output folder ${dir}`, () => mkdir(dir, { recursive: true }));
-    const info = await environment(`cannot use the output folder ${dir}`, () => stat(dir));
-    if (!info.isDirectory()) throw new EnvironmentError(`the output ${dir} exists and is not a folder`);
-    const lockPath = join(dir, lockName);
-    await acquireLock(lockPath, options.lockTimeoutMs ?? 60_000);
-    const folder = new OutputFolder(dir, lockPath);
+    // Whatever keeps stat from finding a folder, creating one says best what is wrong.
+    const info = await stat(dir).catch(() => undefined);
+    if (info === undefined) await environment(`cannot create the output folder ${dir}`, () => makeFolder(dir));
+    else if (!info.isDirectory()) throw new EnvironmentError(`the output ${dir} exists and is not a folder`);
+    const folder = new OutputFolder(dir, await acquireLock(join(dir, lockName), options.lockTimeoutMs ?? 60_000));
     try {
-      await folder.removeLeftovers();
+      await environment(`cannot clean up the output folder ${dir}`, () => folder.removeLeftovers());
     } catch (error) {
       await folder.close();
       throw error;
@@ -62,15 +60,19 @@ export class OutputFolder {
     return folder;
   }
 
+  /** Where `keepRejected` puts a config nginx rejected. */
+  get rejectedDir(): string {
+    return join(this.dir, rejectedFolderName);
+  }
+
   /** Writes every file into a new staging folder, with its final mode; nothing in the output changes. */
   async stage(files: readonly OutputFile[]): Promise<Staged> {
     for (const file of files) assertSafePath(file.path);
     const dir = join(this.dir, `${stagingPrefix}${randomBytes(6).toString('hex')}`);
+    this.pending.add(dir);
     try {
       await environment(`cannot write into ${this.dir}`, async () => {
-        for (const folder of new Set(files.map((f) => dirname(join(dir, f.path))))) {
-          await mkdir(folder, { recursive: true, mode: 0o755 });
-        }
+        for (const folder of new Set(files.map((f) => dirname(join(dir, f.path))))) await makeFolder(folder);
         await forEachLimited(files, parallelWrites, async (file) => {
           const path = join(dir, file.path);
           await writeFile(path, file.contents.length > chunkLength ? chunks(file.contents) : file.contents, {
@@ -81,27 +83,27 @@ export class OutputFolder {
         });
       });
     } catch (error) {
-      await rm(dir, { recursive: true, force: true });
+      await this.discard({ dir, files });
       throw error;
     }
     return { dir, files };
   }
 
   /**
-   * Moves the staged files into place. A file whose bytes are unchanged is left alone (nginx and the
-   * file's readers see no new inode), so an unchanged render changes nothing on disk.
+   * Moves the staged files into place. A file whose bytes and mode are unchanged is left alone (nginx
+   * and the file's readers see no new inode), so an unchanged render changes nothing on disk. The config
+   * in place is now the current one: a rejected config kept from before is removed with its key material.
    */
   async commit(staged: Staged): Promise<CommitResult> {
     const written: string[] = [];
     const removed: string[] = [];
     await environment(`cannot write into ${this.dir}`, async () => {
       const ordered = [...staged.files.filter((f) => f.path !== mainConfigName), ...staged.files.filter((f) => f.path === mainConfigName)];
-      const changed = await mapLimited(ordered, parallelWrites, async (file) => !(await sameContents(join(this.dir, file.path), file.contents)));
-      for (const folder of managedFolders) await mkdir(join(this.dir, folder), { recursive: true, mode: 0o755 });
+      const changed = await mapLimited(ordered, parallelWrites, async (file) => !(await isInPlace(join(this.dir, file.path), file)));
+      for (const folder of managedFolders) await makeFolder(join(this.dir, folder));
       // Sequential: nginx.conf, last in the list, must never name a key file that is not in place yet.
       for (const [index, file] of ordered.entries()) {
         if (!changed[index]) continue;
-        await mkdir(dirname(join(this.dir, file.path)), { recursive: true, mode: 0o755 });
         await rename(join(staged.dir, file.path), join(this.dir, file.path));
         written.push(file.path);
       }
@@ -113,37 +115,64 @@ export class OutputFolder {
           removed.push(`${folder}/${name}`);
         }
       }
+      await rm(this.rejectedDir, { recursive: true, force: true });
     });
     await this.discard(staged);
     return { written, removed };
   }
 
   async discard(staged: Staged): Promise<void> {
-    await rm(staged.dir, { recursive: true, force: true });
+    await environment(`cannot clean up ${staged.dir}`, () => rm(staged.dir, { recursive: true, force: true }));
+    this.pending.delete(staged.dir);
   }
 
   /** Keeps a staged config that nginx rejected as `DIR/.i2n-rejected/` (replacing the previous one); returns its path. */
   async keepRejected(staged: Staged): Promise<string> {
-    const kept = join(this.dir, rejectedFolderName);
-    await rm(kept, { recursive: true, force: true });
-    await rename(staged.dir, kept);
+    const kept = this.rejectedDir;
+    await environment(`cannot keep the rejected config in ${kept}`, async () => {
+      await rm(kept, { recursive: true, force: true });
+      await rename(staged.dir, kept);
+    });
+    this.pending.delete(staged.dir);
     return kept;
   }
 
+  /**
+   * Removes what is still staged and releases the lock. Never throws: it runs on the way out of a
+   * failure that is the message to report, and whatever it cannot remove the next `open` does.
+   */
   async close(): Promise<void> {
-    await rm(this.lockPath, { force: true });
+    for (const dir of this.pending) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    this.pending.clear();
+    await releaseLock(this.lock).catch(() => undefined);
   }
 
-  /** Staging folders of a run that crashed (we hold the lock, so no live run owns one). */
+  /**
+   * What a run that was killed left behind: its staging folders and lock files, and the `*.tmp` files of
+   * versions that wrote each file through a temp name beside it. We hold the lock, so no live run owns
+   * any of it, except the lock candidates of runs waiting for us.
+   */
   private async removeLeftovers(): Promise<void> {
-    const entries = await environment(`cannot read the output folder ${this.dir}`, () => readdir(this.dir, { withFileTypes: true }));
-    for (const entry of entries) {
+    for (const entry of await readdir(this.dir, { withFileTypes: true })) {
+      const path = join(this.dir, entry.name);
       if (entry.isDirectory() && entry.name.startsWith(stagingPrefix)) {
-        await rm(join(this.dir, entry.name), { recursive: true, force: true });
+        await rm(path, { recursive: true, force: true });
+      } else if (entry.isFile() && entry.name.startsWith(`${lockName}.`) && (await isLeftByDeadProcess(path))) {
+        await rm(path, { force: true });
+      } else if (entry.isFile() && entry.name.startsWith(`${mainConfigName}.`) && oldTempFile.test(entry.name)) {
+        await rm(path, { force: true });
+      }
+    }
+    for (const folder of managedFolders) {
+      for (const name of await listFiles(join(this.dir, folder))) {
+        if (oldTempFile.test(name)) await rm(join(this.dir, folder, name), { force: true });
       }
     }
   }
 }
+
+/** `<file>.<12 hex digits>.tmp`, as versions before the staging folder named a file while writing it. */
+const oldTempFile = /^.+\.[0-9a-f]{12}\.tmp$/;
 
 /** Renders into `dir` in one go: open, stage, commit, close. */
 export async function writeOutput(dir: string, files: readonly OutputFile[]): Promise<CommitResult> {
@@ -164,33 +193,111 @@ function assertSafePath(path: string): void {
 }
 
 /**
- * The lock is a file created exclusively, holding `pid@host`. A lock whose process is gone (same host)
- * was left by a crash and is taken over; a live one is waited for, up to `timeoutMs`.
+ * The lock is a file holding `pid@host`. It is written in full under a name of its own and then
+ * hard-linked into place, which fails when the lock exists: so it is taken by exactly one process and
+ * is never seen half-written. A lock whose process is gone (same host) was left by a crash and is taken
+ * over; a live one is waited for, up to `timeoutMs`.
  */
-async function acquireLock(path: string, timeoutMs: number): Promise<void> {
+interface HeldLock {
+  readonly path: string;
+  readonly owner: string;
+}
+
+async function acquireLock(path: string, timeoutMs: number): Promise<HeldLock> {
+  const folder = dirname(path);
   const owner = `${process.pid}@${hostname()}`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await writeFile(path, `${owner}\n`, { flag: 'wx', mode: 0o644 });
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new EnvironmentError(`cannot lock the output folder ${dirname(path)}: ${reason(error)}`);
+  const candidate = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await environment(`cannot lock the output folder ${folder}`, () => writeFile(candidate, `${owner}\n`, { flag: 'wx', mode: 0o644 }));
+  acquiringHere.set(path, (acquiringHere.get(path) ?? 0) + 1);
+  try {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (await linkExclusive(candidate, path)) {
+        heldHere.add(path);
+        return { path, owner };
       }
+      const holder = await readHolder(path);
+      if (holder === undefined) continue; // released between our link and our read
+      if ((isDeadLocalProcess(holder) || isEarlierIncarnation(path, holder)) && (await breakStaleLock(path, holder, candidate))) continue;
+      if (Date.now() > deadline) {
+        throw new EnvironmentError(
+          `the output folder ${folder} is locked by another ingress2nginx (${holder || 'unknown'}); if none is running, remove ${path}`,
+        );
+      }
+      await delay(50);
     }
-    const holder = (await readFile(path, 'utf8').catch(() => '')).trim();
-    if (holder !== '' && isDeadLocalProcess(holder)) {
-      await rm(path, { force: true });
-      continue;
-    }
-    if (Date.now() > deadline) {
-      throw new EnvironmentError(
-        `the output folder ${dirname(path)} is locked by another ingress2nginx (${holder || 'unknown'}); if none is running, remove ${path}`,
-      );
-    }
-    await delay(50);
+  } finally {
+    const count = (acquiringHere.get(path) ?? 1) - 1;
+    if (count === 0) acquiringHere.delete(path);
+    else acquiringHere.set(path, count);
+    await rm(candidate, { force: true });
   }
+}
+
+/**
+ * Removes a lock whose holder is dead; false when another process is doing that right now. Breakers
+ * take turns through a second lock file, and each looks again under it that the lock still names the
+ * dead holder: a breaker that removed the lock on what it read before could remove the lock another
+ * process has just taken over, and two processes would write at once.
+ */
+async function breakStaleLock(path: string, deadHolder: string, candidate: string): Promise<boolean> {
+  const breaker = `${path}.break`;
+  if (!(await linkExclusive(candidate, breaker))) return false;
+  try {
+    if ((await readHolder(path)) === deadHolder) await environment(`cannot remove the stale lock ${path}`, () => rm(path, { force: true }));
+    return true;
+  } finally {
+    await rm(breaker, { force: true });
+  }
+}
+
+/** Releases the lock if it is still ours (a lock someone removed by hand may have been taken since). */
+async function releaseLock(lock: HeldLock): Promise<void> {
+  heldHere.delete(lock.path);
+  if ((await readHolder(lock.path)) === lock.owner) await rm(lock.path, { force: true });
+}
+
+/** Lock paths this process is taking now, with how many openers; an opener that got one leaves after. */
+const acquiringHere = new Map<string, number>();
+
+/**
+ * A lock naming this very process, taken when no opener of this process was at it, was left by an
+ * earlier process with the same pid on a host of the same name: a restarted container, whose first
+ * process is pid 1 again. It is as stale as a dead holder's. (While this process opens or holds the
+ * folder, the opener that holds it is still counted, so the lock is not taken from it.)
+ */
+function isEarlierIncarnation(path: string, holder: string): boolean {
+  return holder === `${process.pid}@${hostname()}` && (acquiringHere.get(path) ?? 0) <= 1 && !heldHere.has(path);
+}
+
+/** Lock paths an OutputFolder of this process holds now. */
+const heldHere = new Set<string>();
+
+/** `link(from, to)`: true when it made `to`, false when `to` already exists. */
+async function linkExclusive(from: string, to: string): Promise<boolean> {
+  try {
+    await link(from, to);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new EnvironmentError(`cannot lock the output folder ${dirname(to)}: ${reason(error)}`);
+  }
+}
+
+/** The `pid@host` in a lock file; undefined when there is no such file. */
+async function readHolder(path: string): Promise<string | undefined> {
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new EnvironmentError(`cannot read the lock ${path}: ${reason(error)}`);
+  }
+}
+
+/** A lock or lock candidate whose writer has died on this host. */
+async function isLeftByDeadProcess(path: string): Promise<boolean> {
+  const holder = await readHolder(path);
+  return holder !== undefined && isDeadLocalProcess(holder);
 }
 
 function isDeadLocalProcess(holder: string): boolean {
@@ -204,39 +311,11 @@ function isDeadLocalProcess(holder: string): boolean {
   }
 }
 
-async function sameContents(path: string, contents: string): Promise<boolean> {
-  const current = await readFile(path).catch(() => undefined);
-  return current !== undefined && current.length === Buffer.byteLength(contents) && current.equals(Buffer.from(contents));
-}
-
-const environmentCodes = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOTDIR', 'EEXIST', 'EISDIR', 'ENAMETOOLONG', 'EMFILE', 'EIO']);
-
-/** Runs `action`; a file-system error of the environment becomes an EnvironmentError with `what` in front. */
-async function environment<T>(what: string, action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (error) {
-    if (environmentCodes.has((error as NodeJS.ErrnoException).code ?? '')) throw new EnvironmentError(`${what}: ${reason(error)}`);
-    throw error;
-  }
-}
-
-function reason(error: unknown): string {
-  const { code, message } = error as NodeJS.ErrnoException;
-  const words: Record<string, string> = {
-    EACCES: 'permission denied',
-    EPERM: 'operation not permitted',
-    EROFS: 'read-only file system',
-    ENOSPC: 'no space left on the device',
-    EDQUOT: 'disk quota exceeded',
-    ENOTDIR: 'a part of the path is not a folder',
-    EEXIST: 'already exists',
-    EISDIR: 'is a folder',
-    ENAMETOOLONG: 'file name too long',
-    EMFILE: 'too many open files',
-    EIO: 'input/output error',
-  };
-  return (code && words[code]) ?? message;
+/** The file at `path` has `file`'s bytes and mode already. */
+async function isInPlace(path: string, file: OutputFile): Promise<boolean> {
+  const info = await stat(path).catch(() => undefined);
+  if (!info?.isFile() || (info.mode & 0o7777) !== file.mode || info.size !== Buffer.byteLength(file.contents)) return false;
+  return (await readFile(path)).equals(Buffer.from(file.contents));
 }
 
 const parallelWrites = 16;

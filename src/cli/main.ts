@@ -3,9 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { createTwoFilesPatch } from 'diff';
-import { checkConfig, nginxBinary, NginxMissingError, type NginxCheck } from '../apply/check.js';
-import { buildChecked } from '../apply/quarantine.js';
-import { EnvironmentError, listFiles, managedFolders, OutputFolder, type Staged } from '../apply/write.js';
+import { nginxBinary, type NginxCheck } from '../apply/check.js';
+import { EnvironmentError } from '../apply/environment.js';
+import { stageBuild } from '../apply/staged-build.js';
+import { listFiles, managedFolders, OutputFolder } from '../apply/write.js';
 import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
 import { mainConfigName } from '../model/nginx.js';
 import { build, type BuildResult } from '../render/build.js';
@@ -69,36 +70,17 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const source = await readSources(flags, io);
       const folder = await OutputFolder.open(flags.output);
       try {
-        let result: BuildResult;
-        let staged: Staged;
-        let nginx: NginxCheck | undefined;
-        if (flags.check) {
-          const nginxBin = nginxBinary(flags.nginxBin);
-          let latest: Staged | undefined;
-          const checked = await buildChecked(source.snapshot, options, async (candidate) => {
-            if (latest) await folder.discard(latest);
-            latest = await folder.stage(candidate.files);
-            return checkConfig(latest.dir, candidate.model.runDir, nginxBin);
-          });
-          result = checked.result;
-          nginx = checked.check;
-          staged = latest as Staged;
-          if (!nginx.ok) {
-            // The output folder keeps the last good config: nothing was moved into it. The rejected one
-            // is kept beside it, so that the file and line in nginx's message can be looked at.
-            await folder.discard(staged);
-            const kept = await folder.keepRejected(await folder.stage(result.files));
-            nginx = { ok: false, output: nginx.output.replace(/\S*\/\.i2n-staging-[0-9a-f]+/g, kept) };
-            report(await diagnosticsOf(source, result), result, flags, io, nginx);
-            exitCode = exitCodes.failure;
-            return;
-          }
-        } else {
-          result = build(source.snapshot, options);
-          staged = await folder.stage(result.files);
-        }
-        await folder.commit(staged);
+        const rendered = await stageBuild(folder, source.snapshot, options, flags.check ? nginxBinary(flags.nginxBin) : undefined);
+        const { result, nginx } = rendered;
         const diagnostics = await diagnosticsOf(source, result);
+        if (!rendered.staged) {
+          // The output folder keeps the last good config: nothing was moved into it.
+          report(diagnostics, result, flags, io, nginx);
+          exitCode = exitCodes.failure;
+          return;
+        }
+        await folder.commit(rendered.staged);
+        if (rendered.rejected) await folder.keepRejected(rendered.rejected);
         report(diagnostics, result, flags, io, nginx);
         exitCode = outcome(diagnostics, flags.strict);
         io.stdout(
@@ -191,7 +173,6 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     if (
       error instanceof InputError ||
       error instanceof UsageError ||
-      error instanceof NginxMissingError ||
       error instanceof EnvironmentError ||
       error instanceof ClusterAccessError
     ) {

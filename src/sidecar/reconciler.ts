@@ -1,6 +1,5 @@
-import { buildChecked } from '../apply/quarantine.js';
-import { checkConfig, type NginxCheck } from '../apply/check.js';
-import type { OutputFolder, Staged } from '../apply/write.js';
+import { stageBuild } from '../apply/staged-build.js';
+import type { OutputFolder } from '../apply/write.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { OutputFile } from '../model/nginx.js';
 import { build, type BuildResult } from '../render/build.js';
@@ -146,30 +145,27 @@ export class Reconciler {
       return;
     }
 
-    let staged: Staged | undefined;
-    const checked = await buildChecked(snapshot, options, async (candidate): Promise<NginxCheck> => {
-      if (staged) await this.options.folder.discard(staged);
-      staged = await this.options.folder.stage(candidate.files);
-      return checkConfig(staged.dir, candidate.model.runDir, this.options.nginxBin);
-    });
+    const built = await stageBuild(this.options.folder, snapshot, options, this.options.nginxBin, first);
     metrics.renderDuration.observe((performance.now() - started) / 1000);
-    this.rememberQuarantine(snapshot, checked.quarantined);
-    const { result } = checked;
+    this.rememberQuarantine(snapshot, built.quarantined);
+    const { result, staged } = built;
 
-    if (!checked.check.ok) {
-      if (staged) await this.options.folder.discard(staged);
+    if (!staged) {
       metrics.reloads.inc({ result: 'failure' });
-      log.error('nginx -t refused the config; nginx keeps serving the last good one', { nginx: checked.check.output });
-      await this.finish({ result, diagnostics: result.diagnostics, applied: false, failure: checked.check.output });
+      const failure = built.nginx?.output ?? 'nginx -t failed';
+      log.error('nginx -t refused the config; nginx keeps serving the last good one', { nginx: failure });
+      await this.finish({ result, diagnostics: result.diagnostics, applied: false, failure });
       return;
     }
     if (result.generation === this.applied?.generation && this.serving) {
-      if (staged) await this.options.folder.discard(staged);
+      await this.options.folder.discard(staged);
+      if (built.rejected) await this.options.folder.discard(built.rejected);
       await this.finish({ result, diagnostics: result.diagnostics, applied: true });
       return;
     }
 
-    const commit = await this.options.folder.commit(staged as Staged);
+    const commit = await this.options.folder.commit(staged);
+    if (built.rejected) await this.options.folder.keepRejected(built.rejected);
     const reload = await this.reloadTo(result.generation, result.model.controlSocket);
     if (reload.ok) {
       this.applied = { generation: result.generation, files: result.files };
@@ -180,7 +176,7 @@ export class Reconciler {
         written: commit.written.length,
         removed: commit.removed.length,
         reloadMs: Math.round(reload.ms),
-        quarantined: [...checked.quarantined.keys()],
+        quarantined: [...built.quarantined.keys()],
       });
       await this.finish({ result, diagnostics: result.diagnostics, applied: true });
       return;
