@@ -1,9 +1,12 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import path from 'node:path';
+import { CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { call, openWatch, WatchClient } from './fake-apiserver-client.js';
 import { ApiError, FakeApiServer, type FakeApiServerOptions, type JsonObject } from './fake-apiserver.js';
+import { KubectlRunner, requireKubectl } from './kubectl.js';
 
 const running: FakeApiServer[] = [];
 const watches: WatchClient[] = [];
@@ -827,5 +830,211 @@ describe('fake API server: connections', () => {
       socket.on('error', (error: NodeJS.ErrnoException) => resolve(String(error.code)));
     });
     expect(refused).toBe('ECONNREFUSED');
+  });
+});
+
+/** Splits kubectl's stream of pretty-printed JSON documents into objects as they complete. */
+class JsonDocumentStream {
+  readonly documents: JsonObject[] = [];
+  #text = '';
+
+  push(chunk: string): void {
+    this.#text += chunk;
+    let depth = 0;
+    let inString = false;
+    let start = -1;
+    let consumed = 0;
+    for (let index = 0; index < this.#text.length; index++) {
+      const char = this.#text[index];
+      if (inString) {
+        if (char === '\\') index++;
+        else if (char === '"') inString = false;
+      } else if (char === '"') inString = true;
+      else if (char === '{') {
+        if (depth === 0) start = index;
+        depth++;
+      } else if (char === '}') {
+        depth--;
+        if (depth === 0) {
+          this.documents.push(JSON.parse(this.#text.slice(start, index + 1)) as JsonObject);
+          consumed = index + 1;
+        }
+      }
+    }
+    this.#text = this.#text.slice(consumed);
+  }
+}
+
+describe('fake API server: kubectl', () => {
+  const runners: KubectlRunner[] = [];
+
+  afterEach(async () => {
+    await Promise.all(runners.splice(0).map((runner) => runner.dispose()));
+  });
+
+  /** A fake with TLS and a token (client-go sends a kubeconfig token only over TLS) and a kubectl for it. */
+  async function withKubectl(options: FakeApiServerOptions = { tls: true, token: 'kubectl-token' }): Promise<{ fake: FakeApiServer; kubectl: KubectlRunner }> {
+    requireKubectl();
+    const fake = await startFake(options);
+    const kubectl = await KubectlRunner.create(await fake.writeKubeconfig());
+    runners.push(kubectl);
+    return { fake, kubectl };
+  }
+
+  it('finds a kubectl (a missing one fails the suite, never skips it)', () => {
+    expect(requireKubectl().minorVersion).toBeGreaterThanOrEqual(20);
+  });
+
+  it('kubectl get: a list, one object, -o json, all namespaces, and a Gateway API kind', async () => {
+    const { fake, kubectl } = await withKubectl();
+    fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-b' } });
+    fake.create(ingress('a'));
+    fake.create({ ...ingress('z'), metadata: { name: 'z', namespace: 'team-b' } });
+    fake.create({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'TLSRoute', metadata: { name: 'route', namespace: 'default' }, spec: { hostnames: ['r.example.com'] } });
+
+    const table = await kubectl.run('get', 'ingresses');
+    expect(table.split('\n')[0]).toMatch(/^NAME\s/);
+    expect(table).toMatch(/^a\s/m);
+    expect(table).not.toMatch(/^z\s/m);
+
+    const one = JSON.parse(await kubectl.run('get', 'ingress', 'a', '-o', 'json')) as JsonObject;
+    expect(one).toMatchObject({ kind: 'Ingress', apiVersion: 'networking.k8s.io/v1', metadata: { name: 'a', namespace: 'default' } });
+
+    const all = JSON.parse(await kubectl.run('get', 'ingresses', '--all-namespaces', '-o', 'json')) as JsonObject;
+    expect((all.items as JsonObject[]).map((item) => `${metadataOf(item).namespace}/${metadataOf(item).name}`)).toEqual(['default/a', 'team-b/z']);
+
+    expect(await kubectl.run('get', 'tlsroutes', '-o', 'name')).toBe('tlsroute.gateway.networking.k8s.io/route');
+    // With its discovery cache still warm kubectl asks for the resource and gets the 404 of a missing CRD;
+    // with fresh discovery it knows the resource type is gone.
+    fake.removeGroup();
+    await expect(kubectl.run('get', 'tlsroutes')).rejects.toThrow(/NotFound.*the server could not find the requested resource/);
+    await kubectl.forgetDiscovery();
+    await expect(kubectl.run('get', 'tlsroutes')).rejects.toThrow(/doesn't have a resource type "tlsroutes"/);
+  });
+
+  it('kubectl get over plain HTTP without a token', async () => {
+    const { fake, kubectl } = await withKubectl({});
+    fake.create(ingress('plain'));
+    expect(await kubectl.run('get', 'ingresses', '-o', 'name')).toBe('ingress.networking.k8s.io/plain');
+  });
+
+  it('kubectl get --watch sees an ADDED then a MODIFIED event made by the test', async () => {
+    const { fake, kubectl } = await withKubectl();
+    fake.create(ingress('existing'));
+    const output = new JsonDocumentStream();
+    const watcher = kubectl.spawn('get', 'ingresses', '--watch', '--output-watch-events', '-o', 'json');
+    watcher.stdout!.setEncoding('utf8');
+    watcher.stdout!.on('data', (chunk: string) => output.push(chunk));
+    try {
+      // kubectl lists first (existing objects print as ADDED), then watches from the list's resourceVersion.
+      await fake.waitFor(() => fake.openWatches().some((open) => open.resource === 'ingresses'), 30_000);
+      await fake.waitFor(() => output.documents.length >= 1, 30_000);
+      fake.create(ingress('b'));
+      fake.update(ingress('b', 'changed.example.com'));
+      await fake.waitFor(() => output.documents.length >= 3, 30_000);
+    } finally {
+      watcher.kill();
+      await watcher;
+    }
+    const events = output.documents.map((event) => `${event.type} ${metadataOf(event.object as JsonObject).name}`);
+    expect(events).toEqual(['ADDED existing', 'ADDED b', 'MODIFIED b']);
+    expect(((output.documents[2]!.object as JsonObject).spec as JsonObject).rules).toEqual([expect.objectContaining({ host: 'changed.example.com' })]);
+    const watchRequest = fake.requests((request) => request.verb === 'watch' && request.resource === 'ingresses')[0]!;
+    const listRequest = fake.requests((request) => request.verb === 'list' && request.resource === 'ingresses')[0]!;
+    expect(watchRequest.query.resourceVersion).toBeDefined();
+    expect(listRequest.status).toBe(200);
+  });
+
+  it('kubectl patch --type merge on the main resource changes the spec and leaves the status alone', async () => {
+    const { fake, kubectl } = await withKubectl();
+    fake.create(ingress('a'));
+    fake.updateStatus({ ...ingress('a'), status: { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } } });
+    await kubectl.run('patch', 'ingress', 'a', '--type', 'merge', '-p', JSON.stringify({ spec: { ingressClassName: 'nginx' }, status: { loadBalancer: {} } }));
+    const patched = fake.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'a' })!;
+    expect(patched).toMatchObject({ spec: { ingressClassName: 'nginx' }, status: { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } }, metadata: { generation: 2 } });
+    // kubectl's default patch type for a CRD kind is a strategic merge patch, which the server refuses.
+    fake.create(gateway('gw'));
+    await expect(kubectl.run('patch', 'gateway', 'gw', '-p', '{"spec":{"gatewayClassName":"other"}}')).rejects.toThrow(/UnsupportedMediaType|unknown format/);
+  });
+
+  it('kubectl writes status through /status: replace --raw, and patch --subresource where this kubectl has it', async () => {
+    const { fake, kubectl } = await withKubectl();
+    fake.create(ingress('a'));
+    const current = JSON.parse(await kubectl.run('get', 'ingress', 'a', '-o', 'json')) as JsonObject;
+    current.status = { loadBalancer: { ingress: [{ ip: '192.0.2.9' }] } };
+    (current.spec as JsonObject).ingressClassName = 'ignored-by-status';
+    const file = `${path.dirname(await fake.writeKubeconfig())}/status.json`;
+    await writeFile(file, JSON.stringify(current));
+    await kubectl.run('replace', '--validate=false', '--raw', `${INGRESSES}/a/status`, '-f', file);
+    const written = fake.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'a' })!;
+    expect(written.status).toEqual({ loadBalancer: { ingress: [{ ip: '192.0.2.9' }] } });
+    expect((written.spec as JsonObject).ingressClassName).toBeUndefined();
+    expect(fake.requests((request) => request.method === 'PUT' && request.subresource === 'status')).toHaveLength(1);
+
+    if (requireKubectl().patchesSubresources) {
+      fake.create(gateway('gw'));
+      await kubectl.run('patch', 'gateway', 'gw', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { conditions: [condition('Accepted')] } }));
+      expect(fake.get({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', name: 'gw' })).toMatchObject({ status: { conditions: [{ type: 'Accepted' }] } });
+      expect(fake.requests((request) => request.method === 'PATCH' && request.resource === 'gateways' && request.subresource === 'status')).toEqual([
+        expect.objectContaining({ contentType: 'application/merge-patch+json', status: 200 }),
+      ]);
+    }
+  });
+
+  it('kubectl apply and create -f of an Ingress and a TLSRoute (validation off: the fake serves no OpenAPI document)', async () => {
+    const { fake, kubectl } = await withKubectl();
+    const dir = path.dirname(await fake.writeKubeconfig());
+    const ingressFile = path.join(dir, 'ingress.yaml');
+    const routeFile = path.join(dir, 'route.yaml');
+    const writeIngress = (host: string) => writeFile(ingressFile, stringifyYaml({ ...ingress('applied', host), metadata: { name: 'applied' } }));
+    const writeRoute = (host: string) =>
+      writeFile(routeFile, stringifyYaml({ apiVersion: 'gateway.networking.k8s.io/v1alpha2', kind: 'TLSRoute', metadata: { name: 'route' }, spec: { parentRefs: [{ name: 'gw' }], hostnames: [host] } }));
+
+    await writeIngress('one.example.com');
+    expect(await kubectl.run('apply', '--validate=false', '-f', ingressFile)).toMatch(/ingress\.networking\.k8s\.io\/applied created/);
+    await writeIngress('two.example.com');
+    expect(await kubectl.run('apply', '--validate=false', '-f', ingressFile)).toMatch(/configured/);
+    const applied = fake.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'applied' })!;
+    expect(applied).toMatchObject({ spec: { rules: [{ host: 'two.example.com' }] }, metadata: { generation: 2 } });
+    expect(fake.requests((request) => request.verb === 'patch' && request.resource === 'ingresses')[0]?.contentType).toBe('application/strategic-merge-patch+json');
+
+    await writeRoute('route-one.example.com');
+    expect(await kubectl.run('create', '--validate=false', '-f', routeFile)).toMatch(/tlsroute\.gateway\.networking\.k8s\.io\/route created/);
+    await writeRoute('route-two.example.com');
+    await kubectl.run('apply', '--validate=false', '-f', routeFile);
+    expect(fake.get({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'TLSRoute', name: 'route' })).toMatchObject({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      spec: { hostnames: ['route-two.example.com'] },
+    });
+    expect(fake.requests((request) => request.verb === 'patch' && request.resource === 'tlsroutes')[0]?.contentType).toBe('application/merge-patch+json');
+  });
+});
+
+describe('fake API server: @kubernetes/client-node', () => {
+  it('lists Services and watches Ingresses through KubeConfig.loadFromFile, CoreV1Api and Watch', async () => {
+    const fake = await startFake({ tls: true, token: 'node-token' });
+    fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { ports: [{ port: 80 }] } });
+    const config = new KubeConfig();
+    config.loadFromFile(await fake.writeKubeconfig());
+    const services = await config.makeApiClient(CoreV1Api).listNamespacedService({ namespace: 'default' });
+    expect(services.items.map((service) => service.metadata?.name)).toEqual(['web']);
+    expect(services.metadata?.resourceVersion).toBe(String(fake.resourceVersion));
+
+    const seen: string[] = [];
+    const controller = await new Watch(config).watch(
+      INGRESSES,
+      { resourceVersion: String(fake.resourceVersion), allowWatchBookmarks: true },
+      (phase, object: { metadata?: { name?: string } }) => seen.push(`${phase} ${object.metadata?.name}`),
+      () => {},
+    );
+    try {
+      fake.create(ingress('a'));
+      fake.update(ingress('a', 'changed.example.com'));
+      await fake.waitFor(() => seen.length >= 2);
+    } finally {
+      controller.abort();
+    }
+    expect(seen).toEqual(['ADDED a', 'MODIFIED a']);
+    expect(fake.requests((request) => request.verb === 'watch')).toEqual([expect.objectContaining({ query: expect.objectContaining({ watch: 'true' }) })]);
   });
 });

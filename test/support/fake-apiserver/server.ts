@@ -58,6 +58,7 @@ export interface ObservedRequest {
   readonly query: Readonly<Record<string, string>>;
   readonly contentType: string | undefined;
   readonly accept: string | undefined;
+  readonly userAgent: string | undefined;
   /** JSON (or YAML) bodies parsed; other bodies as text; undefined without a body. */
   readonly body: JsonValue | undefined;
   readonly verb: RequestVerb;
@@ -353,8 +354,9 @@ export class FakeApiServer {
   }
 
   /**
-   * Resolves with the first truthy value `check` returns, evaluated now and after every store
-   * change, request and watch opening or closing; rejects after `timeoutMs` (default 10 s).
+   * Resolves with the first truthy value `check` returns, evaluated now, after every store change,
+   * request and watch opening or closing, and every 25 ms (for conditions on what clients saw);
+   * rejects after `timeoutMs` (default 10 s).
    */
   waitFor<T>(check: () => T | undefined | null | false, timeoutMs = 10_000): Promise<T> {
     return new Promise((resolve, reject) => {
@@ -376,8 +378,10 @@ export class FakeApiServer {
         finish();
         reject(new Error(`fake API server: condition not met within ${timeoutMs} ms`));
       }, timeoutMs);
+      const poll = setInterval(evaluate, 25);
       const finish = () => {
         clearTimeout(timer);
+        clearInterval(poll);
         this.#ticks.off('tick', evaluate);
       };
       this.#ticks.on('tick', evaluate);
@@ -496,6 +500,7 @@ export class FakeApiServer {
       query,
       contentType,
       accept: request.headers.accept,
+      userAgent: request.headers['user-agent'],
       body: parseBody(text, contentType),
       verb: this.#verbOf(request.method ?? 'GET', resolved, isWatch),
       ...(resolved !== undefined && resolved !== 'discovery'
