@@ -420,6 +420,19 @@ describe('fake API server: WATCH', () => {
     expect((await without.next()).type).toBe('ADDED');
   });
 
+  it('streams a list (sendInitialEvents): the current objects as ADDED, then a BOOKMARK marking their end', async () => {
+    const fake = await startFake();
+    fake.create(ingress('a'));
+    const refused = await call(fake, 'GET', `${INGRESSES}?watch=true&sendInitialEvents=true`);
+    expect(refused.status).toBe(422);
+    const stream = await watch(fake, `${INGRESSES}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion=${fake.resourceVersion}`);
+    expect(await stream.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'a' } } });
+    expect(await stream.next()).toEqual({
+      type: 'BOOKMARK',
+      object: { kind: 'Ingress', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: String(fake.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } } },
+    });
+  });
+
   it('ends the stream cleanly after timeoutSeconds', async () => {
     const fake = await startFake();
     const stream = await watch(fake, `${INGRESSES}?watch=true&timeoutSeconds=1&resourceVersion=${fake.resourceVersion}`);

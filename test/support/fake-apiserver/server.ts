@@ -15,10 +15,12 @@ import {
   badRequest,
   expired,
   injectedFault,
+  invalid,
   methodNotSupported,
   pathNotFound,
   tooLargeResourceVersion,
   unauthorized,
+  type FieldError,
   type JsonObject,
   type JsonValue,
   type Status,
@@ -674,6 +676,17 @@ export class FakeApiServer {
     const namespace = type.namespaced ? target.namespace : undefined;
     const rawVersion = params.get('resourceVersion') ?? '';
     if (rawVersion !== '' && !/^\d+$/.test(rawVersion)) throw badRequest(`invalid resource version: strconv.ParseUint: parsing "${rawVersion}": invalid syntax`);
+    // Streaming lists (KEP-3157): the current state as ADDED, then a BOOKMARK marking its end.
+    const sendInitialEvents = params.get('sendInitialEvents') === 'true';
+    const allowBookmarks = params.get('allowWatchBookmarks') === 'true';
+    if (sendInitialEvents) {
+      const errors: FieldError[] = [];
+      if (params.get('resourceVersionMatch') !== 'NotOlderThan') {
+        errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail: 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan' });
+      }
+      if (!allowBookmarks) errors.push({ type: 'FieldValueForbidden', field: 'allowWatchBookmarks', detail: 'sendInitialEvents requires setting allowWatchBookmarks to true' });
+      if (errors.length > 0) throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', errors);
+    }
     const timeoutText = params.get('timeoutSeconds');
     const timeoutSeconds = timeoutText === null ? undefined : Number(timeoutText);
     const since = rawVersion === '' ? 0 : Number(rawVersion);
@@ -694,7 +707,7 @@ export class FakeApiServer {
     let replay: Change[] = [];
     if (since > this.#registry.store.revision) {
       failure = tooLargeResourceVersion(since, this.#registry.store.revision).status;
-    } else if (since > 0) {
+    } else if (since > 0 && !sendInitialEvents) {
       try {
         replay = this.#registry.store.changesSince(since);
       } catch (error) {
@@ -704,18 +717,19 @@ export class FakeApiServer {
     }
     observed.status = 200;
     this.#watches.add(stream);
-    stream.start(failure === undefined ? timeoutSeconds : undefined, params.get('allowWatchBookmarks') === 'true' ? this.#bookmarkIntervalMs : undefined);
+    stream.start(failure === undefined ? timeoutSeconds : undefined, allowBookmarks ? this.#bookmarkIntervalMs : undefined);
     if (failure !== undefined) {
       stream.send('ERROR', failure);
       stream.end();
       return;
     }
     stream.onBookmarkDue = () => stream.sendBookmark(this.#registry.store.revision);
-    if (rawVersion === '' || since === 0) {
+    if (rawVersion === '' || since === 0 || sendInitialEvents) {
       // "Get state and start at most recent": every current object as ADDED first.
       for (const stored of this.#registry.store.list(type.storage, namespace)) {
         stream.deliver({ revision: this.#registry.store.revision, storage: type.storage, type: 'ADDED', object: stored, previous: undefined });
       }
+      if (sendInitialEvents) stream.sendBookmark(this.#registry.store.revision, { 'k8s.io/initial-events-end': 'true' });
     } else {
       for (const change of replay) stream.deliver(change);
     }

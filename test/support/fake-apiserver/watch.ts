@@ -91,10 +91,14 @@ export class WatchStream {
     this.#write(`${JSON.stringify({ type, object })}\n`);
   }
 
-  /** A BOOKMARK carries only kind, apiVersion and the resourceVersion; a hung stream skips it. */
-  sendBookmark(resourceVersion: number): void {
-    if (this.#hung || this.#closed) return;
-    this.send('BOOKMARK', { kind: this.type.kind, apiVersion: apiVersionOf(this.type, this.version), metadata: { resourceVersion: String(resourceVersion) } });
+  /**
+   * A BOOKMARK carries only kind, apiVersion and the resourceVersion (and the annotation that ends
+   * the initial events of a streaming list). A hung stream skips periodic ones.
+   */
+  sendBookmark(resourceVersion: number, annotations?: Record<string, string>): void {
+    if ((this.#hung && annotations === undefined) || this.#closed) return;
+    const metadata: JsonObject = { resourceVersion: String(resourceVersion), ...(annotations ? { annotations } : {}) };
+    this.send('BOOKMARK', { kind: this.type.kind, apiVersion: apiVersionOf(this.type, this.version), metadata });
   }
 
   /** The event this watcher sees for a store change, if any. */
