@@ -249,6 +249,52 @@ describe('fake API server: objects', () => {
     expect((await call(fake, 'DELETE', '/api/v1/namespaces/default/services/web')).json).toMatchObject({ kind: 'Service', metadata: { name: 'web' } });
   });
 
+  it.each([
+    ['/api/v1/namespaces/default/services', { metadata: { name: 'o' }, spec: { ports: [{ port: 80 }] } }, 'ServiceList'],
+    ['/api/v1/namespaces/default/secrets', { metadata: { name: 'o' }, data: {} }, 'SecretList'],
+    ['/api/v1/namespaces/default/configmaps', { metadata: { name: 'o' }, data: { a: 'b' } }, 'ConfigMapList'],
+    ['/api/v1/namespaces/default/events', { metadata: { name: 'o' }, involvedObject: { kind: 'Pod', namespace: 'default', name: 'p' }, reason: 'Started' }, 'EventList'],
+    ['/api/v1/namespaces', { metadata: { name: 'o' } }, 'NamespaceList'],
+    ['/apis/networking.k8s.io/v1/ingressclasses', { metadata: { name: 'o' }, spec: { controller: 'example.com/nginx' } }, 'IngressClassList'],
+    ['/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', { metadata: { name: 'o' }, addressType: 'IPv4', endpoints: [] }, 'EndpointSliceList'],
+    ['/apis/gateway.networking.k8s.io/v1/gatewayclasses', { metadata: { name: 'o' }, spec: { controllerName: 'example.com/nginx' } }, 'GatewayClassList'],
+    ['/apis/gateway.networking.k8s.io/v1/namespaces/default/backendtlspolicies', { metadata: { name: 'o' }, spec: {} }, 'BackendTLSPolicyList'],
+    ['/apis/gateway.networking.k8s.io/v1/namespaces/default/referencegrants', { metadata: { name: 'o' }, spec: {} }, 'ReferenceGrantList'],
+  ] as const)('serves %s', async (collection, body, listKind) => {
+    const fake = await startFake();
+    const created = await call(fake, 'POST', collection, { body });
+    expect(created.status).toBe(201);
+    expect(metadataOf(created.json).namespace).toBe(collection.includes('/namespaces/default/') ? 'default' : undefined);
+    const list = (await call(fake, 'GET', collection)).json;
+    expect(list.kind).toBe(listKind);
+    expect((list.items as JsonObject[]).map((item) => metadataOf(item).name)).toContain('o');
+    expect((await call(fake, 'GET', `${collection}/o`)).json).toMatchObject({ metadata: { name: 'o' } });
+  });
+
+  it('serves no cluster-scoped kind under a namespace, and no /status where the kind has none', async () => {
+    const fake = await startFake();
+    fake.create({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'ReferenceGrant', metadata: { name: 'g', namespace: 'default' }, spec: {} });
+    expect((await call(fake, 'GET', '/apis/networking.k8s.io/v1/namespaces/default/ingressclasses')).status).toBe(404);
+    expect((await call(fake, 'GET', '/apis/gateway.networking.k8s.io/v1/namespaces/default/referencegrants/g/status')).status).toBe(404);
+    expect((await call(fake, 'GET', '/api/v1/namespaces/default/configmaps/x/status')).status).toBe(404);
+  });
+
+  it('deletes a namespace: Terminating first, then its contents, then itself; the built-in ones stay', async () => {
+    const fake = await startFake();
+    fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } });
+    fake.create({ ...ingress('a'), metadata: { name: 'a', namespace: 'team' } });
+    const namespaces = await watch(fake, `/api/v1/namespaces?watch=true&resourceVersion=${fake.resourceVersion}`);
+    const ingresses = await watch(fake, `/apis/networking.k8s.io/v1/ingresses?watch=true&resourceVersion=${fake.resourceVersion}`);
+    const answer = await call(fake, 'DELETE', '/api/v1/namespaces/team');
+    expect(answer.json).toMatchObject({ kind: 'Namespace', status: { phase: 'Terminating' }, metadata: { deletionTimestamp: expect.any(String) } });
+    expect(await namespaces.next()).toMatchObject({ type: 'MODIFIED', object: { status: { phase: 'Terminating' } } });
+    expect(await ingresses.next()).toMatchObject({ type: 'DELETED', object: { metadata: { name: 'a', namespace: 'team' } } });
+    expect(await namespaces.next()).toMatchObject({ type: 'DELETED', object: { metadata: { name: 'team' } } });
+    const forbidden = await call(fake, 'DELETE', '/api/v1/namespaces/default');
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.json).toMatchObject({ reason: 'Forbidden', message: 'namespaces "default" is forbidden: this namespace may not be deleted' });
+  });
+
   it('checks the name of a PUT body against the URL', async () => {
     const fake = await startFake();
     fake.create(ingress('a'));
