@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { clone, deepEqual, isObject, jsonPatch, mergePatch, strategicMergePatch, type StrategicSchema } from './patch.js';
-import { apiVersionOf, toServed, toStored, type ResourceType } from './resources.js';
+import { apiVersionOf, RESOURCE_TYPES, toServed, toStored, type ResourceType } from './resources.js';
 import { selectableAttributes, selector } from './selectors.js';
 import {
   alreadyExists,
@@ -29,7 +29,7 @@ import { checkDecodable, decodeProblem, validateEvent, validateEventUpdate, vali
  * objects, shared by the HTTP front and the test-side helpers so both emit the same watch events.
  */
 
-export const PATCH_TYPES = {
+const PATCH_TYPES = {
   json: 'application/json-patch+json',
   merge: 'application/merge-patch+json',
   strategic: 'application/strategic-merge-patch+json',
@@ -107,7 +107,7 @@ function decodeContinue(text: string): ContinueToken {
   }
 }
 
-export interface WriteOptions {
+interface WriteOptions {
   readonly subresource?: 'status';
   /** Test-side writes skip the resourceVersion precondition rules of the kind. */
   readonly unconditional?: boolean;
@@ -284,12 +284,12 @@ export class Registry {
     return { object: toServed(type, version, this.store.put(type.storage, next), true), created: false };
   }
 
-  acceptedPatchTypes(type: ResourceType): string[] {
+  #acceptedPatchTypes(type: ResourceType): string[] {
     return type.custom ? [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.apply] : [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.strategic, PATCH_TYPES.apply];
   }
 
   patch(type: ResourceType, version: string, namespace: string, name: string, contentType: string, patchText: string, options: WriteOptions = {}): JsonObject {
-    const accepted = this.acceptedPatchTypes(type);
+    const accepted = this.#acceptedPatchTypes(type);
     if (!accepted.includes(contentType)) throw unsupportedMediaType(accepted);
     // Server-side apply needs field ownership tracking, which the fake does not have: refuse it loudly.
     if (contentType === PATCH_TYPES.apply) throw unsupportedMediaType(accepted.filter((patchType) => patchType !== PATCH_TYPES.apply));
@@ -346,15 +346,12 @@ export class Registry {
     delete metadataOf(terminating).resourceVersion;
     terminating.status = { phase: 'Terminating' };
     const answer = this.store.put('namespaces', terminating);
-    for (const storage of this.namespacedStorages()) {
+    for (const storage of new Set(RESOURCE_TYPES.filter((type) => type.namespaced).map((type) => type.storage))) {
       for (const object of this.store.list(storage, name)) this.store.remove(storage, name, String(metadataOf(object).name));
     }
     this.store.remove('namespaces', '', name);
     return answer;
   }
-
-  /** Set by the server: storages of the namespaced types (served or not). */
-  namespacedStorages: () => string[] = () => [];
 
   /** Removes every object of a storage, oldest key first (as a CRD's deletion does before the CRD goes). */
   deleteAll(storage: string): void {

@@ -84,7 +84,7 @@ function labelRequirement(text: string): Requirement {
   throw fail(`found '${trimmed}', expected: identifier, '!', 'in', 'notin', '=', '==', '!=', 'gt', 'lt'`);
 }
 
-export function parseLabelSelector(text: string | null): Requirement {
+function parseLabelSelector(text: string | null): Requirement {
   if (text === null || text.trim() === '') return () => true;
   const requirements = splitTopLevel(text).map(labelRequirement);
   return (labels) => requirements.every((requirement) => requirement(labels));
@@ -95,11 +95,11 @@ function unescapeFieldValue(value: string): string {
 }
 
 /** The field labels a type filters on, as kube-apiserver's field label conversion allows them. */
-export function knownFieldLabels(type: ResourceType): string[] {
+function knownFieldLabels(type: ResourceType): string[] {
   return ['metadata.name', 'metadata.namespace', ...Object.keys(type.fieldLabels)];
 }
 
-export function parseFieldSelector(text: string | null, type: ResourceType): Requirement {
+function parseFieldSelector(text: string | null, type: ResourceType): Requirement {
   if (text === null || text.trim() === '') return () => true;
   const requirements = splitTopLevel(text).map((part): Requirement => {
     const match = /^\s*([^=!\s]+)\s*(==|=|!=)(.*)$/.exec(part);

@@ -168,7 +168,6 @@ export class FakeApiServer {
     this.#bookmarkIntervalMs = options.bookmarkIntervalMs ?? 60_000;
     this.#ticks.setMaxListeners(0);
     for (const type of RESOURCE_TYPES) if (type.group !== GATEWAY_API_GROUP || options.gatewayApi !== false) this.#servedGroups.add(type.group);
-    this.#registry.namespacedStorages = () => [...new Set(RESOURCE_TYPES.filter((type) => type.namespaced).map((type) => type.storage))];
     this.#registry.store.onChange((change) => this.#onChange(change));
     const handler = (request: http.IncomingMessage, response: http.ServerResponse) => void this.#handle(request, response);
     this.#server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, handler) : http.createServer(handler);

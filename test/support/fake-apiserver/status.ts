@@ -60,7 +60,7 @@ export interface GroupResource {
   readonly resource: string;
 }
 
-export function groupResourceString({ group, resource }: GroupResource): string {
+function groupResourceString({ group, resource }: GroupResource): string {
   return group === '' ? resource : `${resource}.${group}`;
 }
 
@@ -85,9 +85,9 @@ export function alreadyExists(groupResource: GroupResource, name: string): ApiEr
   });
 }
 
-export const OPTIMISTIC_LOCK_MESSAGE = 'the object has been modified; please apply your changes to the latest version and try again';
-
-export function conflict(groupResource: GroupResource, name: string, why = OPTIMISTIC_LOCK_MESSAGE): ApiError {
+/** The optimistic-concurrency failure (storage.NewResourceVersionConflictsError as the registry reports it). */
+export function conflict(groupResource: GroupResource, name: string): ApiError {
+  const why = 'the object has been modified; please apply your changes to the latest version and try again';
   return failure(409, 'Conflict', `Operation cannot be fulfilled on ${groupResourceString(groupResource)} "${name}": ${why}`, {
     name,
     group: groupResource.group,

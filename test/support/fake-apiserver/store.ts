@@ -7,7 +7,7 @@ import type { JsonObject } from './status.js';
  * watches replay and older list snapshots are rebuilt from, until it is compacted.
  */
 
-export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface Change {
   readonly revision: number;
@@ -20,7 +20,7 @@ export interface Change {
 }
 
 /** Key order of etcd: `namespace/name` (or `name`), compared as bytes. */
-export function storageKey(namespace: string, name: string): string {
+function storageKey(namespace: string, name: string): string {
   return namespace === '' ? name : `${namespace}/${name}`;
 }
 

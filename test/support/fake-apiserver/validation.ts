@@ -12,7 +12,7 @@ import { badRequest, goQuote, type FieldError, type JsonObject, type JsonValue }
 const RFC3339_MICRO = '2006-01-02T15:04:05.000000Z07:00';
 
 /** Why Go's time.Parse(RFC3339Micro, value) fails, in its words, or undefined when it parses. */
-export function microTimeParseError(value: string): string | undefined {
+function microTimeParseError(value: string): string | undefined {
   const whole = `parsing time ${goQuote(value)}`;
   const cannotParse = (rest: string, element: string) => `${whole} as ${goQuote(RFC3339_MICRO)}: cannot parse ${goQuote(rest)} as ${goQuote(element)}`;
   let rest = value;

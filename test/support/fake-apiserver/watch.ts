@@ -10,7 +10,7 @@ import type { Change } from './store.js';
  * selection is ADDED, leaving it is DELETED (its previous state, at the change's resourceVersion).
  */
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 export interface WatchDescription {
   readonly id: number;
