@@ -15,7 +15,7 @@ import { execa, execaSync } from 'execa';
 export const DEBIAN_STREAM_MODULE_FILE = '/usr/lib/nginx/modules/ngx_stream_module.so';
 
 const INSTALL_HINT =
-  'Install it as root with `apt-get install -y nginx libnginx-mod-stream` (or run `node scripts/ensure-nginx.mjs`), ' +
+  'Install it as root with `apt-get install -y nginx libnginx-mod-stream` (or run `node scripts/ensure-test-tools.mjs`), ' +
   'or set NGINX_BIN to an nginx binary that has the stream module.';
 
 const POLL_INTERVAL_MS = 25;
