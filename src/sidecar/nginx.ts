@@ -57,15 +57,17 @@ export function servedGeneration(socket: string, timeoutMs = 1000): Promise<stri
  * requests in the background but stop accepting, so a few consecutive answers mean the new config is
  * what every new connection gets.
  */
-export async function waitForGeneration(socket: string, generation: string, timeoutMs: number): Promise<boolean> {
+export async function waitForGeneration(socket: string, generation: string, timeoutMs: number): Promise<{ ok: boolean; served?: string }> {
   const deadline = Date.now() + timeoutMs;
   let consecutive = 0;
+  let served: string | undefined;
   while (Date.now() < deadline) {
-    consecutive = (await servedGeneration(socket)) === generation ? consecutive + 1 : 0;
-    if (consecutive >= 3) return true;
+    served = await servedGeneration(socket);
+    consecutive = served === generation ? consecutive + 1 : 0;
+    if (consecutive >= 3) return { ok: true, served };
     await delay(consecutive > 0 ? 10 : 25);
   }
-  return false;
+  return { ok: false, ...(served !== undefined && { served }) };
 }
 
 /** The nginx whose config we keep: one we started, or one beside us that we signal. */

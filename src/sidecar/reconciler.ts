@@ -66,6 +66,12 @@ export class Reconciler {
   private applied: Applied | undefined;
   /** nginx has served a generation of ours: rounds that build the same bytes need no reload. */
   private serving = false;
+  /**
+   * The last build that could not be applied (nginx -t refused it, or nginx did not take the reload),
+   * by the generation of its first build: the same resources again are not tried again (that would
+   * mean another search and another failed reload on every unrelated event), a change is.
+   */
+  private refused: { generation: string; failure: string } | undefined;
   /** Resources nginx rejected, kept out while they stay at the same resourceVersion. */
   private quarantine = new Map<string, { resourceVersion: string; message: string }>();
   rounds = 0;
@@ -141,7 +147,13 @@ export class Reconciler {
     const first = build(snapshot, options);
     if (first.generation === this.applied?.generation && this.serving) {
       metrics.renderDuration.observe((performance.now() - started) / 1000);
+      this.refused = undefined;
       await this.finish({ result: first, diagnostics: first.diagnostics, applied: true });
+      return;
+    }
+    if (first.generation === this.refused?.generation) {
+      metrics.renderDuration.observe((performance.now() - started) / 1000);
+      await this.finish({ result: first, diagnostics: first.diagnostics, applied: false, failure: this.refused.failure });
       return;
     }
 
@@ -153,6 +165,7 @@ export class Reconciler {
     if (!staged) {
       metrics.reloads.inc({ result: 'failure' });
       const failure = built.nginx?.output ?? 'nginx -t failed';
+      this.refused = { generation: first.generation, failure };
       log.error('nginx -t refused the config; nginx keeps serving the last good one', { nginx: failure });
       await this.finish({ result, diagnostics: result.diagnostics, applied: false, failure });
       return;
@@ -169,6 +182,7 @@ export class Reconciler {
     const reload = await this.reloadTo(result.generation, result.model.controlSocket);
     if (reload.ok) {
       this.applied = { generation: result.generation, files: result.files };
+      this.refused = undefined;
       metrics.reloads.inc({ result: 'success' });
       metrics.lastSuccessfulReload.set(Date.now() / 1000);
       log.info('nginx serves the new config', {
@@ -182,7 +196,8 @@ export class Reconciler {
       return;
     }
     metrics.reloads.inc({ result: 'failure' });
-    const failure = `nginx did not serve generation ${result.generation} within ${this.options.reloadTimeoutMs} ms of the reload`;
+    const failure = `nginx did not serve generation ${result.generation} within ${this.options.reloadTimeoutMs} ms of the reload (see its log)`;
+    this.refused = { generation: first.generation, failure };
     log.error(`${failure}; restoring the last good config`, { generation: result.generation });
     await this.restore(result.model.controlSocket);
     await this.finish({ result, diagnostics: result.diagnostics, applied: false, failure });
@@ -205,8 +220,9 @@ export class Reconciler {
   private async reloadTo(generation: string, controlSocket: string): Promise<{ ok: boolean; ms: number }> {
     const started = performance.now();
     await this.options.driver.load().catch((error: Error) => this.options.log.error('could not signal nginx', { error: error.message }));
-    const ok = await waitForGeneration(controlSocket, generation, this.options.reloadTimeoutMs);
+    const { ok, served } = await waitForGeneration(controlSocket, generation, this.options.reloadTimeoutMs);
     const ms = performance.now() - started;
+    if (!ok) this.options.log.warn('nginx does not serve the generation it was asked to load', { wanted: generation, served: served ?? 'nothing' });
     if (ok) {
       this.serving = true;
       this.options.metrics.reloadDuration.observe(ms / 1000);

@@ -206,7 +206,7 @@ async function adoptOutput(options: RunOptions, reconciler: Reconciler, driver: 
   let served = (await servedGeneration(controlSocket)) === generation;
   if (!served && options.spawnNginx && (await checkConfig(options.output, runDir, options.nginxBin)).ok) {
     await driver.load();
-    served = await waitForGeneration(controlSocket, generation, options.timing.reloadTimeoutMs);
+    served = (await waitForGeneration(controlSocket, generation, options.timing.reloadTimeoutMs)).ok;
   }
   log.info('found a config from before in the output folder', { generation, served });
   reconciler.adopt(generation, files, served);

@@ -80,7 +80,10 @@ export class ApiClient {
           response.destroy(error as Error);
         }
       });
-      response.once('error', reject);
+      // `on`, not `once`: a stream that is cut off can report more than one error, and none may go
+      // unheard; readline passes the stream's errors on, so it needs a listener too.
+      response.on('error', reject);
+      lines.on('error', reject);
       response.once('aborted', () => reject(new Error('the watch stream was cut off')));
       lines.once('close', () => (response.readableAborted || !response.complete ? reject(new Error('the watch stream was cut off')) : resolve()));
     });
@@ -110,7 +113,8 @@ export class ApiClient {
         () => request.destroy(new Error(`no answer from the API server within ${options.timeoutMs ?? defaultTimeoutMs} ms`)),
         options.timeoutMs ?? defaultTimeoutMs,
       );
-      request.once('error', (error) => {
+      // Also after the response came: aborting a watch errors the request, and that must not go unheard.
+      request.on('error', (error) => {
         clearTimeout(timer);
         reject(error);
       });
@@ -124,7 +128,7 @@ function readAll(response: http.IncomingMessage): Promise<string> {
     const chunks: Buffer[] = [];
     response.on('data', (chunk: Buffer) => chunks.push(chunk));
     response.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    response.once('error', reject);
+    response.on('error', reject);
   });
 }
 

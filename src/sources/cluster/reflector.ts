@@ -175,6 +175,8 @@ export class Reflector {
       await client.watch(collectionPath(kind, this.options.namespace), {
         query: { ...this.query(), resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
         signal: stream.signal,
+        // A server that does not even answer the watch is as dead as one that stops talking.
+        timeoutMs: timing.idleTimeoutMs,
         onEvent: (event) => {
           this.lastContact = Date.now();
           arm();
