@@ -233,11 +233,15 @@ interface RunFlags {
   readonly logFormat: 'json' | 'text';
 }
 
-/** SIGTERM or SIGINT, whichever comes first. */
+/**
+ * SIGTERM or SIGINT, whichever comes first. `on`, not `once`: execa's clean-up of child processes
+ * (signal-exit) re-raises a signal when it finds no other listener for it, which would kill us in the
+ * middle of stopping.
+ */
 function stopSignal(): Promise<void> {
   return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
+    process.on('SIGTERM', () => resolve());
+    process.on('SIGINT', () => resolve());
   });
 }
 

@@ -89,6 +89,11 @@ export async function serveMetrics(metrics: Metrics, probes: Probes, host: strin
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : port,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    // Idle keep-alive connections of scrapers and probes would hold the close up for seconds.
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -21,42 +21,54 @@ export interface StatusWriterOptions {
  * of those lists; a 409 means one wrote meanwhile, and its watch event brings another round).
  */
 export class StatusWriter {
+  /**
+   * What we last wrote to an object, and the resourceVersion it had then: until the watch brings the
+   * object back changed, that is its status, so a round that runs in between writes nothing again.
+   */
+  private readonly written = new Map<string, { readonly resourceVersion: string; readonly status: unknown }>();
+
   constructor(private readonly options: StatusWriterOptions) {}
 
   async write(result: BuildResult, applied: boolean, addresses: readonly LoadBalancerIngress[], now: Date): Promise<number> {
     let writes = 0;
+    const seen = new Set<string>();
     const ours = new Set(result.ingresses.map((i) => `${i.namespace}/${i.name}`));
     for (const ingress of this.options.objects('Ingress')) {
+      seen.add(keyOf(ingress));
       const id = `${ingress.metadata.namespace}/${ingress.metadata.name}`;
-      const status = desiredIngressStatus(ingress, ours.has(id), addresses);
-      if (status && (await this.patch(ingress, { status: { loadBalancer: status['loadBalancer'] } }))) writes++;
+      const current = this.asWritten(ingress);
+      const status = desiredIngressStatus(current, ours.has(id), addresses);
+      if (status && (await this.send(ingress, 'PATCH', { status: { loadBalancer: status['loadBalancer'] } }, status))) writes++;
     }
     const statuses = new Map(result.statuses.map((s) => [`${s.kind}/${s.namespace}/${s.name}`, s]));
     const ctx = { controllerName: this.options.controllerName, now, applied, addresses };
     for (const kind of ['Gateway', 'TLSRoute', 'BackendTLSPolicy'] as const) {
       for (const object of this.options.objects(kind)) {
+        seen.add(keyOf(object));
         const desired: ResourceStatus | undefined = statuses.get(`${kind}/${object.metadata.namespace}/${object.metadata.name}`);
-        const next = desiredStatus(kind, object, desired, ctx);
+        const next = desiredStatus(kind, this.asWritten(object), desired, ctx);
         if (!next) continue;
-        const written = kindOf(object).statusWrite === 'patch' ? await this.patch(object, { status: next }) : await this.replace(object, next);
-        if (written) writes++;
+        const body = kindOf(object).statusWrite === 'patch' ? { status: next } : { ...object, status: next };
+        if (await this.send(object, kindOf(object).statusWrite === 'patch' ? 'PATCH' : 'PUT', body, next)) writes++;
       }
     }
+    for (const key of this.written.keys()) if (!seen.has(key)) this.written.delete(key);
     return writes;
   }
 
-  private async patch(object: RawObject, body: unknown): Promise<boolean> {
-    return this.send(object, 'PATCH', body, 'application/merge-patch+json');
+  /** The object with the status we wrote to it, while the watch has not brought it back since. */
+  private asWritten(object: RawObject): RawObject {
+    const written = this.written.get(keyOf(object));
+    return written && written.resourceVersion === object.metadata.resourceVersion ? { ...object, status: written.status } : object;
   }
 
-  private async replace(object: RawObject, status: unknown): Promise<boolean> {
-    return this.send(object, 'PUT', { ...object, status }, 'application/json');
-  }
-
-  private async send(object: RawObject, method: string, body: unknown, contentType: string): Promise<boolean> {
+  /** PATCH (a merge patch) or PUT of the status subresource; remembers `status` as written. */
+  private async send(object: RawObject, method: 'PATCH' | 'PUT', body: unknown, status: unknown): Promise<boolean> {
     const path = `${objectPath(kindOf(object), object.metadata.namespace ?? '', object.metadata.name)}/status`;
+    const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
     try {
       await this.options.client.request(method, path, { body, contentType });
+      this.written.set(keyOf(object), { resourceVersion: object.metadata.resourceVersion ?? '', status });
       return true;
     } catch (error) {
       if (error instanceof ApiError && (error.status === 409 || error.status === 404)) return false;
@@ -64,6 +76,10 @@ export class StatusWriter {
       return false;
     }
   }
+}
+
+function keyOf(object: RawObject): string {
+  return `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 }
 
 /** The watched kind of an object, in the version it was read in. */

@@ -1,9 +1,10 @@
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
 import { FakeApiServer } from '../support/fake-apiserver.js';
 import { httpGet, httpsGet, parseEcho, startHttpBackend, startTlsBackend, tlsProbe, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, type CertificateAuthority } from '../support/pki.js';
@@ -258,6 +259,51 @@ describe('when nginx refuses', () => {
     api.delete({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', namespace: 'data', name: 'busy' });
     api.create(ingress('data', 'later', 'later.example.test', { service: 'survivor', port: peer.port }));
     expect(await eventually(() => served(sidecar, 'later.example.test'), (b) => b === 'survivor')).toBe('survivor');
+    await sidecar.stop();
+  });
+});
+
+describe('the same bytes as render', () => {
+  beforeAll(freshCluster);
+
+  it('renders from the watched objects exactly what render makes of the same objects in files', async () => {
+    const cert = await issueCertificate(ca, { commonName: 'same.example.test', sans: ['same.example.test'] });
+    const peer = await backend('same');
+    api.create(service('web', 'same', peer));
+    api.create(tlsSecret('web', 'same-tls', cert));
+    api.create(ingress('web', 'same', 'same.example.test', { service: 'same', port: peer.port }, { tlsSecret: 'same-tls' }));
+    api.create(ingress('data', 'other', 'other.example.test', { service: 'missing', port: 80 }));
+    const sidecar = await startSidecar({ api, kubeconfig });
+    // Plain HTTP to a host with TLS is redirected: that it answers 308 shows the config is live.
+    await eventually(() => served(sidecar, 'same.example.test'), (b) => b === 'status 308');
+    await settled(sidecar);
+
+    // The objects as the API serves them, written out as manifests.
+    const manifests = [
+      ...api.list('v1', 'Service'),
+      ...api.list('v1', 'Secret'),
+      ...api.list('networking.k8s.io/v1', 'Ingress'),
+    ].map((o) => JSON.stringify(o));
+    const input = await mkdtemp(join(tmpdir(), 'i2n-same-'));
+    await writeFile(join(input, 'objects.json'), `{"apiVersion":"v1","kind":"List","items":[${manifests.join(',')}]}`);
+    const out = join(input, 'out');
+    const rendered = await runCli(
+      ['render', '-f', input, '-o', out, '--run-dir', sidecar.runDir, '--http-port', String(sidecar.httpPort), '--https-port', String(sidecar.httpsPort)],
+      { now: new Date() },
+    );
+    expect(rendered.stderr).not.toContain('internal error');
+    expect(await readFile(join(out, 'nginx.conf'), 'utf8')).toBe(await readFile(join(sidecar.outDir, 'nginx.conf'), 'utf8'));
+    await sidecar.stop();
+  });
+
+  it('--namespace watches only those namespaces', async () => {
+    const sidecar = await startSidecar({ api, kubeconfig, run: { namespaces: ['data'] } });
+    await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
+    await settled(sidecar);
+    expect(await served(sidecar, 'same.example.test')).toBe('status 404');
+    const conf = await readFile(join(sidecar.outDir, 'nginx.conf'), 'utf8');
+    expect(conf).toContain('other.example.test');
+    expect(conf).not.toContain('same.example.test');
     await sidecar.stop();
   });
 });

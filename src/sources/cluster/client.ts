@@ -65,27 +65,35 @@ export class ApiClient {
     if (status !== 200) throw apiError(status, await readAll(response));
     await new Promise<void>((resolve, reject) => {
       const lines = createInterface({ input: response, crlfDelay: Infinity });
+      // The first reason to stop wins: an event the caller refused (a 410, say) must not be reported
+      // as the cut-off stream that stopping it causes.
+      let failure: Error | undefined;
+      const stop = (error: Error) => {
+        failure ??= error;
+        response.destroy();
+      };
+      const cutOff = () => reject(failure ?? new Error('the watch stream was cut off'));
       lines.on('line', (line) => {
-        if (line.trim() === '') return;
+        if (failure || line.trim() === '') return;
         let event: WatchEvent;
         try {
           event = JSON.parse(line) as WatchEvent;
         } catch {
-          response.destroy(new Error('the watch stream sent a line that is not JSON'));
+          stop(new Error('the watch stream sent a line that is not JSON'));
           return;
         }
         try {
           options.onEvent(event);
         } catch (error) {
-          response.destroy(error as Error);
+          stop(error as Error);
         }
       });
       // `on`, not `once`: a stream that is cut off can report more than one error, and none may go
       // unheard; readline passes the stream's errors on, so it needs a listener too.
-      response.on('error', reject);
-      lines.on('error', reject);
-      response.once('aborted', () => reject(new Error('the watch stream was cut off')));
-      lines.once('close', () => (response.readableAborted || !response.complete ? reject(new Error('the watch stream was cut off')) : resolve()));
+      response.on('error', (error) => reject(failure ?? error));
+      lines.on('error', (error) => reject(failure ?? error));
+      response.once('aborted', cutOff);
+      lines.once('close', () => (failure || response.readableAborted || !response.complete ? cutOff() : resolve()));
     });
   }
 
