@@ -40,6 +40,17 @@ function files(tag: string, keys: readonly string[]): OutputFile[] {
   ];
 }
 
+/** Every file under `dir` but our own dot-folders, with its bytes and mode. */
+async function snapshotOf(dir: string): Promise<Record<string, string>> {
+  const entries: Record<string, string> = {};
+  for (const name of ['nginx.conf', ...(await readdir(join(dir, 'tls')).catch(() => [])).map((f) => `tls/${f}`)]) {
+    const path = join(dir, name);
+    if (!existsSync(path)) continue;
+    entries[name] = `${((await stat(path)).mode & 0o777).toString(8)} ${await readFile(path, 'utf8')}`;
+  }
+  return entries;
+}
+
 describe('OutputFolder lock', () => {
   it('lets one opener in at a time, also when several find a stale lock at once', async () => {
     for (let round = 0; round < 6; round++) {
@@ -110,6 +121,31 @@ describe('OutputFolder lock', () => {
 });
 
 describe('OutputFolder commit', () => {
+  it('keeps what it replaces and removes when asked, and restores the folder to exactly that', async () => {
+    const dir = await freshDir();
+    await writeOutput(dir, files('one', ['a', 'b']));
+    const before = await snapshotOf(dir);
+    const folder = await OutputFolder.open(dir);
+    try {
+      const changed = files('two', ['a', 'c']);
+      changed[1] = { ...changed[1]!, contents: 'key a, rotated\n' };
+      const commit = await folder.commit(await folder.stage(changed), { keepPrevious: true });
+      expect(commit.written).toEqual(['tls/a.pem', 'tls/c.pem', 'nginx.conf']);
+      expect(commit.removed).toEqual(['tls/b.pem']);
+      expect(await snapshotOf(dir)).not.toEqual(before);
+      await folder.restorePrevious(commit);
+      expect(await snapshotOf(dir)).toEqual(before);
+
+      const kept = await folder.commit(await folder.stage(changed), { keepPrevious: true });
+      await folder.dropPrevious(kept);
+      expect((await readdir(dir)).filter((name) => name.startsWith('.i2n'))).toEqual([]);
+      expect(await readFile(join(dir, 'tls', 'a.pem'), 'utf8')).toBe('key a, rotated\n');
+    } finally {
+      await folder.close();
+    }
+  });
+
+
   it('moves key files before nginx.conf, rewrites nothing unchanged and removes stale key files', async () => {
     const dir = await freshDir();
     expect(await writeOutput(dir, files('one', ['a', 'b', 'c']))).toEqual({

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { chmod, link, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,6 +14,12 @@ const lockName = '.ingress2nginx.lock';
 const stagingPrefix = '.i2n-staging-';
 /** Where the last config that nginx rejected is kept, so that the line in nginx's message can be read. */
 const rejectedFolderName = '.i2n-rejected';
+/** What the last commit that was asked to keep it replaced, until it is dropped or restored. */
+const previousFolderName = '.i2n-previous';
+
+function ignoreMissing(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'ENOENT') throw error;
+}
 
 /** A set of files written into a staging folder inside the output folder, not yet visible to nginx. */
 export interface Staged {
@@ -22,6 +29,8 @@ export interface Staged {
 }
 
 export interface CommitResult {
+  /** With `keepPrevious`: the folder that holds what this commit replaced or removed, for `restorePrevious`. */
+  readonly previous?: string;
   /** Paths (relative to the output folder) whose bytes or mode changed and were replaced. */
   readonly written: readonly string[];
   /** Stale key files removed from the managed folders. */
@@ -94,16 +103,23 @@ export class OutputFolder {
    * and the file's readers see no new inode), so an unchanged render changes nothing on disk. The config
    * in place is now the current one: a rejected config kept from before is removed with its key material.
    */
-  async commit(staged: Staged): Promise<CommitResult> {
+  async commit(staged: Staged, options: { readonly keepPrevious?: boolean } = {}): Promise<CommitResult> {
     const written: string[] = [];
     const removed: string[] = [];
+    const previous = options.keepPrevious ? join(this.dir, previousFolderName) : undefined;
     await environment(`cannot write into ${this.dir}`, async () => {
       const ordered = [...staged.files.filter((f) => f.path !== mainConfigName), ...staged.files.filter((f) => f.path === mainConfigName)];
       const changed = await mapLimited(ordered, parallelWrites, async (file) => !(await isInPlace(join(this.dir, file.path), file)));
       for (const folder of managedFolders) await makeFolder(join(this.dir, folder));
+      if (previous) {
+        await rm(previous, { recursive: true, force: true });
+        for (const folder of managedFolders) await makeFolder(join(previous, folder));
+      }
       // Sequential: nginx.conf, last in the list, must never name a key file that is not in place yet.
       for (const [index, file] of ordered.entries()) {
         if (!changed[index]) continue;
+        // The file it replaces stays reachable for a restore: a second name, no copy of the bytes.
+        if (previous) await link(join(this.dir, file.path), join(previous, file.path)).catch(ignoreMissing);
         await rename(join(staged.dir, file.path), join(this.dir, file.path));
         written.push(file.path);
       }
@@ -111,14 +127,37 @@ export class OutputFolder {
       for (const folder of managedFolders) {
         for (const name of await listFiles(join(this.dir, folder))) {
           if (wanted.has(`${folder}/${name}`)) continue;
-          await rm(join(this.dir, folder, name), { force: true });
+          if (previous) await rename(join(this.dir, folder, name), join(previous, folder, name));
+          else await rm(join(this.dir, folder, name), { force: true });
           removed.push(`${folder}/${name}`);
         }
       }
       await rm(this.rejectedDir, { recursive: true, force: true });
     });
     await this.discard(staged);
-    return { written, removed };
+    return { written, removed, ...(previous && { previous }) };
+  }
+
+  /**
+   * Puts back what `commit(…, { keepPrevious: true })` replaced and removed, and takes away the files it
+   * added: the folder is then as it was before that commit (key files first, `nginx.conf` last).
+   */
+  async restorePrevious(commit: CommitResult): Promise<void> {
+    const previous = commit.previous;
+    if (!previous) throw new Error('this commit kept no previous files');
+    await environment(`cannot restore the previous config in ${this.dir}`, async () => {
+      const back = [...commit.written, ...commit.removed].filter((path) => existsSync(join(previous, path)));
+      const ordered = [...back.filter((p) => p !== mainConfigName), ...back.filter((p) => p === mainConfigName)];
+      for (const path of ordered) await rename(join(previous, path), join(this.dir, path));
+      const restored = new Set(back);
+      for (const path of commit.written) if (!restored.has(path)) await rm(join(this.dir, path), { force: true });
+      await rm(previous, { recursive: true, force: true });
+    });
+  }
+
+  /** Forgets the files a commit kept for a restore. */
+  async dropPrevious(commit: CommitResult): Promise<void> {
+    if (commit.previous) await rm(commit.previous, { recursive: true, force: true });
   }
 
   async discard(staged: Staged): Promise<void> {
@@ -155,7 +194,7 @@ export class OutputFolder {
   private async removeLeftovers(): Promise<void> {
     for (const entry of await readdir(this.dir, { withFileTypes: true })) {
       const path = join(this.dir, entry.name);
-      if (entry.isDirectory() && entry.name.startsWith(stagingPrefix)) {
+      if (entry.isDirectory() && (entry.name.startsWith(stagingPrefix) || entry.name === previousFolderName)) {
         await rm(path, { recursive: true, force: true });
       } else if (entry.isFile() && entry.name.startsWith(`${lockName}.`) && (await isLeftByDeadProcess(path))) {
         await rm(path, { force: true });

@@ -1,9 +1,17 @@
 import http from 'node:http';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** The cluster mode's Prometheus metrics, all prefixed `ingress2nginx_`, in a registry of their own. */
+/**
+ * The cluster mode's Prometheus metrics, all prefixed `ingress2nginx_`, in a registry of their own,
+ * with the process's own (memory, CPU, event-loop lag) under the same prefix.
+ */
 export class Metrics {
   readonly registry = new Registry();
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'ingress2nginx_' });
+  }
+
   readonly reloads = new Counter({
     name: 'ingress2nginx_reloads_total',
     help: 'nginx reloads by result (success: the new config generation is served; failure: nginx -t or the reload failed)',

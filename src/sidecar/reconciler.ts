@@ -1,7 +1,6 @@
 import { stageBuild } from '../apply/staged-build.js';
-import type { OutputFolder } from '../apply/write.js';
+import type { CommitResult, OutputFolder } from '../apply/write.js';
 import type { Diagnostic } from '../model/diagnostics.js';
-import type { OutputFile } from '../model/nginx.js';
 import { build, type BuildResult } from '../render/build.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import { objectId, type TranslateOptions } from '../translate/options.js';
@@ -48,7 +47,6 @@ export interface Round {
 
 interface Applied {
   readonly generation: string;
-  readonly files: readonly OutputFile[];
 }
 
 /**
@@ -84,11 +82,11 @@ export class Reconciler {
   }
 
   /**
-   * What the output folder held when we started (a restart of the sidecar), and whether nginx serves
-   * it: the last good files to fall back on, and no reload when the first round builds the same bytes.
+   * The generation the output folder held when we started (a restart of the sidecar), and whether nginx
+   * serves it: no reload when the first round builds the same bytes.
    */
-  adopt(generation: string, files: readonly OutputFile[], served: boolean): void {
-    this.applied = { generation, files };
+  adopt(generation: string, served: boolean): void {
+    this.applied = { generation };
     this.serving = served;
   }
 
@@ -145,6 +143,7 @@ export class Reconciler {
     const started = performance.now();
     const options: TranslateOptions = { ...this.options.translate, now: new Date(), quarantine: this.keptQuarantine(snapshot) };
     const first = build(snapshot, options);
+    const built0 = performance.now();
     if (first.generation === this.applied?.generation && this.serving) {
       metrics.renderDuration.observe((performance.now() - started) / 1000);
       this.refused = undefined;
@@ -158,7 +157,8 @@ export class Reconciler {
     }
 
     const built = await stageBuild(this.options.folder, snapshot, options, this.options.nginxBin, first);
-    metrics.renderDuration.observe((performance.now() - started) / 1000);
+    const checked = performance.now();
+    metrics.renderDuration.observe((checked - started) / 1000);
     this.rememberQuarantine(snapshot, built.quarantined);
     const { result, staged } = built;
 
@@ -177,11 +177,14 @@ export class Reconciler {
       return;
     }
 
-    const commit = await this.options.folder.commit(staged);
+    // The files this replaces are kept (hard links, not copies) until nginx serves the new ones.
+    const commit = await this.options.folder.commit(staged, { keepPrevious: true });
+    const committed = performance.now();
     if (built.rejected) await this.options.folder.keepRejected(built.rejected);
     const reload = await this.reloadTo(result.generation, result.model.controlSocket);
     if (reload.ok) {
-      this.applied = { generation: result.generation, files: result.files };
+      await this.options.folder.dropPrevious(commit);
+      this.applied = { generation: result.generation };
       this.refused = undefined;
       metrics.reloads.inc({ result: 'success' });
       metrics.lastSuccessfulReload.set(Date.now() / 1000);
@@ -189,6 +192,9 @@ export class Reconciler {
         generation: result.generation,
         written: commit.written.length,
         removed: commit.removed.length,
+        buildMs: Math.round(built0 - started),
+        checkMs: Math.round(checked - built0),
+        writeMs: Math.round(committed - checked),
         reloadMs: Math.round(reload.ms),
         quarantined: [...built.quarantined.keys()],
       });
@@ -199,7 +205,7 @@ export class Reconciler {
     const failure = `nginx did not serve generation ${result.generation} within ${this.options.reloadTimeoutMs} ms of the reload (see its log)`;
     this.refused = { generation: first.generation, failure };
     log.error(`${failure}; restoring the last good config`, { generation: result.generation });
-    await this.restore(result.model.controlSocket);
+    await this.restore(commit, result.model.controlSocket);
     await this.finish({ result, diagnostics: result.diagnostics, applied: false, failure });
   }
 
@@ -230,11 +236,10 @@ export class Reconciler {
     return { ok, ms };
   }
 
-  /** Puts the last good files back and has nginx load them again. */
-  private async restore(controlSocket: string): Promise<void> {
+  /** Puts the files the commit replaced back and has nginx load them again. */
+  private async restore(commit: CommitResult, controlSocket: string): Promise<void> {
+    await this.options.folder.restorePrevious(commit);
     if (!this.applied) return;
-    const staged = await this.options.folder.stage(this.applied.files);
-    await this.options.folder.commit(staged);
     const back = await this.reloadTo(this.applied.generation, controlSocket);
     if (!back.ok) this.options.log.error('nginx does not serve the restored config either', { generation: this.applied.generation });
   }

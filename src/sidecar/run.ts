@@ -5,8 +5,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { checkConfig } from '../apply/check.js';
-import { listFiles, managedFolders, OutputFolder } from '../apply/write.js';
-import { mainConfigName, type OutputFile } from '../model/nginx.js';
+import { OutputFolder } from '../apply/write.js';
+import { mainConfigName } from '../model/nginx.js';
 import { loadClusterAccess } from '../sources/cluster/access.js';
 import { ApiClient } from '../sources/cluster/client.js';
 import { objectPath, watchedKinds, type WatchedKind } from '../sources/cluster/kinds.js';
@@ -189,7 +189,7 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
 /**
  * A config already in the output folder (the sidecar restarted, or the API is unreachable at start) is
  * served as it is: nginx beside us already has it; in spawn mode nginx is started on it if it passes
- * `nginx -t`. It is also what a failed reload falls back on until the first round has applied.
+ * `nginx -t`. A first round that builds the same bytes then needs no reload.
  */
 async function adoptOutput(options: RunOptions, reconciler: Reconciler, driver: NginxDriver, controlSocket: string, runDir: string, log: Logger): Promise<void> {
   const confPath = join(options.output, mainConfigName);
@@ -197,19 +197,13 @@ async function adoptOutput(options: RunOptions, reconciler: Reconciler, driver: 
   const conf = await readFile(confPath, 'utf8');
   const generation = /return 200 "([0-9a-f]{32})\\n";/.exec(conf)?.[1];
   if (!generation) return;
-  const files: OutputFile[] = [{ path: mainConfigName, contents: conf, mode: 0o644 }];
-  for (const folder of managedFolders) {
-    for (const name of await listFiles(join(options.output, folder))) {
-      files.push({ path: `${folder}/${name}`, contents: await readFile(join(options.output, folder, name), 'utf8'), mode: 0o600 });
-    }
-  }
   let served = (await servedGeneration(controlSocket)) === generation;
   if (!served && options.spawnNginx && (await checkConfig(options.output, runDir, options.nginxBin)).ok) {
     await driver.load();
     served = (await waitForGeneration(controlSocket, generation, options.timing.reloadTimeoutMs)).ok;
   }
   log.info('found a config from before in the output folder', { generation, served });
-  reconciler.adopt(generation, files, served);
+  reconciler.adopt(generation, served);
 }
 
 /** `--publish-service` (its load-balancer addresses) or `--publish-address`, as status entries. */

@@ -139,7 +139,7 @@ export class Reflector {
       }
       this.lastContact = Date.now();
       // LIST items carry no kind or apiVersion; watch events do. Fill them in, the same for both.
-      for (const item of page.items ?? []) items.push({ ...item, kind: kind.kind, apiVersion: apiVersionOf(kind) } as RawObject);
+      for (const item of page.items ?? []) items.push(slimmed({ ...item, kind: kind.kind, apiVersion: apiVersionOf(kind) } as RawObject));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken !== undefined);
@@ -194,7 +194,7 @@ export class Reflector {
   }
 
   private apply(event: WatchEvent): void {
-    const object = event.object as RawObject;
+    const object = slimmed(event.object as RawObject);
     const resourceVersion = object.metadata?.resourceVersion;
     switch (event.type) {
       case 'ERROR': {
@@ -216,6 +216,20 @@ export class Reflector {
     }
     if (resourceVersion) this.resourceVersion = resourceVersion;
   }
+}
+
+const lastApplied = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * The object without what no stage reads and what is often most of it: `managedFields` and kubectl's
+ * copy of the whole last applied manifest. With thousands of objects held, that is much of the memory.
+ */
+function slimmed(object: RawObject): RawObject {
+  const metadata = object.metadata as (Record<string, unknown> & { annotations?: Record<string, string> }) | undefined;
+  if (!metadata || metadata['managedFields'] === undefined && metadata.annotations?.[lastApplied] === undefined) return object;
+  const { managedFields: _managedFields, ...rest } = metadata;
+  const { [lastApplied]: _lastApplied, ...annotations } = metadata.annotations ?? {};
+  return { ...object, metadata: { ...rest, ...(metadata.annotations && { annotations }) } } as RawObject;
 }
 
 function keyOf(object: RawObject): string {
