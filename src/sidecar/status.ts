@@ -99,41 +99,46 @@ export function desiredStatus(kind: ResourceStatus['kind'], current: Loose, desi
       break;
     }
     case 'TLSRoute': {
-      const others = list(status['parents']).filter((p) => p['controllerName'] !== ctx.controllerName);
-      const previous = list(status['parents']).filter((p) => p['controllerName'] === ctx.controllerName);
       const ours = desired?.kind === 'TLSRoute' ? desired.parents : [];
-      next = {
-        ...status,
-        parents: [
-          ...others,
-          ...ours.map((p) => ({
-            parentRef: p.parentRef,
-            controllerName: p.controllerName,
-            conditions: withTransitions(p.conditions, previous.find((q) => sameRef(q['parentRef'], p.parentRef))?.['conditions'], generation, ctx.now),
-          })),
-        ],
-      };
+      next = { ...status, parents: withOurEntries(status['parents'], 'parentRef', ours, Infinity, generation, ctx) };
       break;
     }
     case 'BackendTLSPolicy': {
-      const others = list(status['ancestors']).filter((a) => a['controllerName'] !== ctx.controllerName);
-      const previous = list(status['ancestors']).filter((a) => a['controllerName'] === ctx.controllerName);
       const ours = desired?.kind === 'BackendTLSPolicy' ? desired.ancestors : [];
-      next = {
-        ...status,
-        ancestors: [
-          ...others,
-          ...ours.slice(0, 16 - others.length).map((a) => ({
-            ancestorRef: a.ancestorRef,
-            controllerName: a.controllerName,
-            conditions: withTransitions(a.conditions, previous.find((q) => sameRef(q['ancestorRef'], a.ancestorRef))?.['conditions'], generation, ctx.now),
-          })),
-        ],
-      };
+      next = { ...status, ancestors: withOurEntries(status['ancestors'], 'ancestorRef', ours, maxAncestors, generation, ctx) };
       break;
     }
   }
   return sameJson(next, status) ? undefined : next;
+}
+
+/** PolicyStatus holds at most this many ancestors, ours and other controllers' together. */
+const maxAncestors = 16;
+
+/**
+ * A list of per-parent entries shared by controllers (RouteParentStatus, PolicyAncestorStatus): the
+ * entries of other controllers as they are, then ours, each keeping the transition times of our entry
+ * for the same reference. At most `limit` entries in all.
+ */
+function withOurEntries<Field extends 'parentRef' | 'ancestorRef'>(
+  current: unknown,
+  field: Field,
+  ours: readonly ({ readonly controllerName: string; readonly conditions: readonly Condition[] } & Record<Field, object>)[],
+  limit: number,
+  generation: number,
+  ctx: StatusContext,
+): Loose[] {
+  const entries = list(current);
+  const others = entries.filter((e) => e['controllerName'] !== ctx.controllerName);
+  const previous = entries.filter((e) => e['controllerName'] === ctx.controllerName);
+  return [
+    ...others,
+    ...ours.slice(0, Math.max(0, limit - others.length)).map((entry) => ({
+      [field]: entry[field],
+      controllerName: entry.controllerName,
+      conditions: withTransitions(entry.conditions, previous.find((p) => sameRef(p[field], entry[field]))?.['conditions'], generation, ctx.now),
+    })),
+  ];
 }
 
 /** The Ingress load-balancer status to write, or undefined when it already is that. */
