@@ -344,5 +344,6 @@ describe('random mixes of valid and broken resources', () => {
       }),
       { numRuns: runs, seed: process.env.I2N_PROPERTY_SEED ? Number(process.env.I2N_PROPERTY_SEED) : undefined },
     );
-  });
+    // A bound for the run, never a measure: each case starts a real nginx -t.
+  }, Math.max(60_000, runs * 500));
 });
