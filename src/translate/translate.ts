@@ -1,5 +1,5 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import { generationPlaceholder, type ForwardedHeaders, type HttpUpstream, type NginxConfig, type TlsFiles, type VirtualHost } from '../model/nginx.js';
+import { generationPlaceholder, type ForwardedHeaders, type Handoff, type HttpUpstream, type NginxConfig, type TlsFiles, type VirtualHost } from '../model/nginx.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { gatewayKinds, planGateways, type GatewayPlan, type ResourceStatus } from './gateway/index.js';
@@ -14,6 +14,8 @@ import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
 import { SecretFiles, type CertificateSummary } from './secrets.js';
+import { nginxFeatures } from './nginx-version.js';
+import { shareDefaultTls, shareRedirectServer } from './redirect-server.js';
 import { buildStream, hashSizes } from './stream.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -105,7 +107,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
 
   const runDir = options.runDir;
   const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
+  const features = nginxFeatures(options.nginxVersion);
+  const handoff: Handoff = features.streamPass ? 'pass' : 'proxy-protocol-unix';
   const stream = buildStream({
+    handoff,
     httpsPort: options.httpsPort,
     runDir,
     httpsSocket,
@@ -119,12 +124,16 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     report,
   });
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
+  const defaultServerTls = settings.sslRejectHandshake ? undefined : defaultTls;
+  const shared = shareRedirectServer(shareDefaultTls(merged.virtualHosts, defaultServerTls));
   const serverNameHash = hashSizes(merged.virtualHosts.map((h) => h.serverName));
+  const acmeHash = hashSizes(shared.redirectServer?.serverNames ?? []);
   const hstsHeader = hstsHeaderValue(settings);
 
   const model: NginxConfig = {
     nginxVersion: options.nginxVersion,
-    handoff: 'proxy-protocol-unix',
+    handoff,
+    handoffProxyProtocol: handoff === 'proxy-protocol-unix',
     ...(options.streamModulePath !== undefined && { streamModulePath: options.streamModulePath }),
     runDir,
     pidFile: `${runDir}/nginx.pid`,
@@ -138,9 +147,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       httpPort: options.httpPort,
       httpsPort: options.httpsPort,
       httpsSocket,
+      http2Directive: features.http2Directive,
       serverNamesHashBucketSize: serverNameHash.bucketSize,
       serverNamesHashMaxSize: serverNameHash.maxSize,
-      mapHashBucketSize: 64,
+      mapHashBucketSize: acmeHash.bucketSize,
+      mapHashMaxSize: acmeHash.maxSize,
       sslProtocols: settings.sslProtocols,
       sslCiphers: settings.sslCiphers,
       ...(hstsHeader !== undefined && { hstsHeader }),
@@ -150,16 +161,18 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       upstreams: httpUpstreams(merged.virtualHosts, merged.defaultLocations, backends, settings),
       redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
       defaultServer: {
-        ...(!settings.sslRejectHandshake && { tls: defaultTls }),
+        ...(defaultServerTls && { tls: defaultServerTls }),
         rejectHandshake: settings.sslRejectHandshake,
         locations: merged.defaultLocations,
       },
-      virtualHosts: merged.virtualHosts,
+      virtualHosts: shared.virtualHosts,
+      ...(shared.redirectServer && { redirectServer: shared.redirectServer }),
     },
     stream: {
       resolvers,
       mapHashBucketSize: streamHash.bucketSize,
       mapHashMaxSize: streamHash.maxSize,
+      proxyBufferSize: '64k',
       sslProtocols: settings.sslProtocols,
       sslCiphers: settings.sslCiphers,
       ...stream,

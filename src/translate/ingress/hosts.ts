@@ -24,6 +24,8 @@ export interface PassthroughRoute {
   readonly comment: string;
   /** The Ingress that won the host. */
   readonly owner: SourceObject;
+  /** The backend wants a PROXY protocol v1 header with the client address first (`backend-proxy-protocol`). */
+  readonly backendProxyProtocol?: boolean;
 }
 
 /** A host whose TLS the http servers terminate, and the Ingress that claimed it first. */
@@ -42,7 +44,7 @@ export interface MergedHosts {
   readonly passthrough: readonly PassthroughRoute[];
 }
 
-const acmeChallengePrefix = '/.well-known/acme-challenge/';
+export const acmeChallengePrefix = '/.well-known/acme-challenge/';
 
 /**
  * Settles what several Ingresses ask of the same host. The oldest claim on a host's TLS decides whether
