@@ -190,6 +190,19 @@ export interface HttpConfig {
   readonly virtualHosts: readonly VirtualHost[];
   /** One plain-HTTP server for every host whose plain HTTP only redirects (ACME challenges aside). */
   readonly redirectServer?: RedirectServer;
+  /** Host names whose plain HTTP answers only 404 (passthrough hosts, mostly): one server for all. */
+  readonly notFoundServerNames: readonly string[];
+  /** Certificates chosen per handshake by the default server (many TLS servers), instead of one SSL context each. */
+  readonly certificateMap?: CertificateMap;
+}
+
+/** `ssl_certificate $variable` in the default server: SNI → key file (certificate chain and key). */
+export interface CertificateMap {
+  readonly variable: string;
+  /** Sorted by host name. */
+  readonly entries: readonly { readonly mapKey: string; readonly file: string }[];
+  /** Relative path of the default certificate, for no SNI or an unknown one. */
+  readonly defaultFile: string;
 }
 
 /**
@@ -261,11 +274,12 @@ export interface VirtualHost {
   /** Absent when TLS for this host is passed through by SNI: no terminating server. */
   readonly tls?: TlsFiles;
   /**
-   * Its certificate is the default server's: the server names none, so nginx keeps the default server's
-   * SSL context for it instead of building (and loading the certificate into) one more.
+   * The server names no certificate, so nginx keeps the default server's SSL context for it instead of
+   * building (and loading a certificate into) one more: its certificate is the default one, or the
+   * default server picks it by SNI (`http.certificateMap`).
    */
   readonly sharesDefaultTls?: boolean;
-  /** Its plain HTTP is answered by `http.redirectServer`, so it has no plain-HTTP server of its own. */
+  /** Its plain HTTP is answered by `http.redirectServer` or the not-found server: no plain-HTTP server of its own. */
   readonly plainHttpShared?: boolean;
   readonly hsts: boolean;
   readonly locations: readonly Location[];
@@ -281,6 +295,8 @@ export interface Location {
   readonly proxy?: Proxy;
   /** Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes. */
   readonly returnStatus?: 404 | 503;
+  /** Only for plain HTTP (the ACME challenge location): over HTTPS the location it copies serves the same. */
+  readonly plainHttpOnly?: boolean;
 }
 
 /**

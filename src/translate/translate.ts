@@ -15,7 +15,8 @@ import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
 import { SecretFiles, type CertificateSummary } from './secrets.js';
 import { nginxFeatures } from './nginx-version.js';
-import { shareDefaultTls, shareRedirectServer } from './redirect-server.js';
+import { sharePlainHttpServers } from './redirect-server.js';
+import { shareSslContexts } from './ssl-contexts.js';
 import { buildStream, hashSizes } from './stream.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -125,9 +126,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   });
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
   const defaultServerTls = settings.sslRejectHandshake ? undefined : defaultTls;
-  const shared = shareRedirectServer(shareDefaultTls(merged.virtualHosts, defaultServerTls));
+  const contexts = shareSslContexts(merged.virtualHosts, defaultServerTls);
+  const shared = sharePlainHttpServers(contexts.virtualHosts);
   const serverNameHash = hashSizes(merged.virtualHosts.map((h) => h.serverName));
-  const acmeHash = hashSizes(shared.redirectServer?.serverNames ?? []);
+  const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
   const hstsHeader = hstsHeaderValue(settings);
 
   const model: NginxConfig = {
@@ -150,8 +152,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       http2Directive: features.http2Directive,
       serverNamesHashBucketSize: serverNameHash.bucketSize,
       serverNamesHashMaxSize: serverNameHash.maxSize,
-      mapHashBucketSize: acmeHash.bucketSize,
-      mapHashMaxSize: acmeHash.maxSize,
+      mapHashBucketSize: httpMapHash.bucketSize,
+      mapHashMaxSize: httpMapHash.maxSize,
       sslProtocols: settings.sslProtocols,
       sslCiphers: settings.sslCiphers,
       ...(hstsHeader !== undefined && { hstsHeader }),
@@ -167,6 +169,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       },
       virtualHosts: shared.virtualHosts,
       ...(shared.redirectServer && { redirectServer: shared.redirectServer }),
+      notFoundServerNames: shared.notFoundServerNames,
+      ...(contexts.certificateMap && { certificateMap: contexts.certificateMap }),
     },
     stream: {
       resolvers,
@@ -266,14 +270,26 @@ function httpUpstreams(
   for (const location of [...defaultLocations, ...virtualHosts.flatMap((h) => h.locations)]) {
     if (location.proxy) used.add(location.proxy.upstream);
   }
-  return [...used]
+  const upstreams = [...used]
     .map((name) => backends.get(name))
-    .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined)
-    .map((backend) => ({
-      name: backend.upstream,
-      servers: backend.servers,
-      keepalive: settings.upstreamKeepaliveConnections,
-      comment: backend.description,
-    }))
+    .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined);
+  const keepalive = keepalivePerUpstream(settings.upstreamKeepaliveConnections, upstreams.length);
+  return upstreams
+    .map((backend) => ({ name: backend.upstream, servers: backend.servers, keepalive, comment: backend.description }))
     .sort(byString((u) => u.name));
+}
+
+/** Up to this many upstream blocks, each keeps `upstream-keepalive-connections` idle connections. */
+const fullKeepaliveUpstreams = 100;
+const leastKeepalive = 16;
+
+/**
+ * `upstream-keepalive-connections` is what ingress-nginx keeps per worker for its one balancer upstream;
+ * here every Service port has an upstream block, and nginx allocates each block's whole cache when it
+ * loads the config (320 entries: about 48 kB per block, 320 MB at 6,666 blocks). Past 100 blocks the
+ * setting is shared out among them, never below 16 each.
+ */
+export function keepalivePerUpstream(setting: number, upstreams: number): number {
+  if (setting === 0 || upstreams <= fullKeepaliveUpstreams) return setting;
+  return Math.min(setting, Math.max(leastKeepalive, Math.floor((setting * fullKeepaliveUpstreams) / upstreams)));
 }

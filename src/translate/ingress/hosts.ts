@@ -394,6 +394,7 @@ function acmeChallengeLocation(locations: readonly Location[]): Location | undef
     path: acmeChallengePrefix,
     comment: `ACME HTTP-01 challenges are never redirected; served as ${covering.comment}`,
     plainHttp: { redirect: false, serve: true },
+    plainHttpOnly: true,
     ...(covering.proxy ? { proxy: covering.proxy } : { returnStatus: 503 as const }),
   };
 }
