@@ -95,6 +95,7 @@ function translateOptions(inputDir: string): TranslateOptions {
     firstNamespaceOwnsHost: false,
     upstreams: 'service',
     accessLog: 'off',
+    certificatesPerHandshake: false,
   };
   return toTranslateOptions(flags, new Date());
 }

@@ -33,6 +33,7 @@ export interface TranslateFlags {
   readonly httpsPort: number;
   readonly runDir: string;
   readonly accessLog: string;
+  readonly certificatesPerHandshake: boolean;
 }
 
 /** Command-line values of the commands that read manifests from files, as commander hands them over. */
@@ -190,6 +191,7 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
     httpsPort: flags.httpsPort,
     runDir: flags.runDir,
     accessLog: flags.accessLog,
+    certificatesPerHandshake: flags.certificatesPerHandshake,
   };
 }
 

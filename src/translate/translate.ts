@@ -126,7 +126,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   });
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
   const defaultServerTls = settings.sslRejectHandshake ? undefined : defaultTls;
-  const contexts = shareSslContexts(merged.virtualHosts, defaultServerTls);
+  const contexts = shareSslContexts(merged.virtualHosts, defaultServerTls, options.certificatesPerHandshake ?? false);
   const shared = sharePlainHttpServers(contexts.virtualHosts);
   const serverNameHash = hashSizes(merged.virtualHosts.map((h) => h.serverName));
   const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
