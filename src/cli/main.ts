@@ -13,6 +13,7 @@ import { build, type BuildResult } from '../render/build.js';
 import { InputError, readInputs, type FileSourceResult } from '../sources/files.js';
 import { refinePositions } from '../sources/positions.js';
 import { ClusterAccessError } from '../sources/cluster/access.js';
+import { nginxBuild } from '../sidecar/nginx.js';
 import { defaultRunTiming, runSidecar } from '../sidecar/run.js';
 import {
   defaults,
@@ -29,6 +30,7 @@ import {
   parseStreamModule,
   parseVersion,
   parseListenAddress,
+  nginxTarget,
   toBaseTranslateOptions,
   toTranslateOptions,
   UsageError,
@@ -66,7 +68,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
-      const options = toTranslateOptions(flags, io.now(), readResolvConf);
+      const target = await nginxTarget(flags, flags.check, () => nginxBuild(nginxBinary(flags.nginxBin)));
+      const options = toTranslateOptions(flags, target, io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const folder = await OutputFolder.open(flags.output);
       try {
@@ -96,7 +99,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
     async (flags: CommonFlags) => {
-      const options = toTranslateOptions(flags, io.now(), readResolvConf);
+      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => nginxBuild(nginxBinary())), io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
@@ -108,7 +111,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   withCommonOptions(program.command('diff').description('exit 1 with a unified diff when DIR is not what render would write'))
     .requiredOption('--against <dir>', 'a directory written by render')
     .action(async (flags: CommonFlags & { against: string }) => {
-      const options = toTranslateOptions(flags, io.now(), readResolvConf);
+      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => nginxBuild(nginxBinary())), io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
@@ -192,8 +195,8 @@ function withCommonOptions(command: Command): Command {
       .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
       .option('--strict', 'warnings fail too (exit 1)', false),
   )
-    .option('--nginx-version <version>', 'nginx version to render for', parseVersion, defaults.nginxVersion)
-    .option('--stream-module <path>', 'stream module to load_module, or "none" when built in', parseStreamModule, defaults.streamModule)
+    .option('--nginx-version <version>', `nginx version to render for, or "auto" to read it from the nginx binary (default: auto with --check, else ${defaults.nginxVersion})`, parseVersion)
+    .option('--stream-module <path>', `stream module to load_module, or "none" when built in (default: the nginx binary's with auto, else ${defaults.streamModule})`, parseStreamModule)
     .option('--now <time>', 'check certificate validity at this time instead of now', parseNow);
 }
 
