@@ -100,7 +100,7 @@ export interface SniRoute {
   readonly serverName: string;
   /** `serverName` as a `map` key: with a leading `\\` when it is one of map's parameter names (`default`, ...). */
   readonly mapKey: string;
-  /** `unix:/abs/path.sock`, or an upstream name / `name:port` for a backend the front proxies to itself. */
+  /** `unix:/abs/path.sock` */
   readonly target: string;
   /** Who asked for it, for the reader of the config. */
   readonly comment: string;
@@ -126,8 +126,6 @@ export interface PassthroughServer {
   readonly routes: readonly PassthroughBackend[];
   /** Its upstreams hold a share for the reject socket: a failed attempt must not be retried elsewhere. */
   readonly noRetry: boolean;
-  /** Send each backend a PROXY protocol v1 header with the client address (`backend-proxy-protocol`). */
-  readonly sendProxyProtocol: boolean;
 }
 
 export interface PassthroughBackend {

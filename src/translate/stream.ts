@@ -53,7 +53,6 @@ interface PassthroughTarget {
   /** Upstream block name, or `name:port` resolved per connection. */
   readonly backend: string;
   readonly noRetry: boolean;
-  readonly sendProxyProtocol: boolean;
 }
 
 /** What one SNI host name on one port leads to, with who asked for it. */
@@ -97,8 +96,7 @@ const backendTlsVerifyDepth = 4;
  * API passthrough routes to the port's shared passthrough listener, which reads the SNI again and proxies
  * to the backend; Gateway Terminate routes to stream servers that terminate TLS; terminated Ingress hosts
  * to the http servers. Unmatched SNI goes to the http servers on the Ingress HTTPS port and is closed on a
- * port that only Gateway listeners use. With `pass` the hand-off is not a proxy hop at all; with the
- * PROXY/unix hand-off, a passthrough backend that wants a PROXY header gets the front's own, directly.
+ * port that only Gateway listeners use. With `pass` the hand-off is not a proxy hop at all.
  */
 export function buildStream(input: StreamInput): StreamParts {
   const builder = new StreamBuilder(input.runDir);
@@ -114,7 +112,7 @@ export function buildStream(input: StreamInput): StreamParts {
     ingressClaims.push({
       serverName: route.host,
       target: route.backend
-        ? builder.passthroughTarget(builder.destination([{ ...route.backend, weight: 1 }], 0), route.backendProxyProtocol ?? false)
+        ? builder.passthroughTarget(builder.destination([{ ...route.backend, weight: 1 }], 0))
         : builder.rejectTarget(),
       comment: route.comment,
       owner: route.owner,
@@ -161,11 +159,7 @@ export function buildStream(input: StreamInput): StreamParts {
       const shared = new Map<string, { server: Omit<PassthroughServer, 'routes'>; routes: PassthroughBackend[] }>();
       const frontRoute = ({ serverName, target, comment }: Claim): SniRoute => {
         if (typeof target === 'string') return { serverName, mapKey: mapKey(serverName), target, comment };
-        // The PROXY/unix front already sends the header such a backend wants: no second hop for it.
-        if (input.handoff === 'proxy-protocol-unix' && target.sendProxyProtocol && !target.noRetry) {
-          return { serverName, mapKey: mapKey(serverName), target: target.backend, comment };
-        }
-        const kind = `${target.sendProxyProtocol ? '-pp' : ''}${target.noRetry ? '-once' : ''}`;
+        const kind = target.noRetry ? '-once' : '';
         let entry = shared.get(kind);
         if (!entry) {
           const server = {
@@ -173,7 +167,6 @@ export function buildStream(input: StreamInput): StreamParts {
             port,
             backendVariable: `i2n_passthrough_${port}${kind.replaceAll('-', '_')}`,
             noRetry: target.noRetry,
-            sendProxyProtocol: target.sendProxyProtocol,
           };
           shared.set(kind, (entry = { server, routes: [] }));
         }
@@ -311,14 +304,14 @@ class StreamBuilder {
     return { upstream: name };
   }
 
-  passthroughTarget(destination: Destination, sendProxyProtocol: boolean): PassthroughTarget {
-    return { backend: destination.resolve ?? destination.upstream, noRetry: this.rejecting.has(destination.upstream), sendProxyProtocol };
+  passthroughTarget(destination: Destination): PassthroughTarget {
+    return { backend: destination.resolve ?? destination.upstream, noRetry: this.rejecting.has(destination.upstream) };
   }
 
   gatewayTarget(route: SniRoutePlan): string | PassthroughTarget {
     if (route.backends.length === 0) return this.rejectTarget();
     const destination = this.destination(route.backends, route.rejectedWeight);
-    if (route.mode === 'Passthrough') return this.passthroughTarget(destination, false);
+    if (route.mode === 'Passthrough') return this.passthroughTarget(destination);
     const server: Omit<TerminateServer, 'socket' | 'comment'> = {
       certificates: route.certificates,
       ...destination,

@@ -24,8 +24,6 @@ export interface PassthroughRoute {
   readonly comment: string;
   /** The Ingress that won the host. */
   readonly owner: SourceObject;
-  /** The backend wants a PROXY protocol v1 header with the client address first (`backend-proxy-protocol`). */
-  readonly backendProxyProtocol?: boolean;
 }
 
 /** A host whose TLS the http servers terminate, and the Ingress that claimed it first. */
