@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { createTwoFilesPatch } from 'diff';
 import { nginxBinary, type NginxCheck } from '../apply/check.js';
-import { EnvironmentError } from '../apply/environment.js';
+import { EnvironmentError, reason } from '../apply/environment.js';
 import { stageBuild } from '../apply/staged-build.js';
 import { listFiles, managedFolders, OutputFolder } from '../apply/write.js';
 import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
@@ -68,7 +69,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
-      const target = await nginxTarget(flags, flags.check, () => nginxBuild(nginxBinary(flags.nginxBin)));
+      const target = await nginxTarget(flags, flags.check, () => detectNginx(nginxBinary(flags.nginxBin)));
       const options = toTranslateOptions(flags, target, io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const folder = await OutputFolder.open(flags.output);
@@ -99,7 +100,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
     async (flags: CommonFlags) => {
-      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => nginxBuild(nginxBinary())), io.now(), readResolvConf);
+      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => detectNginx(nginxBinary())), io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
@@ -111,7 +112,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   withCommonOptions(program.command('diff').description('exit 1 with a unified diff when DIR is not what render would write'))
     .requiredOption('--against <dir>', 'a directory written by render')
     .action(async (flags: CommonFlags & { against: string }) => {
-      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => nginxBuild(nginxBinary())), io.now(), readResolvConf);
+      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => detectNginx(nginxBinary())), io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
@@ -247,6 +248,22 @@ function stopSignal(): Promise<void> {
     process.on('SIGTERM', () => resolve());
     process.on('SIGINT', () => resolve());
   });
+}
+
+/** `nginx -V` of the binary to render for; one that cannot be run is an environment problem (exit 2). */
+async function detectNginx(binary: string): Promise<{ version: string; streamModulePath?: string }> {
+  try {
+    await access(binary, constants.X_OK).catch((error: NodeJS.ErrnoException) => {
+      if (binary.includes('/') || error.code !== 'ENOENT') throw error;
+    });
+    return await nginxBuild(binary);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || /not found/.test((error as Error).message)) {
+      throw new EnvironmentError(`nginx binary "${binary}" not found; install nginx or set --nginx-bin / NGINX_BIN`);
+    }
+    throw new EnvironmentError(`cannot run the nginx binary "${binary}": ${reason(error)}`);
+  }
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
