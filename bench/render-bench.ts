@@ -95,8 +95,9 @@ function translateOptions(inputDir: string): TranslateOptions {
     firstNamespaceOwnsHost: false,
     upstreams: 'service',
     accessLog: 'off',
+    certificatesPerHandshake: false,
   };
-  return toTranslateOptions(flags, new Date());
+  return toTranslateOptions(flags, { nginxVersion: defaults.nginxVersion, streamModulePath: defaults.streamModule }, new Date());
 }
 
 /** The `render` command: read, build, write, report (formatted and dropped here, stderr there). */

@@ -131,12 +131,21 @@ function fail(problems) {
   process.exit(1);
 }
 
-// Arguments name the tools to ensure (`nginx`, `kubectl`); none = all of them.
+// Arguments name the tools to ensure (`nginx`, `nginx-pass`, `kubectl`); none = all of them.
 const wanted = process.argv.slice(2);
-const unknown = wanted.filter((id) => !TOOLS.some((tool) => tool.id === id));
+const unknown = wanted.filter((id) => id !== 'nginx-pass' && !TOOLS.some((tool) => tool.id === id));
 if (unknown.length > 0) {
-  console.error(`ensure-test-tools: unknown tool ${unknown.join(', ')}; known: ${TOOLS.map((tool) => tool.id).join(', ')}`);
+  console.error(`ensure-test-tools: unknown tool ${unknown.join(', ')}; known: ${[...TOOLS.map((tool) => tool.id), 'nginx-pass'].join(', ')}`);
   process.exit(2);
+}
+// The second nginx generation (>= 1.25.5, the `pass` topology) is built from Debian's source package;
+// its own script caches the build and fails with what to do when it cannot.
+if ((wanted.length === 0 || wanted.includes('nginx-pass')) && !process.env.NGINX_NEW_BIN) {
+  const built = spawnSync(process.execPath, [path.join(import.meta.dirname, 'build-nginx.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (built.status !== 0) {
+    console.error('ensure-test-tools: the tests of the pass generation need nginx >= 1.25.5 (scripts/build-nginx.mjs failed above), or NGINX_NEW_BIN');
+    process.exit(1);
+  }
 }
 const problems = TOOLS.filter((tool) => wanted.length === 0 || wanted.includes(tool.id))
   .map((tool) => ({ tool, missing: tool.missing() })).filter(({ missing }) => missing !== undefined);

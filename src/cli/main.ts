@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { createTwoFilesPatch } from 'diff';
 import { nginxBinary, type NginxCheck } from '../apply/check.js';
-import { EnvironmentError } from '../apply/environment.js';
+import { EnvironmentError, reason } from '../apply/environment.js';
 import { stageBuild } from '../apply/staged-build.js';
 import { listFiles, managedFolders, OutputFolder } from '../apply/write.js';
 import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
@@ -13,6 +14,7 @@ import { build, type BuildResult } from '../render/build.js';
 import { InputError, readInputs, type FileSourceResult } from '../sources/files.js';
 import { refinePositions } from '../sources/positions.js';
 import { ClusterAccessError } from '../sources/cluster/access.js';
+import { nginxBuild } from '../sidecar/nginx.js';
 import { defaultRunTiming, runSidecar } from '../sidecar/run.js';
 import {
   defaults,
@@ -29,6 +31,7 @@ import {
   parseStreamModule,
   parseVersion,
   parseListenAddress,
+  nginxTarget,
   toBaseTranslateOptions,
   toTranslateOptions,
   UsageError,
@@ -66,7 +69,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
-      const options = toTranslateOptions(flags, io.now(), readResolvConf);
+      const target = await nginxTarget(flags, flags.check, () => detectNginx(nginxBinary(flags.nginxBin)));
+      const options = toTranslateOptions(flags, target, io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const folder = await OutputFolder.open(flags.output);
       try {
@@ -96,7 +100,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
     async (flags: CommonFlags) => {
-      const options = toTranslateOptions(flags, io.now(), readResolvConf);
+      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => detectNginx(nginxBinary())), io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
@@ -108,7 +112,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   withCommonOptions(program.command('diff').description('exit 1 with a unified diff when DIR is not what render would write'))
     .requiredOption('--against <dir>', 'a directory written by render')
     .action(async (flags: CommonFlags & { against: string }) => {
-      const options = toTranslateOptions(flags, io.now(), readResolvConf);
+      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => detectNginx(nginxBinary())), io.now(), readResolvConf);
       const source = await readSources(flags, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
@@ -192,8 +196,8 @@ function withCommonOptions(command: Command): Command {
       .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
       .option('--strict', 'warnings fail too (exit 1)', false),
   )
-    .option('--nginx-version <version>', 'nginx version to render for', parseVersion, defaults.nginxVersion)
-    .option('--stream-module <path>', 'stream module to load_module, or "none" when built in', parseStreamModule, defaults.streamModule)
+    .option('--nginx-version <version>', `nginx version to render for, or "auto" to read it from the nginx binary (default: auto with --check, else ${defaults.nginxVersion})`, parseVersion)
+    .option('--stream-module <path>', `stream module to load_module, or "none" when built in (default: the nginx binary's with auto, else ${defaults.streamModule})`, parseStreamModule)
     .option('--now <time>', 'check certificate validity at this time instead of now', parseNow);
 }
 
@@ -216,7 +220,8 @@ function withTranslateOptions(command: Command): Command {
     .option('--https-port <port>', 'TLS port, split by SNI', parsePort, defaults.httpsPort)
     .option('--run-dir <dir>', 'absolute directory for pid, unix sockets and temp files', parseRunDir, defaults.runDir)
     .option('--system-ca-bundle <path>', 'CA bundle for BackendTLSPolicy wellKnownCACertificates: System', parseAbsoluteFile, defaults.systemCaBundle)
-    .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off');
+    .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off')
+    .option('--certificates-per-handshake', 'one SSL context for all terminated hosts, certificates read by SNI per handshake (fast reloads; nginx workers must be able to read the key files)', false);
 }
 
 interface RunFlags {
@@ -243,6 +248,22 @@ function stopSignal(): Promise<void> {
     process.on('SIGTERM', () => resolve());
     process.on('SIGINT', () => resolve());
   });
+}
+
+/** `nginx -V` of the binary to render for; one that cannot be run is an environment problem (exit 2). */
+async function detectNginx(binary: string): Promise<{ version: string; streamModulePath?: string }> {
+  try {
+    await access(binary, constants.X_OK).catch((error: NodeJS.ErrnoException) => {
+      if (binary.includes('/') || error.code !== 'ENOENT') throw error;
+    });
+    return await nginxBuild(binary);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || /not found/.test((error as Error).message)) {
+      throw new EnvironmentError(`nginx binary "${binary}" not found; install nginx or set --nginx-bin / NGINX_BIN`);
+    }
+    throw new EnvironmentError(`cannot run the nginx binary "${binary}": ${reason(error)}`);
+  }
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {

@@ -33,6 +33,7 @@ export interface TranslateFlags {
   readonly httpsPort: number;
   readonly runDir: string;
   readonly accessLog: string;
+  readonly certificatesPerHandshake: boolean;
 }
 
 /** Command-line values of the commands that read manifests from files, as commander hands them over. */
@@ -40,8 +41,10 @@ export interface CommonFlags extends TranslateFlags {
   readonly filename: string[];
   readonly format: 'text' | 'json';
   readonly strict: boolean;
-  readonly nginxVersion: string;
-  readonly streamModule: string;
+  /** `X.Y.Z`, `auto` (read from the nginx binary), or unset: `auto` with `--check`, else `defaults.nginxVersion`. */
+  readonly nginxVersion?: string;
+  /** Unset: the nginx binary's with `auto`, else `defaults.streamModule`. */
+  readonly streamModule?: string;
   readonly now?: Date;
 }
 
@@ -130,8 +133,30 @@ export function parseDomain(value: string): string {
 }
 
 export function parseVersion(value: string): string {
-  if (!/^\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(value)) throw new InvalidArgumentError('expected a version such as 1.22.1');
+  if (value !== 'auto' && !/^\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(value)) throw new InvalidArgumentError('expected a version such as 1.22.1, or "auto"');
   return value;
+}
+
+/** The nginx a render targets: its version (which picks the topology) and its stream module. */
+export interface NginxTarget {
+  readonly nginxVersion: string;
+  readonly streamModulePath?: string;
+}
+
+/**
+ * `--nginx-version` and `--stream-module` as given, else as `detected` (the nginx binary's own, read
+ * only when `auto` is asked for or implied by `--check`), else the fixed defaults that keep CI renders
+ * the same on every machine.
+ */
+export async function nginxTarget(
+  flags: Pick<CommonFlags, 'nginxVersion' | 'streamModule'>,
+  check: boolean,
+  detected: () => Promise<{ version: string; streamModulePath?: string }>,
+): Promise<NginxTarget> {
+  const version = flags.nginxVersion ?? (check ? 'auto' : defaults.nginxVersion);
+  const build = version === 'auto' ? await detected() : undefined;
+  const streamModule = flags.streamModule ?? (build ? (build.streamModulePath ?? 'none') : defaults.streamModule);
+  return { nginxVersion: build?.version ?? version, ...(streamModule !== 'none' && { streamModulePath: streamModule }) };
 }
 
 export function parseStreamModule(value: string): string {
@@ -190,16 +215,12 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
     httpsPort: flags.httpsPort,
     runDir: flags.runDir,
     accessLog: flags.accessLog,
+    certificatesPerHandshake: flags.certificatesPerHandshake,
   };
 }
 
-export function toTranslateOptions(flags: CommonFlags, now: Date, resolvConf: () => string = () => ''): TranslateOptions {
-  return {
-    ...toBaseTranslateOptions(flags, resolvConf),
-    nginxVersion: flags.nginxVersion,
-    ...(flags.streamModule !== 'none' && { streamModulePath: flags.streamModule }),
-    now: flags.now ?? now,
-  };
+export function toTranslateOptions(flags: CommonFlags, target: NginxTarget, now: Date, resolvConf: () => string = () => ''): TranslateOptions {
+  return { ...toBaseTranslateOptions(flags, resolvConf), ...target, now: flags.now ?? now };
 }
 
 function resolverAddresses(given: readonly string[], resolvConf: () => string): string[] {

@@ -3,10 +3,12 @@
  * safe to place into nginx syntax as-is; templates only loop and branch over it.
  */
 
-/** How the SNI front hands a terminated connection to the http servers. */
+/** How the SNI front hands a connection to the listener that serves it (http servers, stream servers). */
 export type Handoff =
   /** nginx < 1.25.5: `proxy_pass` to unix sockets with PROXY protocol, real IP restored there. */
-  | 'proxy-protocol-unix';
+  | 'proxy-protocol-unix'
+  /** nginx >= 1.25.5: `pass` gives the listener the connection itself; no copy, the client address stays native. */
+  | 'pass';
 
 /**
  * Stands in the rendered config for its generation until the build step knows it: a digest of the
@@ -20,6 +22,8 @@ export interface NginxConfig {
   /** Target nginx version the config was rendered for (from `--nginx-version`). */
   readonly nginxVersion: string;
   readonly handoff: Handoff;
+  /** The listeners the SNI fronts hand connections to read a PROXY header first (`proxy-protocol-unix`). */
+  readonly handoffProxyProtocol: boolean;
   /** Absolute path of the stream module to `load_module`, when the distro builds it as a module. */
   readonly streamModulePath?: string;
   /** Absolute directory for pid, unix sockets and temp files. */
@@ -56,13 +60,18 @@ export interface StreamConfig {
   readonly resolvers: readonly string[];
   readonly mapHashBucketSize: number;
   readonly mapHashMaxSize: number;
+  /**
+   * `proxy_buffer_size`: with the PROXY/unix hand-off every byte is copied twice inside the worker, and
+   * larger buffers make each copy cheaper (measured: bulk passthrough then equals a single hop).
+   */
+  readonly proxyBufferSize: string;
   /** Protocols and ciphers for TLS that the stream servers terminate (Gateway Terminate listeners). */
   readonly sslProtocols: string;
   readonly sslCiphers: string;
   /** One SNI front per TLS port, sorted by port. */
   readonly frontends: readonly SniFrontend[];
   readonly upstreams: readonly StreamUpstream[];
-  /** Second hop of passthrough: a PROXY-protocol unix listener per backend set, proxying to it. */
+  /** Where passthrough connections are proxied to their backends: a few shared listeners per TLS port. */
   readonly passthroughServers: readonly PassthroughServer[];
   /** TLS terminated in the stream module, plain TCP (or re-encrypted TLS) to the backend set. */
   readonly terminateServers: readonly TerminateServer[];
@@ -72,6 +81,8 @@ export interface StreamConfig {
 
 export interface SniFrontend {
   readonly port: number;
+  /** `pass` (hands the connection itself over) or `proxy_pass` (copies it, after a PROXY header). */
+  readonly handoffDirective: 'pass' | 'proxy_pass';
   /** `$…` variable name (without `$`) that the SNI map sets. */
   readonly routeVariable: string;
   /** Expect a PROXY protocol header from an outer load balancer on this port. */
@@ -101,14 +112,28 @@ export interface StreamUpstream {
   readonly comment: string;
 }
 
+/**
+ * A listener shared by the passthrough hosts of one TLS port: it reads the SNI again (a map lookup, far
+ * cheaper than a listener per host) and proxies the untouched TLS to the host's backend.
+ */
 export interface PassthroughServer {
   /** Absolute unix socket path (without `unix:`). */
   readonly socket: string;
-  readonly upstream: string;
-  /** Instead of the upstream block: `name:port` that nginx resolves per connection (`resolver`). */
-  readonly resolve?: string;
-  /** The upstream holds a share for the reject socket: a failed attempt must not be retried elsewhere. */
+  readonly port: number;
+  /** `$…` variable name (without `$`) that its SNI map sets to the backend. */
+  readonly backendVariable: string;
+  /** Sorted by server name. */
+  readonly routes: readonly PassthroughBackend[];
+  /** Its upstreams hold a share for the reject socket: a failed attempt must not be retried elsewhere. */
   readonly noRetry: boolean;
+}
+
+export interface PassthroughBackend {
+  readonly serverName: string;
+  readonly mapKey: string;
+  /** An upstream block's name, or `name:port` that nginx resolves per connection (`resolver`). */
+  readonly backend: string;
+  readonly comment: string;
 }
 
 export interface TerminateServer {
@@ -140,9 +165,12 @@ export interface HttpConfig {
   readonly httpsPort: number;
   /** Absolute unix socket the SNI front sends terminated TLS to. */
   readonly httpsSocket: string;
+  /** `http2 on;` in the TLS servers (nginx >= 1.25.1) instead of the older `listen … http2`. */
+  readonly http2Directive: boolean;
   readonly serverNamesHashBucketSize: number;
   readonly serverNamesHashMaxSize: number;
   readonly mapHashBucketSize: number;
+  readonly mapHashMaxSize: number;
   readonly sslProtocols: string;
   readonly sslCiphers: string;
   /** Full Strict-Transport-Security header value, when HSTS is on. */
@@ -158,6 +186,41 @@ export interface HttpConfig {
   readonly defaultServer: DefaultServer;
   /** Sorted by server name. */
   readonly virtualHosts: readonly VirtualHost[];
+  /** One plain-HTTP server for every host whose plain HTTP only redirects (ACME challenges aside). */
+  readonly redirectServer?: RedirectServer;
+  /** Host names whose plain HTTP answers only 404 (passthrough hosts, mostly): one server for all. */
+  readonly notFoundServerNames: readonly string[];
+  /** Certificates chosen per handshake by the default server (many TLS servers), instead of one SSL context each. */
+  readonly certificateMap?: CertificateMap;
+}
+
+/** `ssl_certificate $variable` in the default server: SNI → key file (certificate chain and key). */
+export interface CertificateMap {
+  readonly variable: string;
+  /** Sorted by host name. */
+  readonly entries: readonly { readonly mapKey: string; readonly file: string }[];
+  /** Relative path of the default certificate, for no SNI or an unknown one. */
+  readonly defaultFile: string;
+}
+
+/**
+ * Hosts whose every plain-HTTP request gets a 308 to HTTPS, except ACME HTTP-01 challenges, which go to
+ * the host's own plain-HTTP upstream: one server for all of them instead of one each.
+ */
+export interface RedirectServer {
+  /** Sorted; exact names and `*.suffix`. */
+  readonly serverNames: readonly string[];
+  /** `$…` variable name (without `$`) that maps the request's host to its ACME challenge upstream. */
+  readonly acmeVariable: string;
+  readonly acmeUpstreams: readonly AcmeUpstream[];
+  /** A 308 for `/`, the challenge prefix proxied to `$acmeVariable`. */
+  readonly locations: readonly Location[];
+}
+
+export interface AcmeUpstream {
+  /** Server name as a `map` key (a leading `\\` for map's own parameter names). */
+  readonly mapKey: string;
+  readonly upstream: string;
 }
 
 export interface ForwardedHeaders {
@@ -208,6 +271,14 @@ export interface VirtualHost {
   readonly serverName: string;
   /** Absent when TLS for this host is passed through by SNI: no terminating server. */
   readonly tls?: TlsFiles;
+  /**
+   * The server names no certificate, so nginx keeps the default server's SSL context for it instead of
+   * building (and loading a certificate into) one more: its certificate is the default one, or the
+   * default server picks it by SNI (`http.certificateMap`).
+   */
+  readonly sharesDefaultTls?: boolean;
+  /** Its plain HTTP is answered by `http.redirectServer` or the not-found server: no plain-HTTP server of its own. */
+  readonly plainHttpShared?: boolean;
   readonly hsts: boolean;
   readonly locations: readonly Location[];
 }
@@ -222,6 +293,8 @@ export interface Location {
   readonly proxy?: Proxy;
   /** Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes. */
   readonly returnStatus?: 404 | 503;
+  /** Only for plain HTTP (the ACME challenge location): over HTTPS the location it copies serves the same. */
+  readonly plainHttpOnly?: boolean;
 }
 
 /**

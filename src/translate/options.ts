@@ -43,6 +43,11 @@ export interface TranslateOptions {
   /** Absolute directory for pid file, unix sockets and temp files. */
   readonly runDir: string;
   readonly nginxVersion: string;
+  /**
+   * `--certificates-per-handshake`: one SSL context for every terminated host, the certificate chosen
+   * by SNI and read by the workers per handshake, instead of one context per host loaded with the config.
+   */
+  readonly certificatesPerHandshake?: boolean;
   /** `access_log` target: absolute path or `off`. */
   readonly accessLog: string;
   /** Absolute path to `ngx_stream_module.so`, or undefined when nginx is built with stream. */

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type {
+  Handoff,
+  PassthroughBackend,
   PassthroughServer,
   SniFrontend,
   SniRoute,
@@ -14,6 +16,7 @@ import { byString, compareAge, groupBy } from './precedence.js';
 import { resourceName, type Reporter } from './report.js';
 
 export interface StreamInput {
+  readonly handoff: Handoff;
   readonly httpsPort: number;
   readonly runDir: string;
   readonly httpsSocket: string;
@@ -45,10 +48,18 @@ export interface StreamParts {
   readonly rejectSocket?: string;
 }
 
+/** Where a passthrough claim's connections go once the front has routed them. */
+interface PassthroughTarget {
+  /** Upstream block name, or `name:port` resolved per connection. */
+  readonly backend: string;
+  readonly noRetry: boolean;
+}
+
 /** What one SNI host name on one port leads to, with who asked for it. */
 interface Claim {
   readonly serverName: string;
-  readonly target: string;
+  /** A listener (`unix:…`), or a passthrough backend that the port's passthrough server proxies to. */
+  readonly target: string | PassthroughTarget;
   readonly comment: string;
   /** For settling collisions between Ingress and Gateway API claims. */
   readonly owner?: SourceObject;
@@ -62,7 +73,7 @@ interface Claim {
 /** nginx's `map` reads these words as its own parameters; as keys they take a leading backslash. */
 const mapParameters: ReadonlySet<string> = new Set(['default', 'hostnames', 'include', 'volatile']);
 
-function mapKey(serverName: string): string {
+export function mapKey(serverName: string): string {
   return mapParameters.has(serverName) ? `\\${serverName}` : serverName;
 }
 
@@ -81,10 +92,11 @@ export function wildcardCovers(wildcard: string, name: string): boolean {
 const backendTlsVerifyDepth = 4;
 
 /**
- * The SNI fronts, one per TLS port. Ingress passthrough hosts and Gateway API routes go to per-backend-set
- * unix listeners (second hop); Gateway Terminate routes to stream servers that terminate TLS; terminated
- * Ingress hosts to the http servers. Unmatched SNI goes to the http servers on the Ingress HTTPS port and
- * is closed on a port that only Gateway listeners use.
+ * The SNI fronts, one per TLS port. Each hands a connection on by its SNI: passthrough hosts and Gateway
+ * API passthrough routes to the port's shared passthrough listener, which reads the SNI again and proxies
+ * to the backend; Gateway Terminate routes to stream servers that terminate TLS; terminated Ingress hosts
+ * to the http servers. Unmatched SNI goes to the http servers on the Ingress HTTPS port and is closed on a
+ * port that only Gateway listeners use. With `pass` the hand-off is not a proxy hop at all.
  */
 export function buildStream(input: StreamInput): StreamParts {
   const builder = new StreamBuilder(input.runDir);
@@ -99,7 +111,9 @@ export function buildStream(input: StreamInput): StreamParts {
   for (const route of input.passthrough) {
     ingressClaims.push({
       serverName: route.host,
-      target: route.backend ? builder.passthroughTarget(builder.destination([{ ...route.backend, weight: 1 }], 0)) : builder.rejectTarget(),
+      target: route.backend
+        ? builder.passthroughTarget(builder.destination([{ ...route.backend, weight: 1 }], 0))
+        : builder.rejectTarget(),
       comment: route.comment,
       owner: route.owner,
     });
@@ -131,6 +145,7 @@ export function buildStream(input: StreamInput): StreamParts {
     });
   }
 
+  const passthroughServers: PassthroughServer[] = [];
   const frontends = [...ports.entries()]
     .sort(([a], [b]) => a - b)
     .map(([port, claims]): SniFrontend => {
@@ -138,23 +153,41 @@ export function buildStream(input: StreamInput): StreamParts {
       const owned = isIngressPort && input.hostOwners ? ownedClaims(claims, input.hostOwners, port, input.report) : claims;
       const settled = oneClaimPerName(owned, port, input.report);
       const wildcards = settled.filter((c) => !c.terminated && c.serverName.startsWith('*.')).map((c) => c.serverName);
-      const routes = settled.filter(
-        (c) => !c.terminated || wildcards.some((wildcard) => wildcard !== c.serverName && wildcardCovers(wildcard, c.serverName)),
-      );
+      const routes = settled
+        .filter((c) => !c.terminated || wildcards.some((wildcard) => wildcard !== c.serverName && wildcardCovers(wildcard, c.serverName)))
+        .sort(byString((c) => c.serverName));
+      const shared = new Map<string, { server: Omit<PassthroughServer, 'routes'>; routes: PassthroughBackend[] }>();
+      const frontRoute = ({ serverName, target, comment }: Claim): SniRoute => {
+        if (typeof target === 'string') return { serverName, mapKey: mapKey(serverName), target, comment };
+        const kind = target.noRetry ? '-once' : '';
+        let entry = shared.get(kind);
+        if (!entry) {
+          const server = {
+            socket: `${input.runDir}/passthrough-${port}${kind}.sock`,
+            port,
+            backendVariable: `i2n_passthrough_${port}${kind.replaceAll('-', '_')}`,
+            noRetry: target.noRetry,
+          };
+          shared.set(kind, (entry = { server, routes: [] }));
+        }
+        entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment });
+        return { serverName, mapKey: mapKey(serverName), target: `unix:${entry.server.socket}`, comment };
+      };
+      const frontRoutes = routes.map(frontRoute);
+      for (const { server, routes: backends } of shared.values()) passthroughServers.push({ ...server, routes: backends });
       return {
         port,
+        handoffDirective: input.handoff === 'pass' ? 'pass' : 'proxy_pass',
         routeVariable: `i2n_route_${port}`,
         acceptProxyProtocol: input.acceptProxyProtocol,
         trustedProxies: input.trustedProxies,
-        routes: routes
-          .map(({ serverName, target, comment }): SniRoute => ({ serverName, mapKey: mapKey(serverName), target, comment }))
-          .sort(byString((r) => r.serverName)),
+        routes: frontRoutes,
         defaultTarget: isIngressPort ? `unix:${input.httpsSocket}` : builder.rejectTarget(),
         defaultComment: isIngressPort ? 'terminating http servers (default certificate)' : 'reject socket (connection closed)',
       };
     });
 
-  return { frontends, ...builder.parts() };
+  return { frontends, passthroughServers: passthroughServers.sort(byString((s) => s.socket)), ...builder.parts() };
 }
 
 /**
@@ -173,12 +206,16 @@ function oneClaimPerName(claims: readonly Claim[], port: number, report: Reporte
     const winner = sorted.find((c) => c.terminated?.declaresTls) ?? sorted[0];
     if (!winner) continue;
     for (const loser of sorted) {
-      if (loser === winner || loser.target === winner.target || !loser.owner || !winner.owner || loser.owner === winner.owner) continue;
+      if (loser === winner || sameTarget(loser, winner) || !loser.owner || !winner.owner || loser.owner === winner.owner) continue;
       reportCollision(serverName, port, winner as Claim & { owner: SourceObject }, loser as Claim & { owner: SourceObject }, report);
     }
     settled.push(winner);
   }
   return settled;
+}
+
+function sameTarget(a: Claim, b: Claim): boolean {
+  return typeof a.target === 'string' || typeof b.target === 'string' ? a.target === b.target : JSON.stringify(a.target) === JSON.stringify(b.target);
 }
 
 function reportCollision(
@@ -234,7 +271,6 @@ interface Destination {
 
 class StreamBuilder {
   private readonly upstreams = new Map<string, StreamUpstream>();
-  private readonly passthroughServers = new Map<string, PassthroughServer>();
   private readonly terminateServers = new Map<string, TerminateServer>();
   /** Upstreams with a share for the reject socket. */
   private readonly rejecting = new Set<string>();
@@ -268,21 +304,11 @@ class StreamBuilder {
     return { upstream: name };
   }
 
-  passthroughTarget(destination: Destination): string {
-    const { upstream } = destination;
-    let server = this.passthroughServers.get(upstream);
-    if (!server) {
-      server = {
-        socket: `${this.runDir}/passthrough-${digest(upstream)}.sock`,
-        ...destination,
-        noRetry: this.rejecting.has(upstream),
-      };
-      this.passthroughServers.set(upstream, server);
-    }
-    return `unix:${server.socket}`;
+  passthroughTarget(destination: Destination): PassthroughTarget {
+    return { backend: destination.resolve ?? destination.upstream, noRetry: this.rejecting.has(destination.upstream) };
   }
 
-  gatewayTarget(route: SniRoutePlan): string {
+  gatewayTarget(route: SniRoutePlan): string | PassthroughTarget {
     if (route.backends.length === 0) return this.rejectTarget();
     const destination = this.destination(route.backends, route.rejectedWeight);
     if (route.mode === 'Passthrough') return this.passthroughTarget(destination);
@@ -317,10 +343,9 @@ class StreamBuilder {
     return `unix:${this.rejectSocket}`;
   }
 
-  parts(): Omit<StreamParts, 'frontends'> {
+  parts(): Omit<StreamParts, 'frontends' | 'passthroughServers'> {
     return {
       upstreams: [...this.upstreams.values()].sort(byString((u) => u.name)),
-      passthroughServers: [...this.passthroughServers.values()].sort(byString((s) => s.upstream)),
       terminateServers: [...this.terminateServers.values()].sort(byString((s) => s.socket)),
       ...(this.rejectSocket !== undefined && { rejectSocket: this.rejectSocket }),
     };
@@ -332,12 +357,18 @@ function digest(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
-/** `*_hash_bucket_size` must hold the longest name; nginx refuses to start otherwise. */
+/**
+ * `*_hash_bucket_size` must hold the longest name, or nginx refuses to start; and a bucket that holds
+ * only one or two entries makes nginx look for a table without collisions, which it may not find below
+ * `*_hash_max_size` (it then warns and builds a slow one). Buckets for four of the longest entries (a
+ * pointer and the name, padded to a pointer) and a table up to four slots per name always succeed.
+ */
 export function hashSizes(names: readonly string[]): { bucketSize: number; maxSize: number } {
   const longest = names.reduce((max, name) => Math.max(max, name.length), 0);
+  const entry = 8 + Math.ceil((longest + 2) / 8) * 8;
   return {
-    bucketSize: Math.max(64, nextPowerOfTwo(longest + 32)),
-    maxSize: Math.max(1024, nextPowerOfTwo(names.length * 2)),
+    bucketSize: Math.max(64, nextPowerOfTwo(entry * 4)),
+    maxSize: Math.max(1024, nextPowerOfTwo(names.length * 4)),
   };
 }
 

@@ -1,5 +1,5 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import { generationPlaceholder, type ForwardedHeaders, type HttpUpstream, type NginxConfig, type TlsFiles, type VirtualHost } from '../model/nginx.js';
+import { generationPlaceholder, type ForwardedHeaders, type Handoff, type HttpUpstream, type NginxConfig, type TlsFiles, type VirtualHost } from '../model/nginx.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { gatewayKinds, planGateways, type GatewayPlan, type ResourceStatus } from './gateway/index.js';
@@ -14,6 +14,9 @@ import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
 import { SecretFiles, type CertificateSummary } from './secrets.js';
+import { nginxFeatures } from './nginx-version.js';
+import { sharePlainHttpServers } from './redirect-server.js';
+import { shareSslContexts } from './ssl-contexts.js';
 import { buildStream, hashSizes } from './stream.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -105,7 +108,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
 
   const runDir = options.runDir;
   const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
+  const features = nginxFeatures(options.nginxVersion);
+  const handoff: Handoff = features.streamPass ? 'pass' : 'proxy-protocol-unix';
   const stream = buildStream({
+    handoff,
     httpsPort: options.httpsPort,
     runDir,
     httpsSocket,
@@ -119,12 +125,17 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     report,
   });
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
+  const defaultServerTls = settings.sslRejectHandshake ? undefined : defaultTls;
+  const contexts = shareSslContexts(merged.virtualHosts, defaultServerTls, options.certificatesPerHandshake ?? false);
+  const shared = sharePlainHttpServers(contexts.virtualHosts);
   const serverNameHash = hashSizes(merged.virtualHosts.map((h) => h.serverName));
+  const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
   const hstsHeader = hstsHeaderValue(settings);
 
   const model: NginxConfig = {
     nginxVersion: options.nginxVersion,
-    handoff: 'proxy-protocol-unix',
+    handoff,
+    handoffProxyProtocol: handoff === 'proxy-protocol-unix',
     ...(options.streamModulePath !== undefined && { streamModulePath: options.streamModulePath }),
     runDir,
     pidFile: `${runDir}/nginx.pid`,
@@ -138,9 +149,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       httpPort: options.httpPort,
       httpsPort: options.httpsPort,
       httpsSocket,
+      http2Directive: features.http2Directive,
       serverNamesHashBucketSize: serverNameHash.bucketSize,
       serverNamesHashMaxSize: serverNameHash.maxSize,
-      mapHashBucketSize: 64,
+      mapHashBucketSize: httpMapHash.bucketSize,
+      mapHashMaxSize: httpMapHash.maxSize,
       sslProtocols: settings.sslProtocols,
       sslCiphers: settings.sslCiphers,
       ...(hstsHeader !== undefined && { hstsHeader }),
@@ -150,16 +163,20 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       upstreams: httpUpstreams(merged.virtualHosts, merged.defaultLocations, backends, settings),
       redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
       defaultServer: {
-        ...(!settings.sslRejectHandshake && { tls: defaultTls }),
+        ...(defaultServerTls && { tls: defaultServerTls }),
         rejectHandshake: settings.sslRejectHandshake,
         locations: merged.defaultLocations,
       },
-      virtualHosts: merged.virtualHosts,
+      virtualHosts: shared.virtualHosts,
+      ...(shared.redirectServer && { redirectServer: shared.redirectServer }),
+      notFoundServerNames: shared.notFoundServerNames,
+      ...(contexts.certificateMap && { certificateMap: contexts.certificateMap }),
     },
     stream: {
       resolvers,
       mapHashBucketSize: streamHash.bucketSize,
       mapHashMaxSize: streamHash.maxSize,
+      proxyBufferSize: '64k',
       sslProtocols: settings.sslProtocols,
       sslCiphers: settings.sslCiphers,
       ...stream,
@@ -253,14 +270,26 @@ function httpUpstreams(
   for (const location of [...defaultLocations, ...virtualHosts.flatMap((h) => h.locations)]) {
     if (location.proxy) used.add(location.proxy.upstream);
   }
-  return [...used]
+  const upstreams = [...used]
     .map((name) => backends.get(name))
-    .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined)
-    .map((backend) => ({
-      name: backend.upstream,
-      servers: backend.servers,
-      keepalive: settings.upstreamKeepaliveConnections,
-      comment: backend.description,
-    }))
+    .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined);
+  const keepalive = keepalivePerUpstream(settings.upstreamKeepaliveConnections, upstreams.length);
+  return upstreams
+    .map((backend) => ({ name: backend.upstream, servers: backend.servers, keepalive, comment: backend.description }))
     .sort(byString((u) => u.name));
+}
+
+/** Up to this many upstream blocks, each keeps `upstream-keepalive-connections` idle connections. */
+const fullKeepaliveUpstreams = 100;
+const leastKeepalive = 16;
+
+/**
+ * `upstream-keepalive-connections` is what ingress-nginx keeps per worker for its one balancer upstream;
+ * here every Service port has an upstream block, and nginx allocates each block's whole cache when it
+ * loads the config (320 entries: about 48 kB per block, 320 MB at 6,666 blocks). Past 100 blocks the
+ * setting is shared out among them, never below 16 each.
+ */
+export function keepalivePerUpstream(setting: number, upstreams: number): number {
+  if (setting === 0 || upstreams <= fullKeepaliveUpstreams) return setting;
+  return Math.min(setting, Math.max(leastKeepalive, Math.floor((setting * fullKeepaliveUpstreams) / upstreams)));
 }

@@ -206,11 +206,13 @@ spec:
     expect(stderr).not.toMatch(/nginx -t|nginx-rejected/);
     expect(exitCode).toBe(1);
     const conf = await readFile(path.join(output, 'nginx.conf'), 'utf8');
-    const certificateOf = (host: string): string | undefined =>
-      conf
-        .split(/\n\s*server \{/)
-        .find((server) => server.includes(`server_name ${host};`) && server.includes('ssl_certificate '))
-        ?.match(/ssl_certificate (\S+);/)?.[1];
+    // A TLS server that names no certificate keeps the default server's SSL context, and so its certificate.
+    const tlsServers = conf.split(/\n\s*server \{/).filter((server) => /listen unix:\S+ ssl/.test(server));
+    const certificateIn = (server: string | undefined) => server?.match(/ssl_certificate (\S+);/)?.[1];
+    const certificateOf = (host: string): string | undefined => {
+      const server = tlsServers.find((s) => s.includes(`server_name ${host};`));
+      return server === undefined ? undefined : (certificateIn(server) ?? certificateIn(tlsServers.find((s) => s.includes('default_server;'))));
+    };
     expect(certificateOf('rsa1024.example.test')).toBe('tls/default.pem');
     expect(certificateOf('rsa2048.example.test')).toBe('tls/web_good-tls.pem');
   });

@@ -172,6 +172,7 @@ export async function renderInto(target: Target, manifests: string, extraArgs: r
       '--https-port', String(target.httpsPort),
       '--run-dir', target.runDir,
       '--stream-module', requireNginx().streamModuleFile ?? 'none',
+      '--nginx-version', requireNginx().version,
       ...extraArgs,
     ],
     { now: new Date() },

@@ -71,15 +71,45 @@ export function nginxBinary(): string | undefined {
   return onPath ?? (isExecutableFile('/usr/sbin/nginx') ? '/usr/sbin/nginx' : undefined);
 }
 
-let installation: NginxInstallation | undefined;
+/**
+ * The nginx generation a test run targets (`I2N_NGINX_GENERATION`, set per vitest project):
+ * `distro` is the machine's nginx (Debian 12: 1.22, the PROXY/unix hand-off); `pass` is nginx >= 1.25.5
+ * as scripts/build-nginx.mjs builds it (the `pass` hand-off).
+ */
+export type NginxGeneration = 'distro' | 'pass';
+
+export function nginxGeneration(): NginxGeneration {
+  return process.env.I2N_NGINX_GENERATION === 'pass' ? 'pass' : 'distro';
+}
+
+/** Where scripts/build-nginx.mjs installs its build; keep in step with it. */
+function builtNginxBinary(): string {
+  const cacheRoot =
+    process.env.I2N_CACHE_DIR || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'ingress2nginx');
+  return path.join(cacheRoot, 'nginx-new', 'current', 'sbin', 'nginx');
+}
+
+/** `NGINX_NEW_BIN` if set (and then only it), else the build of scripts/build-nginx.mjs. */
+export function newNginxBinary(): string | undefined {
+  const binary = process.env.NGINX_NEW_BIN || builtNginxBinary();
+  return isExecutableFile(binary) ? binary : undefined;
+}
+
+const installations = new Map<NginxGeneration, NginxInstallation>();
 
 /**
- * The nginx the integration tests run, with its stream module. Throws with install instructions
- * when there is none: a missing nginx is a test failure, never a skip (design §7).
+ * The nginx the integration tests run, with its stream module: the one of this run's generation.
+ * Throws with install instructions when there is none: a missing nginx is a test failure, never a
+ * skip (design §7), for either generation.
  */
-export function requireNginx(): NginxInstallation {
-  if (installation) return installation;
-  const binary = nginxBinary();
+export function requireNginx(generation: NginxGeneration = nginxGeneration()): NginxInstallation {
+  const known = installations.get(generation);
+  if (known) return known;
+  const binary = generation === 'pass' ? newNginxBinary() : nginxBinary();
+  if (binary === undefined && generation === 'pass') {
+    const where = process.env.NGINX_NEW_BIN ? `NGINX_NEW_BIN=${process.env.NGINX_NEW_BIN} is not executable` : `nothing at ${builtNginxBinary()}`;
+    throw new Error(`nginx >= 1.25.5 is required by the tests of the pass generation (${where}). Build it with \`node scripts/build-nginx.mjs\` (as root it installs the compiler it needs), or set NGINX_NEW_BIN.`);
+  }
   if (binary === undefined) {
     const where = process.env.NGINX_BIN ? `NGINX_BIN=${process.env.NGINX_BIN} is not executable` : 'no nginx on PATH or at /usr/sbin/nginx';
     throw new Error(`nginx is required by the integration tests (${where}). ${INSTALL_HINT}`);
@@ -97,8 +127,17 @@ export function requireNginx(): NginxInstallation {
       throw new Error(`${binary} (nginx ${version}) has no stream module (neither built in nor ${DEBIAN_STREAM_MODULE_FILE}). ${INSTALL_HINT}`);
     }
   }
-  installation = { binary, version, streamModuleFile };
+  const installation = { binary, version, streamModuleFile };
+  if (generation === 'pass' && !/^(\d+)\.(\d+)\.(\d+)$/.test(version)) throw new Error(`${binary}: cannot read its version (${version})`);
+  if (generation === 'pass' && versionBelow(version, '1.25.5')) throw new Error(`${binary} is nginx ${version}; the pass generation needs >= 1.25.5`);
+  installations.set(generation, installation);
   return installation;
+}
+
+function versionBelow(version: string, minimum: string): boolean {
+  const [a, b] = [version, minimum].map((v) => v.split('.').map(Number));
+  for (let i = 0; i < 3; i++) if (a![i] !== b![i]) return a![i]! < b![i]!;
+  return false;
 }
 
 /**

@@ -42,7 +42,7 @@ export interface MergedHosts {
   readonly passthrough: readonly PassthroughRoute[];
 }
 
-const acmeChallengePrefix = '/.well-known/acme-challenge/';
+export const acmeChallengePrefix = '/.well-known/acme-challenge/';
 
 /**
  * Settles what several Ingresses ask of the same host. The oldest claim on a host's TLS decides whether
@@ -392,6 +392,7 @@ function acmeChallengeLocation(locations: readonly Location[]): Location | undef
     path: acmeChallengePrefix,
     comment: `ACME HTTP-01 challenges are never redirected; served as ${covering.comment}`,
     plainHttp: { redirect: false, serve: true },
+    plainHttpOnly: true,
     ...(covering.proxy ? { proxy: covering.proxy } : { returnStatus: 503 as const }),
   };
 }

@@ -1,0 +1,33 @@
+import type { CertificateMap, TlsFiles, VirtualHost } from '../model/nginx.js';
+import { mapKey } from './stream.js';
+
+const certificateVariable = 'i2n_certificate';
+
+/**
+ * Which TLS servers need an SSL context of their own. A server that names no certificate keeps the
+ * default server's context: so every host served with the default certificate, and, with
+ * `--certificates-per-handshake`, every host, the default server choosing the certificate by SNI. One
+ * SSL context per server, each loading its certificate whenever nginx loads the config, is half of a
+ * reload at 10,000 hosts; per handshake, the nginx workers read the key file on every handshake, so
+ * they must be allowed to (README, "Data plane and performance").
+ */
+export function shareSslContexts(
+  virtualHosts: readonly VirtualHost[],
+  defaultTls: TlsFiles | undefined,
+  perHandshake: boolean,
+): { virtualHosts: VirtualHost[]; certificateMap?: CertificateMap } {
+  if (!defaultTls) return { virtualHosts: [...virtualHosts] };
+  const isDefault = (tls: TlsFiles) => tls.certificate === defaultTls.certificate && tls.certificateKey === defaultTls.certificateKey;
+  const own = virtualHosts.filter((host) => host.tls && !isDefault(host.tls));
+  const hosts = virtualHosts.map((host) => (host.tls && (perHandshake || isDefault(host.tls)) ? { ...host, sharesDefaultTls: true } : host));
+  if (!perHandshake || own.length === 0) return { virtualHosts: hosts };
+  return {
+    virtualHosts: hosts,
+    certificateMap: {
+      variable: certificateVariable,
+      // Each key file holds the certificate chain and its key.
+      entries: own.map((host) => ({ mapKey: mapKey(host.serverName), file: (host.tls as TlsFiles).certificate })),
+      defaultFile: defaultTls.certificate,
+    },
+  };
+}
