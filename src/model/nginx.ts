@@ -1,7 +1,11 @@
 /**
  * The typed nginx view-model. Every string in here is already validated against an allow-list and is
- * safe to place into nginx syntax as-is; templates only loop and branch over it.
+ * safe to place into nginx syntax as-is; templates only loop and branch over it. The `origin` fields are
+ * provenance for reports (model/provenance.ts); templates never read them.
  */
+
+import type { ResourceRef } from './diagnostics.js';
+import type { LocationOrigin, ServicePortRef, SniRouteOrigin, VirtualHostOrigin } from './provenance.js';
 
 /** How the SNI front hands a terminated connection to the http servers. */
 export type Handoff =
@@ -93,6 +97,7 @@ export interface SniRoute {
   readonly target: string;
   /** Who asked for it, for the reader of the config. */
   readonly comment: string;
+  readonly origin?: SniRouteOrigin;
 }
 
 export interface StreamUpstream {
@@ -210,6 +215,7 @@ export interface VirtualHost {
   readonly tls?: TlsFiles;
   readonly hsts: boolean;
   readonly locations: readonly Location[];
+  readonly origin?: VirtualHostOrigin;
 }
 
 export interface Location {
@@ -222,6 +228,8 @@ export interface Location {
   readonly proxy?: Proxy;
   /** Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes. */
   readonly returnStatus?: 404 | 503;
+  /** Absent for the 404 location that only stands where no Ingress path matches. */
+  readonly origin?: LocationOrigin;
 }
 
 /**
@@ -250,6 +258,8 @@ export interface Proxy {
    */
   readonly resolve?: string;
   readonly ssl?: ProxySsl;
+  /** The Service port behind `upstream`. */
+  readonly service?: ServicePortRef;
 }
 
 export interface ProxySsl {
@@ -264,4 +274,6 @@ export interface ProxySsl {
   readonly ciphers: string;
   /** Client certificate presented to the backend. */
   readonly clientCertificate?: TlsFiles;
+  /** The Secret the CA and client certificate come from (`proxy-ssl-secret`). */
+  readonly secret?: ResourceRef;
 }
