@@ -1,56 +1,41 @@
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { createTwoFilesPatch } from 'diff';
-import { nginxBinary, type NginxCheck } from '../apply/check.js';
+import { nginxBinary } from '../apply/check.js';
 import { EnvironmentError } from '../apply/environment.js';
 import { stageBuild } from '../apply/staged-build.js';
 import { listFiles, managedFolders, OutputFolder } from '../apply/write.js';
-import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
 import { mainConfigName } from '../model/nginx.js';
 import { build, type BuildResult } from '../render/build.js';
-import { InputError, readInputs, type FileSourceResult } from '../sources/files.js';
-import { refinePositions } from '../sources/positions.js';
+import { InputError } from '../sources/files.js';
 import { ClusterAccessError } from '../sources/cluster/access.js';
 import { defaultRunTiming, runSidecar } from '../sidecar/run.js';
 import {
-  defaults,
-  parseAbsoluteFile,
-  parseAccessLog,
-  parseDomain,
-  parseDomainList,
+  collect,
+  diagnosticsOf,
+  exitCodes,
+  outcome,
+  readResolvConf,
+  readSources,
+  report,
+  withCommonOptions,
+  withTranslateOptions,
+  type CliIo,
+} from './common.js';
+import {
   parseClassName,
-  parseNamespacedName,
-  parseNow,
-  parsePort,
-  parseResolver,
-  parseRunDir,
-  parseStreamModule,
-  parseVersion,
   parseListenAddress,
+  parseNamespacedName,
   toBaseTranslateOptions,
   toTranslateOptions,
   UsageError,
   type CommonFlags,
   type TranslateFlags,
 } from './options.js';
-import { formatJson, formatSummary, formatText } from './reporters.js';
+import { routesCommand } from './routes.js';
 
-export interface CliIo {
-  readonly stdin: NodeJS.ReadableStream;
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly now: () => Date;
-  /** `run` only: the environment (KUBECONFIG, POD_NAME, ...). Default: process.env. */
-  readonly env?: NodeJS.ProcessEnv;
-  /** `run` only: resolves when the process is asked to stop (SIGTERM or SIGINT). */
-  readonly stopRequested?: () => Promise<void>;
-  /** `run` only: told the metrics port once it listens. */
-  readonly onListening?: (port: number) => void;
-}
-
-export const exitCodes = { clean: 0, inputErrors: 1, failure: 2 } as const;
+export { exitCodes, type CliIo } from './common.js';
 
 /** Thin CLI: parse flags, run the pipeline, hand diagnostics to a reporter, map outcomes to exit codes. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -67,7 +52,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
       const options = toTranslateOptions(flags, io.now(), readResolvConf);
-      const source = await readSources(flags, io);
+      const source = await readSources(flags.filename, io);
       const folder = await OutputFolder.open(flags.output);
       try {
         const rendered = await stageBuild(folder, source.snapshot, options, flags.check ? nginxBinary(flags.nginxBin) : undefined);
@@ -97,7 +82,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
     async (flags: CommonFlags) => {
       const options = toTranslateOptions(flags, io.now(), readResolvConf);
-      const source = await readSources(flags, io);
+      const source = await readSources(flags.filename, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
       report(diagnostics, result, flags, io);
@@ -109,7 +94,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .requiredOption('--against <dir>', 'a directory written by render')
     .action(async (flags: CommonFlags & { against: string }) => {
       const options = toTranslateOptions(flags, io.now(), readResolvConf);
-      const source = await readSources(flags, io);
+      const source = await readSources(flags.filename, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
       report(diagnostics, result, flags, io);
@@ -117,6 +102,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       if (drift.length > 0) io.stdout(drift.join(''));
       exitCode = drift.length > 0 ? exitCodes.inputErrors : outcome(diagnostics, flags.strict);
     });
+
+  routesCommand(program, io, (code) => (exitCode = code));
 
   withTranslateOptions(program.command('run').description('watch the cluster and keep a stock nginx beside it configured (sidecar)'))
     .requiredOption('-o, --output <dir>', 'folder nginx reads its config from (shared with the nginx container)')
@@ -184,41 +171,6 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
 }
 
-/** Flags of the commands that read manifests from files. */
-function withCommonOptions(command: Command): Command {
-  return withTranslateOptions(
-    command
-      .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect)
-      .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
-      .option('--strict', 'warnings fail too (exit 1)', false),
-  )
-    .option('--nginx-version <version>', 'nginx version to render for', parseVersion, defaults.nginxVersion)
-    .option('--stream-module <path>', 'stream module to load_module, or "none" when built in', parseStreamModule, defaults.streamModule)
-    .option('--now <time>', 'check certificate validity at this time instead of now', parseNow);
-}
-
-/** Flags of every command that translates, the cluster mode included. */
-function withTranslateOptions(command: Command): Command {
-  return command
-    .option('--ingress-class <name>', 'IngressClass name to serve', parseClassName, defaults.ingressClass)
-    .option('--gateway-class <name>', 'GatewayClass name to serve', parseClassName, defaults.gatewayClass)
-    .option('--watch-ingress-without-class', 'also serve Ingresses that name no class', false)
-    .option('--configmap <namespace/name>', 'controller ConfigMap (ingress-nginx keys)', parseNamespacedName)
-    .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)
-    .option('--allow-cross-namespace-secrets', 'let proxy-ssl-secret name a Secret in another namespace', false)
-    .option('--cluster-domain <domain>', 'cluster DNS domain for Services not in the input', parseDomain, defaults.clusterDomain)
-    .option('--resolver <address>', 'DNS server nginx uses to resolve backends known only by name, per request (repeatable; "auto": /etc/resolv.conf)', parseResolver)
-    .option('--disable-svc-external-name', 'never use ExternalName Services as backends', false)
-    .option('--external-name-suffix <domain>', 'allow ExternalName backends only in this domain (repeatable)', parseDomainList)
-    .option('--first-namespace-owns-host', 'a host belongs to the namespace that claimed it first; other namespaces cannot add to it', false)
-    .addOption(new Option('--upstreams <mode>', 'reach Services at their ClusterIP, or at their EndpointSlice addresses').choices(['service', 'endpoints']).default('service'))
-    .option('--http-port <port>', 'plain HTTP port', parsePort, defaults.httpPort)
-    .option('--https-port <port>', 'TLS port, split by SNI', parsePort, defaults.httpsPort)
-    .option('--run-dir <dir>', 'absolute directory for pid, unix sockets and temp files', parseRunDir, defaults.runDir)
-    .option('--system-ca-bundle <path>', 'CA bundle for BackendTLSPolicy wellKnownCACertificates: System', parseAbsoluteFile, defaults.systemCaBundle)
-    .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off');
-}
-
 interface RunFlags {
   readonly output: string;
   readonly kubeconfig?: string;
@@ -243,41 +195,6 @@ function stopSignal(): Promise<void> {
     process.on('SIGTERM', () => resolve());
     process.on('SIGINT', () => resolve());
   });
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-function readResolvConf(): string {
-  try {
-    return readFileSync('/etc/resolv.conf', 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-function readSources(flags: CommonFlags, io: CliIo): Promise<FileSourceResult> {
-  return readInputs(flags.filename, { stdin: io.stdin });
-}
-
-/** The sources' and the build's diagnostics, each at the line and column of its field. */
-function diagnosticsOf(source: FileSourceResult, result: BuildResult): Promise<Diagnostic[]> {
-  return refinePositions([...source.diagnostics, ...result.diagnostics], source.snapshot, source.readText);
-}
-
-function report(diagnostics: readonly Diagnostic[], result: BuildResult, flags: CommonFlags, io: CliIo, nginx?: NginxCheck): void {
-  if (flags.format === 'json') {
-    io.stderr(formatJson(diagnostics, result.statuses, nginx));
-    return;
-  }
-  if (diagnostics.length > 0) io.stderr(formatText(diagnostics) + formatSummary(diagnostics));
-  if (nginx && !nginx.ok) io.stderr(`nginx -t failed:\n${nginx.output}\n`);
-}
-
-function outcome(diagnostics: readonly Diagnostic[], strict: boolean): number {
-  const failing = hasErrors(diagnostics) || (strict && diagnostics.some((d) => d.severity === 'warning'));
-  return failing ? exitCodes.inputErrors : exitCodes.clean;
 }
 
 /** Differences between `dir` and what render would write; key material is named, never shown. */
