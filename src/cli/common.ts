@@ -22,6 +22,7 @@ import {
   type CommonFlags,
   type OutputFormat,
 } from './options.js';
+import { formatSarif } from '../report/sarif.js';
 import { formatJson, formatSummary, formatText } from './reporters.js';
 
 /** What every command shares: the I/O it is given, exit codes, flags, reading manifests, reporting diagnostics. */
@@ -105,7 +106,13 @@ export function diagnosticsOf(source: FileSourceResult, result: BuildResult): Pr
   return refinePositions([...source.diagnostics, ...result.diagnostics], source.snapshot, source.readText);
 }
 
+/** Diagnostics on stderr as text or JSON; SARIF goes to stdout, alone, to be saved as a file. */
 export function report(diagnostics: readonly Diagnostic[], result: BuildResult, flags: CommonFlags, io: CliIo, nginx?: NginxCheck): void {
+  if (flags.format === 'sarif') {
+    io.stdout(formatSarif(diagnostics));
+    if (nginx && !nginx.ok) io.stderr(`nginx -t failed:\n${nginx.output}\n`);
+    return;
+  }
   if (flags.format === 'json') {
     io.stderr(formatJson(diagnostics, result.statuses, nginx));
     return;

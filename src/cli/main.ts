@@ -1,13 +1,11 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { createTwoFilesPatch } from 'diff';
 import { nginxBinary } from '../apply/check.js';
 import { EnvironmentError } from '../apply/environment.js';
 import { stageBuild } from '../apply/staged-build.js';
-import { listFiles, managedFolders, OutputFolder } from '../apply/write.js';
+import { OutputFolder } from '../apply/write.js';
 import { mainConfigName } from '../model/nginx.js';
-import { build, type BuildResult } from '../render/build.js';
+import { build } from '../render/build.js';
 import { InputError } from '../sources/files.js';
 import { ClusterAccessError } from '../sources/cluster/access.js';
 import { defaultRunTiming, runSidecar } from '../sidecar/run.js';
@@ -33,6 +31,7 @@ import {
   type CommonFlags,
   type TranslateFlags,
 } from './options.js';
+import { diffCommand } from './diff.js';
 import { routesCommand } from './routes.js';
 
 export { exitCodes, type CliIo } from './common.js';
@@ -46,7 +45,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run with --help for usage)');
 
-  withCommonOptions(program.command('render').description('render manifests into DIR/nginx.conf and key material'))
+  withCommonOptions(program.command('render').description('render manifests into DIR/nginx.conf and key material'), ['text', 'json', 'sarif'])
     .requiredOption('-o, --output <dir>', 'output directory')
     .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
@@ -68,18 +67,20 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         if (rendered.rejected) await folder.keepRejected(rendered.rejected);
         report(diagnostics, result, flags, io, nginx);
         exitCode = outcome(diagnostics, flags.strict);
-        io.stdout(
+        // With --format sarif, stdout carries the SARIF log alone.
+        const say = flags.format === 'sarif' ? io.stderr : io.stdout;
+        say(
           `wrote ${join(flags.output, mainConfigName)}: ${result.model.http.virtualHosts.length} host(s), ` +
             `${result.model.stream.frontends.reduce((n, f) => n + f.routes.length, 0)} SNI route(s), ` +
             `${result.model.files.length} key file(s)\n`,
         );
-        if (nginx) io.stdout('nginx -t: configuration is valid\n');
+        if (nginx) say('nginx -t: configuration is valid\n');
       } finally {
         await folder.close();
       }
     });
 
-  withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
+  withCommonOptions(program.command('validate').description('report diagnostics only; write nothing'), ['text', 'json', 'sarif']).action(
     async (flags: CommonFlags) => {
       const options = toTranslateOptions(flags, io.now(), readResolvConf);
       const source = await readSources(flags.filename, io);
@@ -90,18 +91,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     },
   );
 
-  withCommonOptions(program.command('diff').description('exit 1 with a unified diff when DIR is not what render would write'))
-    .requiredOption('--against <dir>', 'a directory written by render')
-    .action(async (flags: CommonFlags & { against: string }) => {
-      const options = toTranslateOptions(flags, io.now(), readResolvConf);
-      const source = await readSources(flags.filename, io);
-      const result = build(source.snapshot, options);
-      const diagnostics = await diagnosticsOf(source, result);
-      report(diagnostics, result, flags, io);
-      const drift = await driftAgainst(flags.against, result);
-      if (drift.length > 0) io.stdout(drift.join(''));
-      exitCode = drift.length > 0 ? exitCodes.inputErrors : outcome(diagnostics, flags.strict);
-    });
+  diffCommand(program, io, (code) => (exitCode = code));
 
   routesCommand(program, io, (code) => (exitCode = code));
 
@@ -195,26 +185,4 @@ function stopSignal(): Promise<void> {
     process.on('SIGTERM', () => resolve());
     process.on('SIGINT', () => resolve());
   });
-}
-
-/** Differences between `dir` and what render would write; key material is named, never shown. */
-async function driftAgainst(dir: string, result: BuildResult): Promise<string[]> {
-  const drift: string[] = [];
-  const nginxConf = result.files.find((f) => f.path === mainConfigName)?.contents ?? '';
-  const currentConf = await readFile(join(dir, mainConfigName), 'utf8').catch(() => '');
-  if (currentConf !== nginxConf) {
-    drift.push(createTwoFilesPatch(join(dir, mainConfigName), `rendered/${mainConfigName}`, currentConf, nginxConf));
-  }
-  const wanted = new Map(result.model.files.map((f) => [f.path, f.contents]));
-  for (const [path, contents] of wanted) {
-    const current = await readFile(join(dir, path), 'utf8').catch(() => undefined);
-    if (current === undefined) drift.push(`missing: ${join(dir, path)}\n`);
-    else if (current !== contents) drift.push(`differs: ${join(dir, path)} (key material, not shown)\n`);
-  }
-  for (const folder of managedFolders) {
-    for (const name of await listFiles(join(dir, folder))) {
-      if (!wanted.has(`${folder}/${name}`)) drift.push(`stale: ${join(dir, folder, name)}\n`);
-    }
-  }
-  return drift;
 }

@@ -14,8 +14,10 @@ export interface Provenance {
   /** The same path as data, so the sources stage can find the field's exact line (sources/positions.ts). */
   readonly path?: FieldPath;
   readonly file?: string;
-  /** First line of the resource's document in `file`. */
+  /** First line of the resource's document in `file`; the field's line once positions are refined. */
   readonly line?: number;
+  /** Set when positions are refined to the field. */
+  readonly column?: number;
 }
 
 /** The resource that holds a host, path or SNI name, and those that asked for it too and lost. */

@@ -44,7 +44,7 @@ export function backendLabel(row: RouteRow): string {
   const tls = row.backendTls;
   if (!tls) return backends;
   const details = [
-    tls.verify ? 'verify on' : 'verify off',
+    tls.verify ? `verify on (depth ${tls.verifyDepth})` : 'verify off',
     ...(tls.ca ? [`CA ${tls.ca.subject ?? tls.ca.file}`] : []),
     ...(tls.name !== undefined ? [`name ${tls.name}`] : []),
     tls.sni ? 'SNI on' : 'SNI off',
@@ -75,7 +75,8 @@ export function plainHttpLabel(row: RouteRow): string {
 }
 
 export function provenanceLabel(provenance: Provenance): string {
-  const where = provenance.file !== undefined ? ` (${provenance.file}${provenance.line !== undefined ? `:${provenance.line}` : ''})` : '';
+  const line = provenance.line !== undefined ? `:${provenance.line}${provenance.column !== undefined ? `:${provenance.column}` : ''}` : '';
+  const where = provenance.file !== undefined ? ` (${provenance.file}${line})` : '';
   return `${provenance.resource.kind} ${refName(provenance.resource)}${where}`;
 }
 
@@ -134,6 +135,7 @@ export function routeJson(row: RouteRow): Record<string, unknown> {
     backendTls: row.backendTls
       ? {
           verify: row.backendTls.verify,
+          verifyDepth: row.backendTls.verifyDepth,
           ca: row.backendTls.ca ? { file: row.backendTls.ca.file, subject: row.backendTls.ca.subject ?? null, sha256: row.backendTls.ca.sha256 ?? null } : null,
           name: row.backendTls.name ?? null,
           sni: row.backendTls.sni,
@@ -169,6 +171,7 @@ export function provenanceJson(provenance: Provenance): Record<string, unknown> 
     field: provenance.field ?? null,
     file: provenance.file ?? null,
     line: provenance.line ?? null,
+    column: provenance.column ?? null,
   };
 }
 

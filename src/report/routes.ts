@@ -32,6 +32,8 @@ export interface CaSummary {
 
 export interface BackendTls {
   readonly verify: boolean;
+  /** Longest certificate chain accepted from the backend. */
+  readonly verifyDepth: number;
   readonly ca?: CaSummary;
   /** Name verified and, when `sni` is on, sent as SNI. */
   readonly name?: string;
@@ -115,7 +117,7 @@ export function routeTable(result: Pick<BuildResult, 'model' | 'certificates'>):
 
   const rows: RouteRow[] = [];
   for (const host of model.http.virtualHosts) rows.push(...virtualHostRows(host, tlsElsewhere.get(host.serverName), context));
-  rows.push(...locationRows('', model.http.defaultServer.locations, { mode: 'http', port: model.http.httpPort, notes: [] }, context));
+  rows.push(...locationRows('', model.http.defaultServer.locations, { tlsLosers: [], mode: 'http', port: model.http.httpPort, notes: [] }, context));
   for (const frontend of model.stream.frontends) {
     for (const route of frontend.routes) {
       const row = sniRow(frontend.port, route, context);
@@ -132,6 +134,7 @@ interface RowContext {
 }
 
 interface HostSide {
+  readonly tlsLosers: readonly Provenance[];
   readonly mode: 'http' | 'terminate';
   readonly port: number;
   readonly certificate?: RouteCertificate;
@@ -160,6 +163,8 @@ function virtualHostRows(host: VirtualHost, tlsElsewhere: SniRoute | undefined, 
           ...(served && { subject: served.subject, issuer: served.issuer, dnsNames: served.dnsNames, notAfter: served.notAfter }),
         };
   const side: HostSide = {
+    // Ingresses whose claim on the host's TLS lost lost every terminated path of it.
+    tlsLosers: terminates ? (host.origin?.claim.losers ?? []) : [],
     mode: terminates ? 'terminate' : 'http',
     port: terminates ? http.httpsPort : http.httpPort,
     ...(terminates && certificate && { certificate }),
@@ -203,7 +208,9 @@ function locationRows(host: string, locations: readonly Location[], side: HostSi
       plainHttp: plainHttp(main.plainHttp),
       ...(side.hsts !== undefined && { hsts: side.hsts }),
       claimant: origin.claim.claimant,
-      losers: uniqueProvenance(group.flatMap((l) => l.origin?.claim.losers ?? [])),
+      losers: uniqueProvenance([...group.flatMap((l) => l.origin?.claim.losers ?? []), ...side.tlsLosers]).filter(
+        (l) => provenanceKey(l) !== provenanceKey(origin.claim.claimant),
+      ),
       notes: side.notes,
     });
   }
@@ -232,6 +239,7 @@ function httpBackend(service: { namespace: string; name: string; port: number },
 function proxyBackendTls(ssl: ProxySsl, context: RowContext): BackendTls {
   return {
     verify: ssl.verify,
+    verifyDepth: ssl.verifyDepth,
     ...(ssl.trustedCertificate !== undefined && { ca: context.caSummary(ssl.trustedCertificate) }),
     ...(ssl.name !== undefined && { name: ssl.name }),
     sni: ssl.serverName,
@@ -273,13 +281,25 @@ function sniRow(port: number, route: SniRoute, context: RowContext): RouteRow | 
     backends,
     closedWeight: destination.rejectedWeight,
     ...(policy && {
-      backendTls: { verify: true, ca: context.caSummary(policy.trustedCertificate), name: policy.name, sni: true, policy: refName(policy.policy) },
+      backendTls: {
+        verify: true,
+        verifyDepth: streamVerifyDepth(context.model, route),
+        ca: context.caSummary(policy.trustedCertificate),
+        name: policy.name,
+        sni: true,
+        policy: refName(policy.policy),
+      },
     }),
     ...(served && {
       certificate: { source: 'secret', subject: served.subject, issuer: served.issuer, dnsNames: served.dnsNames, notAfter: served.notAfter },
     }),
     notes,
   };
+}
+
+/** The depth nginx verifies a re-encrypted Gateway backend with: that of the stream server the name leads to. */
+function streamVerifyDepth(model: NginxConfig, route: SniRoute): number {
+  return model.stream.terminateServers.find((s) => route.target === `unix:${s.socket}`)?.backendTls?.verifyDepth ?? 1;
 }
 
 function shareBackend(share: BackendShare): RouteBackend {
