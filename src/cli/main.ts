@@ -32,6 +32,7 @@ import {
   type TranslateFlags,
 } from './options.js';
 import { diffCommand } from './diff.js';
+import { reviewCommand } from './review.js';
 import { routesCommand } from './routes.js';
 
 export { exitCodes, type CliIo } from './common.js';
@@ -94,6 +95,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   diffCommand(program, io, (code) => (exitCode = code));
 
   routesCommand(program, io, (code) => (exitCode = code));
+  reviewCommand(program, io, (code) => (exitCode = code));
 
   withTranslateOptions(program.command('run').description('watch the cluster and keep a stock nginx beside it configured (sidecar)'))
     .requiredOption('-o, --output <dir>', 'folder nginx reads its config from (shared with the nginx container)')
