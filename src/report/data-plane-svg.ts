@@ -22,8 +22,8 @@ interface Edge {
 }
 
 const examples = 4;
-const columnX = [10, 230, 540, 880];
-const boxWidth = [180, 220, 260, 260];
+const columnX = [10, 230, 560, 900];
+const boxWidth = [180, 240, 260, 260];
 const lineHeight = 15;
 
 function sample(names: readonly string[]): string[] {
@@ -55,7 +55,7 @@ export function dataPlaneSvg(model: NginxConfig): string {
     const names = front.routes.map((r) => r.serverName);
     boxes.push({ id: `port-${front.port}`, column: 0, kind: 'port', title: `:${front.port} TLS`, lines: [front.acceptProxyProtocol ? 'PROXY protocol in' : 'SNI split'] });
     boxes.push({ id: `front-${front.port}`, column: 1, kind: 'front', title: `SNI front :${front.port}`, lines: [`${names.length} name(s) in the map`, ...sample(names)] });
-    edges.push({ from: `port-${front.port}`, to: `front-${front.port}`, label: 'ssl_preread' });
+    edges.push({ from: `port-${front.port}`, to: `front-${front.port}`, label: 'SNI' });
     const counts = { http: 0, passthrough: 0, terminate: 0, closed: 0 };
     for (const route of front.routes) {
       const kind = route.origin?.destination.kind ?? 'http';
@@ -65,7 +65,7 @@ export function dataPlaneSvg(model: NginxConfig): string {
       if (kind === 'closed') closed.push(route.serverName);
     }
     if (front.port === http.httpsPort || counts.http > 0) {
-      edges.push({ from: `front-${front.port}`, to: 'http', label: `${counts.http} listed + unmatched SNI` });
+      edges.push({ from: `front-${front.port}`, to: 'http', label: `${counts.http} + default` });
     }
     if (counts.passthrough > 0) edges.push({ from: `front-${front.port}`, to: 'passthrough', label: `${counts.passthrough} name(s)` });
     if (counts.terminate > 0) edges.push({ from: `front-${front.port}`, to: 'terminate', label: `${counts.terminate} name(s)` });
@@ -79,7 +79,7 @@ export function dataPlaneSvg(model: NginxConfig): string {
       title: 'passthrough (TLS untouched)',
       lines: [`${passthrough.length} name(s), ${model.stream.passthroughServers.length} backend set(s)`, ...sample(passthrough)],
     });
-    edges.push({ from: 'passthrough', to: 'stream-upstreams', label: 'proxy_pass' });
+    edges.push({ from: 'passthrough', to: 'stream-upstreams', label: 'TCP' });
   }
   if (terminate.length > 0) {
     boxes.push({
@@ -89,7 +89,7 @@ export function dataPlaneSvg(model: NginxConfig): string {
       title: 'stream termination (Gateway)',
       lines: [`${terminate.length} name(s), ${model.stream.terminateServers.length} server(s)`, ...sample(terminate)],
     });
-    edges.push({ from: 'terminate', to: 'stream-upstreams', label: 'TCP / re-encrypted' });
+    edges.push({ from: 'terminate', to: 'stream-upstreams', label: 'TCP/TLS' });
   }
   if (closed.length > 0) boxes.push({ id: 'closed', column: 2, kind: 'closed', title: 'closed', lines: [`${closed.length} name(s)`, ...sample(closed)] });
   boxes.push({
@@ -99,7 +99,7 @@ export function dataPlaneSvg(model: NginxConfig): string {
     title: 'http upstreams',
     lines: [`${http.upstreams.length} upstream(s)`, ...sample(http.upstreams.map((u) => u.comment))],
   });
-  edges.push({ from: 'http', to: 'http-upstreams', label: 'proxy_pass / grpc_pass' });
+  edges.push({ from: 'http', to: 'http-upstreams', label: 'HTTP(S)' });
   if (passthrough.length + terminate.length > 0) {
     boxes.push({
       id: 'stream-upstreams',

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Ajv from 'ajv-draft-04';
-import addFormats from 'ajv-formats';
+import AjvDraft04 from 'ajv-draft-04';
+import ajvFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { riskyRules } from '../../src/report/risky.js';
 import { runCli } from '../support/cli.js';
@@ -12,6 +12,9 @@ import { goldenOptions } from '../support/golden.js';
 /** `--format sarif` of validate, render and diff, validated against the vendored SARIF 2.1.0 schema. */
 
 const schema = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'vendor', 'sarif', 'sarif-2.1.0-rtm.5.json'), 'utf8')) as object;
+// Both are CommonJS whose class/function is also their `default` export, whichever way they are loaded.
+const Ajv = AjvDraft04.default;
+const addFormats = ajvFormats.default;
 // The schema's language-tag pattern is not valid with the `u` flag; the schema itself is kept as published.
 const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
 addFormats(ajv);
