@@ -8,7 +8,7 @@ import { build, type BuildResult } from '../render/build.js';
 import { formatDiffJson, formatDiffMarkdown, formatDiffText } from '../report/diff-format.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { hasChanges, routeDiff, type DiffSide } from '../report/diff.js';
-import type { RiskyChange } from '../report/risky.js';
+import { reviewSide, type RiskyChange } from '../report/risky.js';
 import { routeTable } from '../report/routes.js';
 import { formatSarif } from '../report/sarif.js';
 import type { FileSourceResult } from '../sources/files.js';
@@ -60,10 +60,10 @@ export function diffCommand(program: Command, io: CliIo, setExitCode: (code: num
 
 async function routeDiffCommand(flags: DiffFlags, baseManifests: readonly string[], options: TranslateOptions, io: CliIo): Promise<number> {
   if (flags.filename.includes('-') && baseManifests.includes('-')) throw new UsageError('only one of -f and --base-manifests can read stdin');
-  const base = await diffSide(baseManifests, options, io);
-  const next = await diffSide(flags.filename, options, io);
+  const base = (await diffSide(baseManifests, options, io)).side;
+  const { side: next, source } = await diffSide(flags.filename, options, io);
   const compared = routeDiff(base, next, options.now);
-  const diff = { ...compared, risky: await refineRiskyPositions(compared.risky, next.source) };
+  const diff = { ...compared, risky: await refineRiskyPositions(compared.risky, source) };
   if (next.diagnostics.length > 0) io.stderr(`new manifests: ${formatSummary(next.diagnostics)}`);
   const formatted =
     flags.format === 'json'
@@ -77,10 +77,11 @@ async function routeDiffCommand(flags: DiffFlags, baseManifests: readonly string
   return hasChanges(diff) ? exitCodes.inputErrors : exitCodes.clean;
 }
 
-async function diffSide(filenames: readonly string[], options: TranslateOptions, io: CliIo): Promise<DiffSide & { source: FileSourceResult }> {
+/** Builds one side and keeps only what the diff needs, so that the base's build is freed before the new one. */
+async function diffSide(filenames: readonly string[], options: TranslateOptions, io: CliIo): Promise<{ side: DiffSide; source: FileSourceResult }> {
   const source = await readSources(filenames, io);
   const result = build(source.snapshot, options);
-  return { result, table: routeTable(result), snapshot: source.snapshot, diagnostics: await diagnosticsOf(source, result), source };
+  return { side: { ...reviewSide(result, routeTable(result), source.snapshot), diagnostics: await diagnosticsOf(source, result) }, source };
 }
 
 /** Risky changes point at the field's line and column, found the way diagnostics' are. */

@@ -2,6 +2,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { build } from '../render/build.js';
 import { routeDiff, type DiffSide } from '../report/diff.js';
+import { reviewSide } from '../report/risky.js';
 import { reviewPage } from '../report/review-page.js';
 import { routeTable } from '../report/routes.js';
 import type { TranslateOptions } from '../translate/options.js';
@@ -28,14 +29,17 @@ export function reviewCommand(program: Command, io: CliIo, setExitCode: (code: n
     .action(async (flags: ReviewFlags) => {
       const options = toTranslateOptions(flags, io.now(), readResolvConf);
       if (flags.baseManifests?.includes('-') && flags.filename.includes('-')) throw new UsageError('only one of -f and --base-manifests can read stdin');
-      const next = await side(flags.filename, options, io);
-      const base = flags.baseManifests ? await side(flags.baseManifests, options, io) : undefined;
+      // The base first, so that only its route table and a few objects are alive while the new side builds.
+      const base = flags.baseManifests ? await baseSide(flags.baseManifests, options, io) : undefined;
+      const source = await readSources(flags.filename, io);
+      const result = build(source.snapshot, options);
+      const next: DiffSide = { ...reviewSide(result, routeTable(result), source.snapshot), diagnostics: await diagnosticsOf(source, result) };
       const diff = base ? routeDiff(base, next, options.now) : undefined;
       const page = reviewPage({
         table: next.table,
-        model: next.result.model,
+        model: result.model,
         diagnostics: next.diagnostics,
-        certificates: next.result.certificates,
+        certificates: result.certificates,
         now: options.now,
         ...(diff && { diff }),
       });
@@ -52,8 +56,8 @@ export function reviewCommand(program: Command, io: CliIo, setExitCode: (code: n
     });
 }
 
-async function side(filenames: readonly string[], options: TranslateOptions, io: CliIo): Promise<DiffSide> {
+async function baseSide(filenames: readonly string[], options: TranslateOptions, io: CliIo): Promise<DiffSide> {
   const source = await readSources(filenames, io);
   const result = build(source.snapshot, options);
-  return { result, table: routeTable(result), snapshot: source.snapshot, diagnostics: await diagnosticsOf(source, result) };
+  return { ...reviewSide(result, routeTable(result), source.snapshot), diagnostics: await diagnosticsOf(source, result) };
 }

@@ -38,11 +38,27 @@ export interface RiskyChange {
   readonly resource?: Provenance;
 }
 
-/** One side of a review: the build, its route table and the objects it was built from. */
+/**
+ * One side of a review: its route table and the little the rules need besides. Small on purpose: the
+ * base's build and snapshot can be freed before the new side is built.
+ */
 export interface ReviewSide {
-  readonly result: BuildResult;
   readonly table: RouteTable;
-  readonly snapshot: Snapshot;
+  readonly statuses: BuildResult['statuses'];
+  /** Our Ingresses (rendered or not) and the Gateways, by `namespace/name`. */
+  readonly ingresses: ReadonlyMap<string, SourceObject>;
+  readonly gateways: ReadonlyMap<string, SourceObject>;
+}
+
+export function reviewSide(result: BuildResult, table: RouteTable, snapshot: Snapshot): ReviewSide {
+  const ours = new Set(result.ingresses.map((i) => `${i.namespace}/${i.name}`));
+  const byName = (kind: string, keep: (id: string) => boolean) =>
+    new Map(
+      snapshot.objects
+        .filter((o) => o.kind === kind && keep(`${o.metadata.namespace}/${o.metadata.name}`))
+        .map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
+    );
+  return { table, statuses: result.statuses, ingresses: byName('Ingress', (id) => ours.has(id)), gateways: byName('Gateway', () => true) };
 }
 
 const expiryWindowMs = 30 * 24 * 60 * 60 * 1000;
@@ -243,19 +259,10 @@ function lostClaims(baseRows: readonly RouteRow[], rows: readonly RouteRow[]): R
   return changes;
 }
 
-function ingressesOf(side: ReviewSide): Map<string, SourceObject> {
-  const ours = new Set(side.result.ingresses.map((i) => `${i.namespace}/${i.name}`));
-  return new Map(
-    side.snapshot.objects
-      .filter((o) => o.kind === 'Ingress' && ours.has(`${o.metadata.namespace}/${o.metadata.name}`))
-      .map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]),
-  );
-}
-
 function removedAccessControl(base: ReviewSide, next: ReviewSide): RiskyChange[] {
-  const after = ingressesOf(next);
+  const after = next.ingresses;
   const changes: RiskyChange[] = [];
-  for (const [id, before] of ingressesOf(base)) {
+  for (const [id, before] of base.ingresses) {
     const now = after.get(id);
     if (!now) continue;
     const removed = Object.keys(before.metadata.annotations)
@@ -274,7 +281,7 @@ function removedAccessControl(base: ReviewSide, next: ReviewSide): RiskyChange[]
 
 function programmedListeners(side: ReviewSide): Map<string, boolean> {
   const listeners = new Map<string, boolean>();
-  for (const status of side.result.statuses) {
+  for (const status of side.statuses) {
     if (status.kind !== 'Gateway') continue;
     for (const listener of status.listeners) {
       const programmed = listener.conditions.some((c) => c.type === 'Programmed' && c.status === 'True');
@@ -290,7 +297,7 @@ function listenersNoLongerProgrammed(base: ReviewSide, next: ReviewSide): RiskyC
   for (const [id, wasProgrammed] of programmedListeners(base)) {
     if (!wasProgrammed || after.get(id) !== false) continue;
     const [gateway = '', listener = ''] = id.split(' ');
-    const object = next.snapshot.objects.find((o) => o.kind === 'Gateway' && `${o.metadata.namespace}/${o.metadata.name}` === gateway);
+    const object = next.gateways.get(gateway);
     const listeners = (object?.raw['spec'] as { listeners?: { name?: unknown }[] } | undefined)?.listeners ?? [];
     const index = listeners.findIndex((l) => l.name === listener);
     changes.push({
