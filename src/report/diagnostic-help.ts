@@ -88,7 +88,7 @@ const help: Readonly<Record<string, string>> = {
   'no-valid-ca-certificate': 'No CA certificate of the BackendTLSPolicy parses.',
 };
 
-export function genericHelp(code: string): string {
+function genericHelp(code: string): string {
   return `ingress2nginx reports "${code}": the message says what is wrong and what was done about it (a resource is left out, or a path answers 503, or connections are closed).`;
 }
 

@@ -91,7 +91,7 @@ function indent(text: string): string {
     .join('\n');
 }
 
-export function riskyJson(risky: RiskyChange): Record<string, unknown> {
+function riskyJson(risky: RiskyChange): Record<string, unknown> {
   return {
     rule: risky.rule,
     port: risky.port ?? null,
@@ -128,7 +128,7 @@ export function formatDiffJson(diff: RouteDiff): string {
 }
 
 /** GitHub refuses comments over 65,536 characters; stay well below, with room for a note. */
-export const markdownLimit = 60_000;
+const markdownLimit = 60_000;
 
 /**
  * A pull-request comment: a short summary, the risky changes, then each section collapsed. Values are

@@ -7,7 +7,7 @@ import { isAccessControlAnnotation } from '../translate/ingress/annotations/unsu
 import { provenanceOf } from '../translate/provenance.js';
 import { wildcardCovers } from '../translate/stream.js';
 import { backendLabel, certificateLabel, hostLabel, pathLabel } from './routes-format.js';
-import { provenanceKey, refName, type RouteRow, type RouteTable } from './routes.js';
+import { provenanceKey, type RouteRow, type RouteTable } from './routes.js';
 
 /**
  * Risky changes: what a reviewer must not miss in a route diff. Each rule compares the base (the target
@@ -195,36 +195,30 @@ function expiringCertificates(baseRows: readonly RouteRow[], rows: readonly Rout
   return changes;
 }
 
-/** The row set that answers `host` on `port`: its own rows, else the longest wildcard that covers it. */
-function answering(rowsByPortHost: ReadonlyMap<string, RouteRow>, wildcards: readonly RouteRow[], port: number, host: string): RouteRow | undefined {
-  const own = rowsByPortHost.get(`${port} ${host}`);
-  if (own) return own;
-  return wildcards
-    .filter((w) => w.port === port && wildcardCovers(w.host, host))
-    .sort((a, b) => b.host.length - a.host.length)[0];
-}
-
 function wildcardCaptures(baseRows: readonly RouteRow[], rows: readonly RouteRow[]): RiskyChange[] {
-  const index = (list: readonly RouteRow[]) => {
+  const firstByPortHost = (list: readonly RouteRow[]) => {
     const byPortHost = new Map<string, RouteRow>();
     for (const row of list) if (!byPortHost.has(`${row.port} ${row.host}`)) byPortHost.set(`${row.port} ${row.host}`, row);
-    return { byPortHost, wildcards: [...byPortHost.values()].filter((r) => r.host.startsWith('*.')) };
+    return byPortHost;
   };
-  const before = index(baseRows);
-  const after = index(rows);
+  const before = firstByPortHost(baseRows);
+  const after = firstByPortHost(rows);
+  const wildcards = [...after.values()].filter((r) => r.host.startsWith('*.'));
   const changes: RiskyChange[] = [];
-  for (const row of before.byPortHost.values()) {
-    if (row.host === '' || row.host.startsWith('*.')) continue;
-    const now = answering(after.byPortHost, after.wildcards, row.port, row.host);
-    if (!now?.host.startsWith('*.')) continue;
-    const was = answering(before.byPortHost, before.wildcards, row.port, row.host);
-    if (was?.host === now.host) continue;
+  // A name with routes of its own in the base that has none now: the longest wildcard that covers it
+  // answers it now (exact names beat wildcards, so one that keeps its routes is never captured).
+  for (const row of before.values()) {
+    if (row.host === '' || row.host.startsWith('*.') || after.has(`${row.port} ${row.host}`)) continue;
+    const wildcard = wildcards
+      .filter((w) => w.port === row.port && wildcardCovers(w.host, row.host))
+      .sort((a, b) => b.host.length - a.host.length)[0];
+    if (!wildcard) continue;
     changes.push({
       rule: 'wildcard-capture',
-      ...at(now),
+      ...at(wildcard),
       host: row.host,
       path: '',
-      message: `${row.host} on port ${row.port} is answered by the wildcard ${now.host} now (${now.claimant ? `${now.claimant.resource.kind} ${refName(now.claimant.resource)}` : 'no claimant'}), no longer by ${was ? (was.claimant ? `${was.claimant.resource.kind} ${refName(was.claimant.resource)}` : was.host) : 'its own route'}`,
+      message: `${row.host} on port ${row.port} is answered by the wildcard ${wildcard.host} now (${wildcard.claimant ? provenanceKey(wildcard.claimant) : 'no claimant'}), no longer by ${row.claimant ? provenanceKey(row.claimant) : 'its own route'}`,
     });
   }
   return changes;

@@ -30,7 +30,7 @@ export function pathLabel(row: Pick<RouteRow, 'path' | 'pathType'>): string {
   return `${row.path} (${row.pathType})`;
 }
 
-export function backendsLabel(backends: readonly RouteBackend[], closedWeight: number): string {
+function backendsLabel(backends: readonly RouteBackend[], closedWeight: number): string {
   const weighted = backends.length > 1 || closedWeight > 0;
   const parts = backends.map(
     (b) => `${b.service}:${b.port}${weighted ? ` weight ${b.weight}` : ''} [${b.addresses.join(' ') || 'no address'}]`,

@@ -24,7 +24,7 @@ interface SarifFinding {
   readonly resource?: ResourceRef;
 }
 
-export function riskyRuleId(rule: RiskyChange['rule']): string {
+function riskyRuleId(rule: RiskyChange['rule']): string {
   return `risky-change/${rule}`;
 }
 
@@ -112,7 +112,7 @@ function location(finding: SarifFinding): Record<string, unknown> | undefined {
  * A manifest path as a URI reference: relative paths stay relative (to the repository root, where CI
  * runs), absolute ones become `file://` URIs; every path segment is percent-encoded. Standard input has none.
  */
-export function fileUri(file: string): string | undefined {
+function fileUri(file: string): string | undefined {
   if (file === '<stdin>') return undefined;
   const encoded = file.replace(/^(\.\/)+/, '').split('/').map(encodeURIComponent).join('/');
   return isAbsolute(file) ? `file://${encoded}` : encoded;

@@ -126,6 +126,7 @@ describe('review page in Chromium', () => {
       expect(await page.locator('svg').count()).toBe(1);
       expect(await page.locator('b').count()).toBe(0);
 
+      expect(await page.locator('#risky li').allTextContents()).toEqual([expect.stringContaining('<img src=x onerror="window.__pwned=1">.yaml')]);
       await page.locator('#diagnostics input[type=search]').fill('__pwned=5');
       expect(await count(page, 'diagnostics')).toMatch(/^[1-9]\d* of /);
       // The message quotes the annotation name as JSON does, so its quotes show escaped.

@@ -47,7 +47,7 @@ describe('SARIF output', () => {
     expect(validateSarif({ runs: [{ tool: { driver: { name: 'x' } }, results: [{ message: { text: 'm' }, level: 'fatal' }] }] })).toBe(false);
   });
 
-  it.each(['hostile', 'https-backends', 'gateway-status', 'passthrough'])('validate --format sarif on %s: valid, one result per diagnostic, at the field', async (name) => {
+  it.each(['hostile', 'https-backends', 'gateway-status', 'passthrough', 'classes', 'gateway-mixed'])('validate --format sarif on %s: valid, one result per diagnostic, at the field', async (name) => {
     const sarif = await runCli(['validate', '-f', `fixtures/${name}/input`, ...goldenOptions(name), '--format', 'sarif']);
     const json = await runCli(['validate', '-f', `fixtures/${name}/input`, ...goldenOptions(name), '--format', 'json']);
     expect(sarif.exitCode).toBe(json.exitCode);

@@ -56,6 +56,9 @@ ${tls ? `  tls: [{hosts: [${JSON.stringify(host)}], secretName: cert}]\n` : ''} 
     ingress('cert', 'cert.example.test', '/', {}, true),
   ];
   await writeFile(join(input, payloads.fileName), documents.join('---\n'));
-  await writeFile(join(base, 'base.yaml'), service);
+  // In the base, cert.example.test is passed through: the new manifests terminate it, a risky change
+  // whose location is the hostile file name.
+  const passthrough = ingress('cert', 'cert.example.test', '/', { 'nginx.ingress.kubernetes.io/ssl-passthrough': 'true' });
+  await writeFile(join(base, 'base.yaml'), [service, passthrough].join('---\n'));
   return { dir, input, base };
 }
