@@ -152,7 +152,10 @@ export function reviewPage(input: ReviewPageInput): string {
     ]),
     classColumn: 0,
   });
-  const certificates = certificateRows(input.certificates, input.now);
+  // Hosts without TLS of their own also answer HTTPS with the default certificate; the expiry view is
+  // about the certificates routes are meant to be served with.
+  const terminated = new Set(table.rows.filter((row) => row.certificate).map((row) => row.host));
+  const certificates = certificateRows(input.certificates.filter((c) => terminated.has(c.host)), input.now);
   tables.push({
     id: 'certificates',
     columns: ['HOST', 'NOT AFTER', 'DAYS LEFT', 'SUBJECT', 'ISSUER', 'DNS NAMES', 'STATUS'],
