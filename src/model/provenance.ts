@@ -77,8 +77,8 @@ export type SniDestination =
       readonly backends: readonly BackendShare[];
       readonly rejectedWeight: number;
       readonly certificates: readonly TlsFiles[];
-      /** Re-encryption per BackendTLSPolicy: CA file, and the name verified and sent as SNI. */
-      readonly backendTls?: { readonly trustedCertificate: string; readonly name: string; readonly policy: ResourceRef };
+      /** Re-encryption per BackendTLSPolicy: CA file, the name verified and sent as SNI, the chain depth accepted. */
+      readonly backendTls?: { readonly trustedCertificate: string; readonly name: string; readonly verifyDepth: number; readonly policy: ResourceRef };
     };
 
 export interface SniRouteOrigin {

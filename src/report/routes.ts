@@ -283,7 +283,7 @@ function sniRow(port: number, route: SniRoute, context: RowContext): RouteRow | 
     ...(policy && {
       backendTls: {
         verify: true,
-        verifyDepth: streamVerifyDepth(context.model, route),
+        verifyDepth: policy.verifyDepth,
         ca: context.caSummary(policy.trustedCertificate),
         name: policy.name,
         sni: true,
@@ -295,11 +295,6 @@ function sniRow(port: number, route: SniRoute, context: RowContext): RouteRow | 
     }),
     notes,
   };
-}
-
-/** The depth nginx verifies a re-encrypted Gateway backend with: that of the stream server the name leads to. */
-function streamVerifyDepth(model: NginxConfig, route: SniRoute): number {
-  return model.stream.terminateServers.find((s) => route.target === `unix:${s.socket}`)?.backendTls?.verifyDepth ?? 1;
 }
 
 function shareBackend(share: BackendShare): RouteBackend {

@@ -243,6 +243,7 @@ function gatewayRouteOrigin(route: SniRoutePlan, owner: SourceObject | undefined
               backendTls: {
                 trustedCertificate: route.backendTls.trustedCertificate,
                 name: route.backendTls.hostname,
+                verifyDepth: backendTlsVerifyDepth,
                 policy: { kind: 'BackendTLSPolicy', namespace: policyNamespace, name: policyName },
               },
             }),
