@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Runs before `npm test`: the tests need external tools, and a missing one must fail the run, never
 // skip tests. Integration tests need a real nginx with the stream module (design §7); the fake
-// Kubernetes API server is held to the protocol by tests that drive a real kubectl. Quiet when
+// Kubernetes API server is held to the protocol by tests that drive a real kubectl; the review page is
+// tested in Debian's Chromium (playwright-core drives it and never downloads a browser). Quiet when
 // everything is there; as root with apt-get it installs Debian's packages for what is missing;
 // otherwise it says exactly what to do and fails.
-// Keep the detection in step with requireNginx() in test/support/nginx.ts and requireKubectl() in
-// test/support/kubectl.ts.
+// Keep the detection in step with requireNginx() in test/support/nginx.ts, requireKubectl() in
+// test/support/kubectl.ts and chromiumBinary() in test/support/browser.ts.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -75,6 +76,15 @@ function missingKubectl() {
   return undefined;
 }
 
+/** CHROMIUM_BIN if set (and then only it), else Debian's /usr/bin/chromium. */
+function missingChromium() {
+  const binary = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+  if (!isExecutableFile(binary)) return `no Chromium at ${binary}`;
+  const version = spawnSync(binary, ['--version'], { encoding: 'utf8' });
+  if (version.status !== 0) return `\`${binary} --version\` failed: ${`${version.stdout ?? ''}${version.stderr ?? ''}`.trim() || version.error?.message}`;
+  return undefined;
+}
+
 const TOOLS = [
   {
     id: 'nginx',
@@ -92,6 +102,14 @@ const TOOLS = [
     missing: missingKubectl,
     installable: () => !process.env.KUBECTL_BIN,
     alternative: 'or point KUBECTL_BIN at a kubectl binary',
+  },
+  {
+    id: 'chromium',
+    name: 'Chromium (the review page tests)',
+    packages: ['chromium'],
+    missing: missingChromium,
+    installable: () => !process.env.CHROMIUM_BIN,
+    alternative: 'or point CHROMIUM_BIN at a Chromium binary',
   },
 ];
 

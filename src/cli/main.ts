@@ -1,59 +1,41 @@
-import { readFileSync } from 'node:fs';
-import { constants } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { createTwoFilesPatch } from 'diff';
-import { nginxBinary, type NginxCheck } from '../apply/check.js';
-import { EnvironmentError, reason } from '../apply/environment.js';
+import { nginxBinary } from '../apply/check.js';
+import { EnvironmentError } from '../apply/environment.js';
 import { stageBuild } from '../apply/staged-build.js';
-import { listFiles, managedFolders, OutputFolder } from '../apply/write.js';
-import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
+import { OutputFolder } from '../apply/write.js';
 import { mainConfigName } from '../model/nginx.js';
-import { build, type BuildResult } from '../render/build.js';
-import { InputError, readInputs, type FileSourceResult } from '../sources/files.js';
-import { refinePositions } from '../sources/positions.js';
+import { build } from '../render/build.js';
+import { InputError } from '../sources/files.js';
 import { ClusterAccessError } from '../sources/cluster/access.js';
-import { nginxBuild } from '../sidecar/nginx.js';
 import { defaultRunTiming, runSidecar } from '../sidecar/run.js';
 import {
-  defaults,
-  parseAbsoluteFile,
-  parseAccessLog,
-  parseDomain,
-  parseDomainList,
+  collect,
+  diagnosticsOf,
+  exitCodes,
+  outcome,
+  readResolvConf,
+  readSources,
+  report,
+  translateOptionsOf,
+  withCommonOptions,
+  withTranslateOptions,
+  type CliIo,
+} from './common.js';
+import {
   parseClassName,
-  parseNamespacedName,
-  parseNow,
-  parsePort,
-  parseResolver,
-  parseRunDir,
-  parseStreamModule,
-  parseVersion,
   parseListenAddress,
-  nginxTarget,
+  parseNamespacedName,
   toBaseTranslateOptions,
-  toTranslateOptions,
   UsageError,
   type CommonFlags,
   type TranslateFlags,
 } from './options.js';
-import { formatJson, formatSummary, formatText } from './reporters.js';
+import { diffCommand } from './diff.js';
+import { reviewCommand } from './review.js';
+import { routesCommand } from './routes.js';
 
-export interface CliIo {
-  readonly stdin: NodeJS.ReadableStream;
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly now: () => Date;
-  /** `run` only: the environment (KUBECONFIG, POD_NAME, ...). Default: process.env. */
-  readonly env?: NodeJS.ProcessEnv;
-  /** `run` only: resolves when the process is asked to stop (SIGTERM or SIGINT). */
-  readonly stopRequested?: () => Promise<void>;
-  /** `run` only: told the metrics port once it listens. */
-  readonly onListening?: (port: number) => void;
-}
-
-export const exitCodes = { clean: 0, inputErrors: 1, failure: 2 } as const;
+export { exitCodes, type CliIo } from './common.js';
 
 /** Thin CLI: parse flags, run the pipeline, hand diagnostics to a reporter, map outcomes to exit codes. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -64,14 +46,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run with --help for usage)');
 
-  withCommonOptions(program.command('render').description('render manifests into DIR/nginx.conf and key material'))
+  withCommonOptions(program.command('render').description('render manifests into DIR/nginx.conf and key material'), ['text', 'json', 'sarif'])
     .requiredOption('-o, --output <dir>', 'output directory')
     .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
-      const target = await nginxTarget(flags, flags.check, () => detectNginx(nginxBinary(flags.nginxBin)));
-      const options = toTranslateOptions(flags, target, io.now(), readResolvConf);
-      const source = await readSources(flags, io);
+      const options = await translateOptionsOf(flags, io, flags.check, flags.nginxBin);
+      const source = await readSources(flags.filename, io);
       const folder = await OutputFolder.open(flags.output);
       try {
         const rendered = await stageBuild(folder, source.snapshot, options, flags.check ? nginxBinary(flags.nginxBin) : undefined);
@@ -87,21 +68,23 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         if (rendered.rejected) await folder.keepRejected(rendered.rejected);
         report(diagnostics, result, flags, io, nginx);
         exitCode = outcome(diagnostics, flags.strict);
-        io.stdout(
+        // With --format sarif, stdout carries the SARIF log alone.
+        const say = flags.format === 'sarif' ? io.stderr : io.stdout;
+        say(
           `wrote ${join(flags.output, mainConfigName)}: ${result.model.http.virtualHosts.length} host(s), ` +
             `${result.model.stream.frontends.reduce((n, f) => n + f.routes.length, 0)} SNI route(s), ` +
             `${result.model.files.length} key file(s)\n`,
         );
-        if (nginx) io.stdout('nginx -t: configuration is valid\n');
+        if (nginx) say('nginx -t: configuration is valid\n');
       } finally {
         await folder.close();
       }
     });
 
-  withCommonOptions(program.command('validate').description('report diagnostics only; write nothing')).action(
+  withCommonOptions(program.command('validate').description('report diagnostics only; write nothing'), ['text', 'json', 'sarif']).action(
     async (flags: CommonFlags) => {
-      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => detectNginx(nginxBinary())), io.now(), readResolvConf);
-      const source = await readSources(flags, io);
+      const options = await translateOptionsOf(flags, io, false);
+      const source = await readSources(flags.filename, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
       report(diagnostics, result, flags, io);
@@ -109,18 +92,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     },
   );
 
-  withCommonOptions(program.command('diff').description('exit 1 with a unified diff when DIR is not what render would write'))
-    .requiredOption('--against <dir>', 'a directory written by render')
-    .action(async (flags: CommonFlags & { against: string }) => {
-      const options = toTranslateOptions(flags, await nginxTarget(flags, false, () => detectNginx(nginxBinary())), io.now(), readResolvConf);
-      const source = await readSources(flags, io);
-      const result = build(source.snapshot, options);
-      const diagnostics = await diagnosticsOf(source, result);
-      report(diagnostics, result, flags, io);
-      const drift = await driftAgainst(flags.against, result);
-      if (drift.length > 0) io.stdout(drift.join(''));
-      exitCode = drift.length > 0 ? exitCodes.inputErrors : outcome(diagnostics, flags.strict);
-    });
+  diffCommand(program, io, (code) => (exitCode = code));
+
+  routesCommand(program, io, (code) => (exitCode = code));
+  reviewCommand(program, io, (code) => (exitCode = code));
 
   withTranslateOptions(program.command('run').description('watch the cluster and keep a stock nginx beside it configured (sidecar)'))
     .requiredOption('-o, --output <dir>', 'folder nginx reads its config from (shared with the nginx container)')
@@ -188,42 +163,6 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
 }
 
-/** Flags of the commands that read manifests from files. */
-function withCommonOptions(command: Command): Command {
-  return withTranslateOptions(
-    command
-      .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect)
-      .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
-      .option('--strict', 'warnings fail too (exit 1)', false),
-  )
-    .option('--nginx-version <version>', `nginx version to render for, or "auto" to read it from the nginx binary (default: auto with --check, else ${defaults.nginxVersion})`, parseVersion)
-    .option('--stream-module <path>', `stream module to load_module, or "none" when built in (default: the nginx binary's with auto, else ${defaults.streamModule})`, parseStreamModule)
-    .option('--now <time>', 'check certificate validity at this time instead of now', parseNow);
-}
-
-/** Flags of every command that translates, the cluster mode included. */
-function withTranslateOptions(command: Command): Command {
-  return command
-    .option('--ingress-class <name>', 'IngressClass name to serve', parseClassName, defaults.ingressClass)
-    .option('--gateway-class <name>', 'GatewayClass name to serve', parseClassName, defaults.gatewayClass)
-    .option('--watch-ingress-without-class', 'also serve Ingresses that name no class', false)
-    .option('--configmap <namespace/name>', 'controller ConfigMap (ingress-nginx keys)', parseNamespacedName)
-    .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)
-    .option('--allow-cross-namespace-secrets', 'let proxy-ssl-secret name a Secret in another namespace', false)
-    .option('--cluster-domain <domain>', 'cluster DNS domain for Services not in the input', parseDomain, defaults.clusterDomain)
-    .option('--resolver <address>', 'DNS server nginx uses to resolve backends known only by name, per request (repeatable; "auto": /etc/resolv.conf)', parseResolver)
-    .option('--disable-svc-external-name', 'never use ExternalName Services as backends', false)
-    .option('--external-name-suffix <domain>', 'allow ExternalName backends only in this domain (repeatable)', parseDomainList)
-    .option('--first-namespace-owns-host', 'a host belongs to the namespace that claimed it first; other namespaces cannot add to it', false)
-    .addOption(new Option('--upstreams <mode>', 'reach Services at their ClusterIP, or at their EndpointSlice addresses').choices(['service', 'endpoints']).default('service'))
-    .option('--http-port <port>', 'plain HTTP port', parsePort, defaults.httpPort)
-    .option('--https-port <port>', 'TLS port, split by SNI', parsePort, defaults.httpsPort)
-    .option('--run-dir <dir>', 'absolute directory for pid, unix sockets and temp files', parseRunDir, defaults.runDir)
-    .option('--system-ca-bundle <path>', 'CA bundle for BackendTLSPolicy wellKnownCACertificates: System', parseAbsoluteFile, defaults.systemCaBundle)
-    .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off')
-    .option('--certificates-per-handshake', 'one SSL context for all terminated hosts, certificates read by SNI per handshake (fast reloads; nginx workers must be able to read the key files)', false);
-}
-
 interface RunFlags {
   readonly output: string;
   readonly kubeconfig?: string;
@@ -248,77 +187,4 @@ function stopSignal(): Promise<void> {
     process.on('SIGTERM', () => resolve());
     process.on('SIGINT', () => resolve());
   });
-}
-
-/** `nginx -V` of the binary to render for; one that cannot be run is an environment problem (exit 2). */
-async function detectNginx(binary: string): Promise<{ version: string; streamModulePath?: string }> {
-  try {
-    await access(binary, constants.X_OK).catch((error: NodeJS.ErrnoException) => {
-      if (binary.includes('/') || error.code !== 'ENOENT') throw error;
-    });
-    return await nginxBuild(binary);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || /not found/.test((error as Error).message)) {
-      throw new EnvironmentError(`nginx binary "${binary}" not found; install nginx or set --nginx-bin / NGINX_BIN`);
-    }
-    throw new EnvironmentError(`cannot run the nginx binary "${binary}": ${reason(error)}`);
-  }
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-function readResolvConf(): string {
-  try {
-    return readFileSync('/etc/resolv.conf', 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-function readSources(flags: CommonFlags, io: CliIo): Promise<FileSourceResult> {
-  return readInputs(flags.filename, { stdin: io.stdin });
-}
-
-/** The sources' and the build's diagnostics, each at the line and column of its field. */
-function diagnosticsOf(source: FileSourceResult, result: BuildResult): Promise<Diagnostic[]> {
-  return refinePositions([...source.diagnostics, ...result.diagnostics], source.snapshot, source.readText);
-}
-
-function report(diagnostics: readonly Diagnostic[], result: BuildResult, flags: CommonFlags, io: CliIo, nginx?: NginxCheck): void {
-  if (flags.format === 'json') {
-    io.stderr(formatJson(diagnostics, result.statuses, nginx));
-    return;
-  }
-  if (diagnostics.length > 0) io.stderr(formatText(diagnostics) + formatSummary(diagnostics));
-  if (nginx && !nginx.ok) io.stderr(`nginx -t failed:\n${nginx.output}\n`);
-}
-
-function outcome(diagnostics: readonly Diagnostic[], strict: boolean): number {
-  const failing = hasErrors(diagnostics) || (strict && diagnostics.some((d) => d.severity === 'warning'));
-  return failing ? exitCodes.inputErrors : exitCodes.clean;
-}
-
-/** Differences between `dir` and what render would write; key material is named, never shown. */
-async function driftAgainst(dir: string, result: BuildResult): Promise<string[]> {
-  const drift: string[] = [];
-  const nginxConf = result.files.find((f) => f.path === mainConfigName)?.contents ?? '';
-  const currentConf = await readFile(join(dir, mainConfigName), 'utf8').catch(() => '');
-  if (currentConf !== nginxConf) {
-    drift.push(createTwoFilesPatch(join(dir, mainConfigName), `rendered/${mainConfigName}`, currentConf, nginxConf));
-  }
-  const wanted = new Map(result.model.files.map((f) => [f.path, f.contents]));
-  for (const [path, contents] of wanted) {
-    const current = await readFile(join(dir, path), 'utf8').catch(() => undefined);
-    if (current === undefined) drift.push(`missing: ${join(dir, path)}\n`);
-    else if (current !== contents) drift.push(`differs: ${join(dir, path)} (key material, not shown)\n`);
-  }
-  for (const folder of managedFolders) {
-    for (const name of await listFiles(join(dir, folder))) {
-      if (!wanted.has(`${folder}/${name}`)) drift.push(`stale: ${join(dir, folder, name)}\n`);
-    }
-  }
-  return drift;
 }

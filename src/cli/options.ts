@@ -36,10 +36,13 @@ export interface TranslateFlags {
   readonly certificatesPerHandshake: boolean;
 }
 
+/** `--format`: each command offers the ones that make sense for what it prints. */
+export type OutputFormat = 'text' | 'json' | 'markdown' | 'sarif';
+
 /** Command-line values of the commands that read manifests from files, as commander hands them over. */
 export interface CommonFlags extends TranslateFlags {
   readonly filename: string[];
-  readonly format: 'text' | 'json';
+  readonly format: OutputFormat;
   readonly strict: boolean;
   /** `X.Y.Z`, `auto` (read from the nginx binary), or unset: `auto` with `--check`, else `defaults.nginxVersion`. */
   readonly nginxVersion?: string;

@@ -1,7 +1,11 @@
 /**
  * The typed nginx view-model. Every string in here is already validated against an allow-list and is
- * safe to place into nginx syntax as-is; templates only loop and branch over it.
+ * safe to place into nginx syntax as-is; templates only loop and branch over it. The `origin` fields are
+ * provenance for reports (model/provenance.ts); templates never read them.
  */
+
+import type { ResourceRef } from './diagnostics.js';
+import type { LocationOrigin, ServicePortRef, SniRouteOrigin, VirtualHostOrigin } from './provenance.js';
 
 /** How the SNI front hands a connection to the listener that serves it (http servers, stream servers). */
 export type Handoff =
@@ -104,6 +108,7 @@ export interface SniRoute {
   readonly target: string;
   /** Who asked for it, for the reader of the config. */
   readonly comment: string;
+  readonly origin?: SniRouteOrigin;
 }
 
 export interface StreamUpstream {
@@ -281,6 +286,7 @@ export interface VirtualHost {
   readonly plainHttpShared?: boolean;
   readonly hsts: boolean;
   readonly locations: readonly Location[];
+  readonly origin?: VirtualHostOrigin;
 }
 
 export interface Location {
@@ -295,6 +301,8 @@ export interface Location {
   readonly returnStatus?: 404 | 503;
   /** Only for plain HTTP (the ACME challenge location): over HTTPS the location it copies serves the same. */
   readonly plainHttpOnly?: boolean;
+  /** Absent for the 404 location that only stands where no Ingress path matches. */
+  readonly origin?: LocationOrigin;
 }
 
 /**
@@ -323,6 +331,8 @@ export interface Proxy {
    */
   readonly resolve?: string;
   readonly ssl?: ProxySsl;
+  /** The Service port behind `upstream`. */
+  readonly service?: ServicePortRef;
 }
 
 export interface ProxySsl {
@@ -337,4 +347,6 @@ export interface ProxySsl {
   readonly ciphers: string;
   /** Client certificate presented to the backend. */
   readonly clientCertificate?: TlsFiles;
+  /** The Secret the CA and client certificate come from (`proxy-ssl-secret`). */
+  readonly secret?: ResourceRef;
 }

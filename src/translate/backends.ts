@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import type { UpstreamServer } from '../model/nginx.js';
+import type { ServicePortRef } from '../model/provenance.js';
 import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './allowlist.js';
 import { key, type Resources } from './resources.js';
 
@@ -20,6 +21,7 @@ export interface ResolvedBackend {
   /** `service.namespace.svc.<cluster-domain>`: the name a backend certificate is expected to carry. */
   readonly serviceDnsName: string;
   readonly description: string;
+  readonly service: ServicePortRef;
 }
 
 /** How far backends may be trusted: set by the operator, the same for every tenant. */
@@ -223,5 +225,6 @@ function backend(
     servers,
     serviceDnsName,
     description: `Service ${namespace}/${name} port ${port}`,
+    service: { namespace, name, port },
   };
 }

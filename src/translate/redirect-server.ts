@@ -66,9 +66,11 @@ function onlyRedirects(locations: readonly Location[]): string | undefined {
   const others = locations.filter((l) => !redirects(l));
   const acme = others[0];
   if (others.length !== 1 || !acme || acme.modifier !== '' || acme.path !== acmeChallengePrefix || !acme.proxy) return undefined;
-  const { upstream } = acme.proxy;
+  // Provenance (which Service it is) is for reports, not part of what nginx is told.
+  const { service: _service, ...rendered } = acme.proxy;
+  const { upstream } = rendered;
   // Exactly the plain proxy the shared location renders: anything more (TLS, gRPC, a resolver name, or
   // a setting added later) keeps the host's own server.
   const plain: Proxy = { upstream, grpc: false, module: 'proxy', pass: `http://${upstream}` };
-  return JSON.stringify(acme.proxy) === JSON.stringify(plain) ? upstream : undefined;
+  return JSON.stringify(rendered) === JSON.stringify(plain) ? upstream : undefined;
 }

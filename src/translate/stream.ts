@@ -9,10 +9,12 @@ import type {
   TerminateServer,
   UpstreamServer,
 } from '../model/nginx.js';
+import type { BackendShare, Claim as ClaimProvenance, Provenance, SniRouteOrigin } from '../model/provenance.js';
 import type { SourceObject } from '../sources/snapshot.js';
 import type { PortPlan, SniRoutePlan, WeightedBackend } from './gateway/plan.js';
 import type { PassthroughRoute, TerminatedHost } from './ingress/hosts.js';
 import { byString, compareAge, groupBy } from './precedence.js';
+import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
 
 export interface StreamInput {
@@ -68,6 +70,8 @@ interface Claim {
    * an entry only when a wildcard claim would otherwise take it.
    */
   readonly terminated?: { readonly declaresTls: boolean };
+  /** For reports; the claim's losers are added once collisions are settled. */
+  readonly origin: SniRouteOrigin;
 }
 
 /** nginx's `map` reads these words as its own parameters; as keys they take a leading backslash. */
@@ -109,27 +113,37 @@ export function buildStream(input: StreamInput): StreamParts {
 
   const ingressClaims = claimsOn(input.httpsPort);
   for (const route of input.passthrough) {
+    const backends = route.backend ? [{ ...route.backend, weight: 1 }] : [];
     ingressClaims.push({
       serverName: route.host,
-      target: route.backend
-        ? builder.passthroughTarget(builder.destination([{ ...route.backend, weight: 1 }], 0))
-        : builder.rejectTarget(),
+      target: route.backend ? builder.passthroughTarget(builder.destination(backends, 0)) : builder.rejectTarget(),
       comment: route.comment,
       owner: route.owner,
+      origin: {
+        claim: { claimant: provenanceOf(route.owner, route.field), losers: route.losers },
+        destination: { kind: 'passthrough', backends: backends.map(backendShare), rejectedWeight: 0 },
+      },
     });
   }
 
   for (const portPlan of input.gatewayPorts) {
     const claims = claimsOn(portPlan.port);
     for (const hostname of portPlan.isolatedHostnames) {
-      claims.push({ serverName: hostname, target: builder.rejectTarget(), comment: 'listener hostname without a route: closed' });
+      claims.push({
+        serverName: hostname,
+        target: builder.rejectTarget(),
+        comment: 'listener hostname without a route: closed',
+        origin: { destination: { kind: 'closed' } },
+      });
     }
     for (const route of portPlan.routes) {
+      const owner = input.routeObject(route.route.namespace, route.route.name);
       claims.push({
         serverName: route.hostname,
         target: builder.gatewayTarget(route),
         comment: `TLSRoute ${route.route.namespace}/${route.route.name} via Gateway ${route.listener.gatewayNamespace}/${route.listener.gatewayName} listener ${route.listener.listenerName}`,
-        owner: input.routeObject(route.route.namespace, route.route.name),
+        owner,
+        origin: gatewayRouteOrigin(route, owner),
       });
     }
   }
@@ -142,6 +156,7 @@ export function buildStream(input: StreamInput): StreamParts {
       comment: 'terminated here',
       owner: host.owner,
       terminated: { declaresTls: host.declaresTls },
+      origin: { claim: { claimant: provenanceOf(host.owner), losers: [] }, destination: { kind: 'http' } },
     });
   }
 
@@ -157,8 +172,8 @@ export function buildStream(input: StreamInput): StreamParts {
         .filter((c) => !c.terminated || wildcards.some((wildcard) => wildcard !== c.serverName && wildcardCovers(wildcard, c.serverName)))
         .sort(byString((c) => c.serverName));
       const shared = new Map<string, { server: Omit<PassthroughServer, 'routes'>; routes: PassthroughBackend[] }>();
-      const frontRoute = ({ serverName, target, comment }: Claim): SniRoute => {
-        if (typeof target === 'string') return { serverName, mapKey: mapKey(serverName), target, comment };
+      const frontRoute = ({ serverName, target, comment, origin }: Claim): SniRoute => {
+        if (typeof target === 'string') return { serverName, mapKey: mapKey(serverName), target, comment, origin };
         const kind = target.noRetry ? '-once' : '';
         let entry = shared.get(kind);
         if (!entry) {
@@ -171,7 +186,7 @@ export function buildStream(input: StreamInput): StreamParts {
           shared.set(kind, (entry = { server, routes: [] }));
         }
         entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment });
-        return { serverName, mapKey: mapKey(serverName), target: `unix:${entry.server.socket}`, comment };
+        return { serverName, mapKey: mapKey(serverName), target: `unix:${entry.server.socket}`, comment, origin };
       };
       const frontRoutes = routes.map(frontRoute);
       for (const { server, routes: backends } of shared.values()) passthroughServers.push({ ...server, routes: backends });
@@ -205,17 +220,74 @@ function oneClaimPerName(claims: readonly Claim[], port: number, report: Reporte
     );
     const winner = sorted.find((c) => c.terminated?.declaresTls) ?? sorted[0];
     if (!winner) continue;
+    const losers: SourceObject[] = [];
     for (const loser of sorted) {
       if (loser === winner || sameTarget(loser, winner) || !loser.owner || !winner.owner || loser.owner === winner.owner) continue;
+      losers.push(loser.owner);
       reportCollision(serverName, port, winner as Claim & { owner: SourceObject }, loser as Claim & { owner: SourceObject }, report);
     }
-    settled.push(winner);
+    settled.push(winner.owner && losers.length > 0 ? withLosers(winner, winner.owner, losers) : winner);
   }
   return settled;
 }
 
 function sameTarget(a: Claim, b: Claim): boolean {
   return typeof a.target === 'string' || typeof b.target === 'string' ? a.target === b.target : JSON.stringify(a.target) === JSON.stringify(b.target);
+}
+
+function withLosers(claim: Claim, owner: SourceObject, losers: readonly SourceObject[]): Claim {
+  const known: ClaimProvenance = claim.origin.claim ?? { claimant: provenanceOf(owner), losers: [] };
+  const added: Provenance[] = losersOf(owner, losers.map((object) => ({ object })));
+  const keys = new Set(known.losers.map(provenanceKey));
+  const merged = [...known.losers, ...added.filter((p) => !keys.has(provenanceKey(p)))];
+  return { ...claim, origin: { ...claim.origin, claim: { ...known, losers: merged } } };
+}
+
+function provenanceKey(provenance: Provenance): string {
+  const { kind, namespace, name } = provenance.resource;
+  return `${kind}/${namespace ?? ''}/${name}`;
+}
+
+function backendShare(backend: Pick<WeightedBackend, 'service' | 'weight' | 'runtimeName' | 'servers'>): BackendShare {
+  return {
+    service: backend.service,
+    weight: backend.weight,
+    addresses: backend.runtimeName !== undefined ? [backend.runtimeName] : backend.servers.map((s) => s.address),
+  };
+}
+
+function gatewayRouteOrigin(route: SniRoutePlan, owner: SourceObject | undefined): SniRouteOrigin {
+  const backends = route.backends.map(backendShare);
+  const [policyNamespace = '', policyName = ''] = route.backendTls?.policy.split('/') ?? [];
+  return {
+    claim: {
+      claimant: owner
+        ? provenanceOf(owner, ['spec', 'hostnames'])
+        : { resource: { kind: 'TLSRoute', namespace: route.route.namespace, name: route.route.name } },
+      losers: [],
+    },
+    destination:
+      route.mode === 'Passthrough'
+        ? { kind: 'passthrough', backends, rejectedWeight: route.rejectedWeight }
+        : {
+            kind: 'terminate',
+            backends,
+            rejectedWeight: route.rejectedWeight,
+            certificates: route.certificates,
+            ...(route.backendTls && {
+              backendTls: {
+                trustedCertificate: route.backendTls.trustedCertificate,
+                name: route.backendTls.hostname,
+                verifyDepth: backendTlsVerifyDepth,
+                policy: { kind: 'BackendTLSPolicy', namespace: policyNamespace, name: policyName },
+              },
+            }),
+          },
+    listener: {
+      gateway: { kind: 'Gateway', namespace: route.listener.gatewayNamespace, name: route.listener.gatewayName },
+      name: route.listener.listenerName,
+    },
+  };
 }
 
 function reportCollision(

@@ -13,7 +13,12 @@ export const fixtureCases: readonly string[] = readdirSync(fixturesRoot)
 
 /** `render` arguments of a golden case: fixed run dir and clock, plus the case's own `args` file. */
 export function goldenArgs(name: string, input: string, output: string): string[] {
+  return ['render', '-f', input, '-o', output, ...goldenOptions(name)];
+}
+
+/** The translate flags of a golden case, for any command: fixed run dir and clock, plus its `args` file. */
+export function goldenOptions(name: string): string[] {
   const argsFile = join(fixturesRoot, name, 'args');
   const extra = existsSync(argsFile) ? readFileSync(argsFile, 'utf8').trim().split(/\s+/).filter(Boolean) : [];
-  return ['render', '-f', input, '-o', output, '--run-dir', goldenRunDir, '--now', '2026-12-01T00:00:00Z', ...extra];
+  return ['--run-dir', goldenRunDir, '--now', '2026-12-01T00:00:00Z', ...extra];
 }

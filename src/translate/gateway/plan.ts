@@ -1,4 +1,5 @@
 import type { TlsFiles, UpstreamServer } from '../../model/nginx.js';
+import type { ServicePortRef } from '../../model/provenance.js';
 
 /**
  * What the Gateway API resources ask of the data plane, decided and validated, before it is merged
@@ -52,6 +53,7 @@ export interface WeightedBackend {
   readonly runtimeName?: string;
   readonly weight: number;
   readonly description: string;
+  readonly service: ServicePortRef;
 }
 
 export interface BackendTlsPlan {

@@ -46,7 +46,15 @@ describe('route attachment (parent Accepted)', () => {
             mode: 'Passthrough',
             listener: { gatewayNamespace: 'infra', gatewayName: 'gw', listenerName: 'tls' },
             route: { namespace: 'apps', name: 'app' },
-            backends: [{ upstream: 'apps_app_8443', servers: [{ address: '10.0.0.1:8443' }], weight: 1, description: 'Service apps/app port 8443' }],
+            backends: [
+              {
+                upstream: 'apps_app_8443',
+                servers: [{ address: '10.0.0.1:8443' }],
+                weight: 1,
+                description: 'Service apps/app port 8443',
+                service: { namespace: 'apps', name: 'app', port: 8443 },
+              },
+            ],
             rejectedWeight: 0,
             certificates: [],
           },

@@ -83,6 +83,7 @@ function weighted(backends: readonly RouteBackend[]): WeightedBackend[] {
       ...(backend.runtimeName !== undefined && { runtimeName: backend.runtimeName }),
       weight: (existing?.weight ?? 0) + weight,
       description: backend.description,
+      service: backend.service,
     });
   }
   return [...byUpstream.values()].sort(byString((b) => b.upstream));

@@ -1,4 +1,6 @@
 import type { Location, PlainHttpAction, TlsFiles, VirtualHost } from '../../model/nginx.js';
+import type { CertificateSource, Provenance } from '../../model/provenance.js';
+import type { FieldPath } from '../../model/diagnostics.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { ResolvedBackend } from '../backends.js';
 import type { IngressContribution, PassthroughClaim, RouteClaim, TlsClaim } from './ingress.js';
@@ -7,6 +9,7 @@ import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import type { SecretFiles } from '../secrets.js';
 import type { HostClaimant } from '../ownership.js';
+import { losersOf, provenanceOf } from '../provenance.js';
 
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */
@@ -24,6 +27,10 @@ export interface PassthroughRoute {
   readonly comment: string;
   /** The Ingress that won the host. */
   readonly owner: SourceObject;
+  /** The winning claim's field (the rule's host). */
+  readonly field: FieldPath;
+  /** Ingresses whose claim on the host's TLS lost to this one. */
+  readonly losers: readonly Provenance[];
 }
 
 /** A host whose TLS the http servers terminate, and the Ingress that claimed it first. */
@@ -60,27 +67,44 @@ export function mergeHosts(
   const modes = settleTlsModes(contributions.flatMap((c) => c.passthrough), contributions.flatMap((c) => c.tls), report);
   const passthroughHosts = new Set(modes.passthrough.map((p) => p.host));
   const tls = settleTls(modes.terminated, secrets, settings, report);
-  const routes = settleRoutes(routeClaims, report);
+  const { byHost: routes, losers: routeLosers } = settleRoutes(routeClaims, report);
+  const tlsClaimsByHost = groupBy(modes.terminated, (c) => c.host);
+  const routeClaimsByHost = groupBy(routeClaims, (c) => c.host);
   reportPassthroughTakeovers(modes.passthrough, routeClaims, report);
   reportSharedHosts(routes, modes.terminated, report);
 
   const hostNames = new Set<string>([...routes.keys(), ...tls.keys(), ...passthroughHosts]);
   hostNames.delete('');
   const virtualHosts: VirtualHost[] = [...hostNames].sort().map((host) => {
-    const hostTls = tls.get(host);
+    const settled = tls.get(host);
+    const hostTls = settled?.files;
+    const passthrough = passthroughHosts.has(host);
+    const claims = [...(tlsClaimsByHost.get(host) ?? []), ...(routeClaimsByHost.get(host) ?? [])];
+    const owner = [...claims].sort((a, b) => compareAge(a.ingress, b.ingress))[0];
+    const certificate: CertificateSource = settled?.certificate ?? { kind: 'default', reason: 'no-tls' };
+    const tlsLosers = [...(settled?.losers ?? []), ...(modes.terminatedLosers.get(host) ?? [])];
     return {
       serverName: host,
-      ...(!passthroughHosts.has(host) && { tls: hostTls ?? settings.defaultTls }),
+      ...(!passthrough && { tls: hostTls ?? settings.defaultTls }),
       hsts: settings.hsts && hostTls !== undefined,
       // Only the host's own spec.tls implies a redirect: a passthrough claim of another Ingress must not
       // send this Ingress's plain-HTTP clients to its backend.
-      locations: toLocations(routes.get(host) ?? [], hostTls !== undefined, settings),
+      locations: toLocations(routes.get(host) ?? [], hostTls !== undefined, settings, routeLosers),
+      ...(owner && {
+        origin: {
+          claim: {
+            claimant: provenanceOf(owner.ingress, owner.field),
+            losers: losersOf(owner.ingress, tlsLosers.map((l) => ({ object: l.ingress, path: l.field }))),
+          },
+          ...(!passthrough && { certificate }),
+        },
+      }),
     };
   });
   return {
     virtualHosts,
     terminated: terminatedHosts(virtualHosts, routeClaims, modes.terminated),
-    defaultLocations: toLocations(routes.get('') ?? [], false, settings),
+    defaultLocations: toLocations(routes.get('') ?? [], false, settings, routeLosers),
     passthrough: modes.passthrough,
   };
 }
@@ -129,13 +153,14 @@ function settleTlsModes(
   passthrough: readonly PassthroughClaim[],
   tls: readonly TlsClaim[],
   report: Reporter,
-): { passthrough: PassthroughRoute[]; terminated: TlsClaim[] } {
+): { passthrough: PassthroughRoute[]; terminated: TlsClaim[]; terminatedLosers: Map<string, PassthroughClaim[]> } {
   const claims: ModeClaim[] = [
     ...passthrough.map((claim) => ({ mode: 'passthrough' as const, claim })),
     ...tls.map((claim) => ({ mode: 'tls' as const, claim })),
   ];
   const routes: PassthroughRoute[] = [];
   const terminated: TlsClaim[] = [];
+  const terminatedLosers = new Map<string, PassthroughClaim[]>();
   for (const [host, hostClaims] of groupBy(claims, (c) => c.claim.host)) {
     const sorted = [...hostClaims].sort((a, b) => compareAge(a.claim.ingress, b.claim.ingress));
     const first = sorted[0];
@@ -143,6 +168,7 @@ function settleTlsModes(
     if (first.mode === 'tls') {
       for (const loser of sorted) {
         if (loser.mode !== 'passthrough') continue;
+        terminatedLosers.set(host, [...(terminatedLosers.get(host) ?? []), loser.claim]);
         report.warning(
           'passthrough-conflict',
           loser.claim.ingress,
@@ -154,8 +180,10 @@ function settleTlsModes(
       continue;
     }
     const winner = first.claim;
+    const losers: (PassthroughClaim | TlsClaim)[] = [];
     for (const loser of sorted.slice(1)) {
       if (loser.mode === 'tls') {
+        losers.push(loser.claim);
         report.warning(
           'tls-shadowed-by-passthrough',
           loser.claim.ingress,
@@ -163,6 +191,7 @@ function settleTlsModes(
           loser.claim.field,
         );
       } else if (loser.claim.backend?.upstream !== winner.backend?.upstream) {
+        losers.push(loser.claim);
         report.warning(
           'passthrough-conflict',
           loser.claim.ingress,
@@ -176,9 +205,18 @@ function settleTlsModes(
       ...(winner.backend && { backend: winner.backend }),
       comment: `Ingress ${resourceName(winner.ingress)}`,
       owner: winner.ingress,
+      field: winner.field,
+      losers: losersOf(winner.ingress, losers.map((l) => ({ object: l.ingress, path: l.field }))),
     });
   }
-  return { passthrough: routes.sort(byString((r) => r.host)), terminated };
+  return { passthrough: routes.sort(byString((r) => r.host)), terminated, terminatedLosers };
+}
+
+/** The certificate a terminated host is served with, why, and the claims on it that lost. */
+interface SettledTls {
+  readonly files: TlsFiles;
+  readonly certificate: CertificateSource;
+  readonly losers: readonly TlsClaim[];
 }
 
 function settleTls(
@@ -186,13 +224,14 @@ function settleTls(
   secrets: SecretFiles,
   settings: HostSettings,
   report: Reporter,
-): Map<string, TlsFiles> {
-  const result = new Map<string, TlsFiles>();
+): Map<string, SettledTls> {
+  const result = new Map<string, SettledTls>();
   for (const [host, hostClaims] of groupBy(claims, (c) => c.host)) {
     const [winner, ...losers] = [...hostClaims].sort((a, b) => compareAge(a.ingress, b.ingress));
     if (!winner) continue;
-    for (const loser of losers) {
-      if (sameSecret(loser, winner)) continue;
+    const declaredBy = provenanceOf(winner.ingress, winner.field);
+    const differing = losers.filter((loser) => !sameSecret(loser, winner));
+    for (const loser of differing) {
       report.warning(
         'tls-conflict',
         loser.ingress,
@@ -201,15 +240,16 @@ function settleTls(
       );
     }
     if (!winner.secret) {
-      result.set(host, settings.defaultTls);
+      result.set(host, { files: settings.defaultTls, certificate: { kind: 'default', reason: 'no-secret', declaredBy }, losers: differing });
       continue;
     }
     const checked = secrets.serverCertificate(winner.secret, host);
     if (checked.ok) {
-      result.set(host, checked.value);
+      const secret = { kind: 'Secret', namespace: winner.secret.namespace, name: winner.secret.name };
+      result.set(host, { files: checked.value, certificate: { kind: 'secret', secret, declaredBy }, losers: differing });
     } else {
       report.error('tls-secret-invalid', winner.ingress, `${checked.problem}; ${host} is served with the default certificate`, winner.field);
-      result.set(host, settings.defaultTls);
+      result.set(host, { files: settings.defaultTls, certificate: { kind: 'default', reason: 'secret-invalid', declaredBy }, losers: differing });
     }
   }
   return result;
@@ -326,8 +366,13 @@ function compareRouteClaims(a: RouteClaim, b: RouteClaim): number {
   );
 }
 
-function settleRoutes(claims: readonly RouteClaim[], report: Reporter): Map<string, RouteClaim[]> {
+/** Winning claims per host, and for each winner the claims of other Ingresses it beat (as reported). */
+function settleRoutes(
+  claims: readonly RouteClaim[],
+  report: Reporter,
+): { byHost: Map<string, RouteClaim[]>; losers: Map<RouteClaim, RouteClaim[]> } {
   const byHost = new Map<string, RouteClaim[]>();
+  const beaten = new Map<RouteClaim, RouteClaim[]>();
   const reported = new Set<string>();
   for (const [host, hostClaims] of groupBy(claims, (c) => c.host)) {
     const winners: RouteClaim[] = [];
@@ -337,6 +382,7 @@ function settleRoutes(claims: readonly RouteClaim[], report: Reporter): Map<stri
       winners.push(winner);
       for (const loser of losers) {
         if (loser.fallback || winner.fallback || loser.exact !== winner.exact) continue;
+        if (loser.ingress !== winner.ingress) beaten.set(winner, [...(beaten.get(winner) ?? []), loser]);
         const once = `${resourceName(loser.ingress)} ${loser.field.join('.')}`;
         if (reported.has(once)) continue;
         reported.add(once);
@@ -354,10 +400,15 @@ function settleRoutes(claims: readonly RouteClaim[], report: Reporter): Map<stri
     }
     byHost.set(host, winners);
   }
-  return byHost;
+  return { byHost, losers: beaten };
 }
 
-function toLocations(winners: readonly RouteClaim[], hostHasTls: boolean, settings: HostSettings): Location[] {
+function toLocations(
+  winners: readonly RouteClaim[],
+  hostHasTls: boolean,
+  settings: HostSettings,
+  losers: ReadonlyMap<RouteClaim, readonly RouteClaim[]>,
+): Location[] {
   const plainHttp = (redirect: boolean): PlainHttpAction => ({ redirect, serve: !redirect || settings.trustForwardedProto });
   const locations: Location[] = winners.map((claim) => ({
     modifier: claim.modifier,
@@ -368,6 +419,14 @@ function toLocations(winners: readonly RouteClaim[], hostHasTls: boolean, settin
         (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? settings.sslRedirect))),
     ),
     ...(claim.proxy ? { proxy: claim.proxy } : { returnStatus: 503 as const }),
+    origin: {
+      claim: {
+        claimant: provenanceOf(claim.ingress, claim.field),
+        losers: losersOf(claim.ingress, (losers.get(claim) ?? []).map((l) => ({ object: l.ingress, path: l.field }))),
+      },
+      path: claim.ingressPath,
+      pathType: claim.pathType,
+    },
   }));
   const acme = acmeChallengeLocation(locations);
   if (acme) locations.push(acme);
@@ -394,5 +453,6 @@ function acmeChallengeLocation(locations: readonly Location[]): Location | undef
     plainHttp: { redirect: false, serve: true },
     plainHttpOnly: true,
     ...(covering.proxy ? { proxy: covering.proxy } : { returnStatus: 503 as const }),
+    ...(covering.origin && { origin: covering.origin }),
   };
 }

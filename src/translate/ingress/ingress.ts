@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FieldPath } from '../../model/diagnostics.js';
 import type { BackendProtocol, Proxy, ProxySsl } from '../../model/nginx.js';
+import type { LocationOrigin } from '../../model/provenance.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from '../allowlist.js';
 import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
@@ -49,6 +50,7 @@ export interface RouteClaim extends Claim {
   readonly ordinal: number;
   /** The Ingress path these locations come from, as written (`/` for defaultBackend). */
   readonly ingressPath: string;
+  readonly pathType: LocationOrigin['pathType'];
   readonly comment: string;
   readonly proxy?: Proxy;
   readonly sslRedirect?: boolean;
@@ -217,6 +219,7 @@ function translateTerminating(
           fallback: false,
           ordinal: ordinal++,
           ingressPath: path,
+          pathType: p.pathType,
           comment,
           ...(proxy && { proxy }),
           ...redirects,
@@ -240,6 +243,7 @@ function translateTerminating(
         fallback: true,
         ordinal: ordinal++,
         ingressPath: '/',
+        pathType: 'defaultBackend',
         comment,
         ...(proxy && { proxy }),
         ...redirects,
@@ -345,7 +349,8 @@ function buildProxy(
   const digest = createHash('sha256').update(JSON.stringify(ssl)).digest('hex').slice(0, 10);
   const variant: ResolvedBackend = { ...backend, upstream: `${backend.upstream}_tls_${digest}` };
   ctx.backends.set(variant.upstream, variant);
-  return { ...proxyTo(protocol, variant), ssl };
+  const secret = annotations.proxySsl.secret;
+  return { ...proxyTo(protocol, variant), ssl: { ...ssl, ...(secret && { secret: { kind: 'Secret', namespace: secret.namespace, name: secret.name } }) } };
 }
 
 function proxyTo(protocol: BackendProtocol, backend: ResolvedBackend): Proxy {
@@ -353,10 +358,11 @@ function proxyTo(protocol: BackendProtocol, backend: ResolvedBackend): Proxy {
   const scheme = protocol === 'auto' ? '$scheme' : protocol;
   const grpc = protocol === 'grpc' || protocol === 'grpcs';
   const module = grpc ? 'grpc' : 'proxy';
+  const service = backend.service;
   if (backend.runtimeName !== undefined) {
-    return { upstream: backend.upstream, grpc, module, resolve: backend.runtimeName, pass: `${scheme}://$i2n_backend` };
+    return { upstream: backend.upstream, grpc, module, resolve: backend.runtimeName, pass: `${scheme}://$i2n_backend`, service };
   }
-  return { upstream: backend.upstream, grpc, module, pass: `${scheme}://${backend.upstream}` };
+  return { upstream: backend.upstream, grpc, module, pass: `${scheme}://${backend.upstream}`, service };
 }
 
 function buildProxySsl(
