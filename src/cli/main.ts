@@ -6,6 +6,7 @@ import { createTwoFilesPatch } from 'diff';
 import { nginxBinary, type NginxCheck } from '../apply/check.js';
 import { EnvironmentError } from '../apply/environment.js';
 import { stageBuild } from '../apply/staged-build.js';
+import { workerOwner } from '../apply/worker-user.js';
 import { listFiles, managedFolders, OutputFolder } from '../apply/write.js';
 import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
 import { mainConfigName } from '../model/nginx.js';
@@ -68,7 +69,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
       const options = toTranslateOptions(flags, io.now(), readResolvConf);
       const source = await readSources(flags, io);
-      const folder = await OutputFolder.open(flags.output);
+      const folder = await OutputFolder.open(flags.output, { workerOwner: await workerOwner(nginxBinary(flags.nginxBin)) });
       try {
         const rendered = await stageBuild(folder, source.snapshot, options, flags.check ? nginxBinary(flags.nginxBin) : undefined);
         const { result, nginx } = rendered;

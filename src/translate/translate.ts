@@ -1,5 +1,14 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import { generationPlaceholder, type ForwardedHeaders, type HttpUpstream, type NginxConfig, type TlsFiles, type VirtualHost } from '../model/nginx.js';
+import {
+  generationPlaceholder,
+  type ForwardedHeaders,
+  type HttpUpstream,
+  type Location,
+  type NginxConfig,
+  type ProxyDefaults,
+  type TlsFiles,
+  type VirtualHost,
+} from '../model/nginx.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { gatewayKinds, planGateways, type GatewayPlan, type ResourceStatus } from './gateway/index.js';
@@ -7,6 +16,7 @@ import { ingressClassDecision } from './ingress/classes.js';
 import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { claimantsOf, keepOwnedClaims, mergeHosts } from './ingress/hosts.js';
+import { HttpExtensionRegistry } from './ingress/extensions.js';
 import { translateIngress, type IngressContext } from './ingress/ingress.js';
 import { objectId, type TranslateOptions } from './options.js';
 import { hostOwners, type HostClaimant } from './ownership.js';
@@ -53,6 +63,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     externalNameSuffixes: options.externalNameSuffixes ?? [],
     endpoints: options.upstreams === 'endpoints',
   };
+  const extensions = new HttpExtensionRegistry();
   const context: IngressContext = {
     resources,
     secrets,
@@ -60,6 +71,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     backendPolicy,
     allowCrossNamespaceSecrets: options.allowCrossNamespaceSecrets,
     backends,
+    settings,
+    extensions,
+    // Behind PROXY protocol with forwarded headers the client is in X-Forwarded-For (see the http maps).
+    clientAddress: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$remote_addr',
+    limitKey: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$binary_remote_addr',
   };
   const ours = [...resources.ingresses]
     .sort((a, b) => compareAge(a.object, b.object))
@@ -96,12 +112,15 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
             .filter((c): c is HostClaimant => c.object !== undefined),
         ])
       : undefined;
+  const routeHostnames = new Set(gateways.ports.filter((p) => p.port === options.httpsPort).flatMap((p) => p.routes.map((r) => r.hostname)));
   const merged = mergeHosts(
     owners ? contributions.map((c) => keepOwnedClaims(c, owners, report)) : contributions,
-    { sslRedirect: settings.sslRedirect, trustForwardedProto: settings.useForwardedHeaders, hsts: settings.hsts, defaultTls },
+    { sslRedirect: settings.sslRedirect, trustForwardedProto: settings.useForwardedHeaders, hsts: settings.hsts, defaultTls, routeHostnames },
     secrets,
+    extensions,
     report,
   );
+  for (const backend of merged.canaryBackends) backends.set(backend.upstream, backend);
 
   const runDir = options.runDir;
   const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
@@ -155,6 +174,14 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
         locations: merged.defaultLocations,
       },
       virtualHosts: merged.virtualHosts,
+      redirectCode: settings.httpRedirectCode,
+      proxyDefaults: proxyDefaults(settings),
+      requestHeaders: {
+        generateRequestId: settings.generateRequestId,
+        fullForwardedFor: settings.computeFullForwardedFor && settings.useForwardedHeaders,
+        clientFromForwardedChain: settings.useForwardedHeaders && settings.useProxyProtocol,
+      },
+      extensions: extensions.collect(merged.references),
     },
     stream: {
       resolvers,
@@ -213,6 +240,7 @@ function forwardedHeaders(settings: ControllerSettings): ForwardedHeaders {
     trustedCidrs,
     trustAllAddresses: trustedCidrs.some(catchAll),
     trustedNetworks: trustedCidrs.filter((cidr) => !catchAll(cidr)),
+    trustSource: settings.useProxyProtocol ? '$remote_addr' : '$realip_remote_addr',
   };
 }
 
@@ -243,6 +271,38 @@ function defaultCertificate(resources: Resources, options: TranslateOptions, sec
   return secrets.fixedKeyPair('default', bundledDefaultCertificate, bundledDefaultKey);
 }
 
+/** What every location gets unless its Ingress says otherwise: the ConfigMap's proxy keys. */
+function proxyDefaults(settings: ControllerSettings): ProxyDefaults {
+  return {
+    clientMaxBodySize: settings.proxyBodySize,
+    clientBodyBufferSize: settings.clientBodyBufferSize,
+    connectTimeout: settings.proxyConnectTimeout,
+    readTimeout: settings.proxyReadTimeout,
+    sendTimeout: settings.proxySendTimeout,
+    buffering: settings.proxyBuffering,
+    bufferSize: settings.proxyBufferSize,
+    buffersNumber: settings.proxyBuffersNumber,
+    // nginx's default busy size is two buffers, which must stay below all buffers but one.
+    ...(settings.proxyBuffersNumber < 4 && { busyBuffersSize: settings.proxyBufferSize }),
+    requestBuffering: settings.proxyRequestBuffering,
+    nextUpstream: settings.proxyNextUpstream,
+    nextUpstreamTries: settings.proxyNextUpstreamTries,
+    nextUpstreamTimeout: settings.proxyNextUpstreamTimeout,
+    limitReqStatus: settings.limitReqStatusCode,
+    limitConnStatus: settings.limitConnStatusCode,
+  };
+}
+
+/** The upstream blocks a location uses: its backend, its canary's, its auth service's, its error pages'. */
+function upstreamsOf(location: Location): string[] {
+  return [
+    ...(location.proxy ? [location.proxy.upstream] : []),
+    ...(location.proxy?.canary ? [location.proxy.canary.upstream] : []),
+    ...(location.authEndpoint?.upstream !== undefined ? [location.authEndpoint.upstream] : []),
+    ...(location.errorPage?.proxy ? [location.errorPage.proxy.upstream] : []),
+  ];
+}
+
 function httpUpstreams(
   virtualHosts: readonly VirtualHost[],
   defaultLocations: VirtualHost['locations'],
@@ -251,7 +311,7 @@ function httpUpstreams(
 ): HttpUpstream[] {
   const used = new Set<string>();
   for (const location of [...defaultLocations, ...virtualHosts.flatMap((h) => h.locations)]) {
-    if (location.proxy) used.add(location.proxy.upstream);
+    for (const upstream of upstreamsOf(location)) used.add(upstream);
   }
   return [...used]
     .map((name) => backends.get(name))

@@ -169,6 +169,8 @@ describe('ConfigMap: ssl-reject-handshake, use-forwarded-headers with proxy-real
           'ssl-reject-handshake': 'true',
           'use-forwarded-headers': 'true',
           'proxy-real-ip-cidr': cidr,
+          // The chain a trusted proxy sent, plus the proxy: what these tests read back.
+          'compute-full-forwarded-for': 'true',
         }),
         serviceManifest('web', 'app', app),
         tlsSecretManifest({ name: 'app-tls', namespace: 'web', certificate: appCert }),

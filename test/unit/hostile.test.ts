@@ -1,3 +1,4 @@
+import { managedFolders } from '../../src/apply/write.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -304,7 +305,7 @@ async function renderDocuments(documents: readonly Manifest[], withConfigMap: bo
   expect(result.stderr).not.toContain('internal error');
   const nginxConf = await readFile(join(output, 'nginx.conf'), 'utf8');
   const keyFiles: [string, string][] = [];
-  for (const folder of ['tls', 'ca', 'client']) {
+  for (const folder of managedFolders) {
     if (!existsSync(join(output, folder))) continue;
     for (const file of (await readdir(join(output, folder))).sort()) {
       keyFiles.push([`${folder}/${file}`, await readFile(join(output, folder, file), 'utf8')]);
