@@ -227,10 +227,20 @@ export async function writeOutput(dir: string, files: readonly OutputFile[]): Pr
   }
 }
 
+/**
+ * The only key files we write: certificate chains with their keys, CA bundles and revocation lists,
+ * and the users of basic authentication, each in its managed folder.
+ */
+const keyFilePaths: readonly RegExp[] = [
+  /^(tls|client)\/[a-z0-9._-]+\.pem$/,
+  /^ca\/[a-z0-9._-]+\.(crt|crl)$/,
+  /^auth\/[a-z0-9._-]+\.htpasswd$/,
+];
+
 /** Names are validated upstream; this keeps a mistake there from writing outside the output folder. */
 function assertSafePath(path: string): void {
   if (path === mainConfigName) return;
-  if (!/^(tls|ca|client)\/[a-z0-9._-]+\.(pem|crt)$/.test(path) || path.includes('..') || path.length > 255) {
+  if (!keyFilePaths.some((pattern) => pattern.test(path)) || path.includes('..') || path.length > 255) {
     throw new Error(`refusing to write key material to unexpected path ${JSON.stringify(path)}`);
   }
 }

@@ -83,8 +83,14 @@ async function listenOnLoopback(server: net.Server): Promise<Peer> {
   };
 }
 
-function echoHandler(backend: string): http.RequestListener {
+/** A backend that counts the requests it answered, to show which never reached it. */
+export interface CountingPeer extends Peer {
+  requestCount(): number;
+}
+
+function echoHandler(backend: string, counted: () => void = () => undefined): http.RequestListener {
   return (request, response) => {
+    counted();
     const socket = request.socket;
     const isTls = socket instanceof tls.TLSSocket;
     const echo: EchoResponse = {
@@ -104,8 +110,53 @@ function echoHandler(backend: string): http.RequestListener {
 }
 
 /** Plain HTTP backend answering every request with an `EchoResponse`. */
-export function startHttpBackend(name: string): Promise<Peer> {
-  return listenOnLoopback(http.createServer(echoHandler(name)));
+export async function startHttpBackend(name: string): Promise<CountingPeer> {
+  let count = 0;
+  const peer = await listenOnLoopback(http.createServer(echoHandler(name, () => count++)));
+  return { ...peer, requestCount: () => count };
+}
+
+/**
+ * Plain HTTP backend like `startHttpBackend`, except that `/status/<code>` answers with that status
+ * (and the echo as body): a backend whose errors nginx may intercept.
+ */
+export async function startStatusBackend(name: string): Promise<CountingPeer> {
+  let count = 0;
+  const echo = echoHandler(name, () => count++);
+  const peer = await listenOnLoopback(
+    http.createServer((request, response) => {
+      const status = /^\/status\/([1-5][0-9]{2})/.exec(request.url ?? '')?.[1];
+      if (status !== undefined) {
+        const writeHead = response.writeHead.bind(response);
+        response.writeHead = ((_code: number, ...rest: unknown[]) => writeHead(Number(status), ...(rest as []))) as typeof response.writeHead;
+      }
+      echo(request, response);
+    }),
+  );
+  return { ...peer, requestCount: () => count };
+}
+
+/**
+ * An external auth service for `auth-url`: 200 with `X-Auth-Request-User: alice` and a session cookie
+ * when the request carries `X-Token: good`, 401 otherwise. It records the headers of the last request.
+ */
+export async function startAuthBackend(): Promise<CountingPeer & { lastHeaders(): http.IncomingHttpHeaders | undefined }> {
+  let count = 0;
+  let last: http.IncomingHttpHeaders | undefined;
+  const peer = await listenOnLoopback(
+    http.createServer((request, response) => {
+      count++;
+      last = request.headers;
+      request.resume();
+      if (request.headers['x-token'] === 'good') {
+        response.writeHead(200, { 'x-auth-request-user': 'alice', 'set-cookie': 'session=granted' });
+      } else {
+        response.writeHead(401);
+      }
+      response.end();
+    }),
+  );
+  return { ...peer, requestCount: () => count, lastHeaders: () => last };
 }
 
 /**
@@ -272,7 +323,7 @@ export interface HttpResponse {
 }
 
 /** Sends `request` and reads the whole response; the peer certificate when it ran over TLS. */
-export function collectResponse(request: http.ClientRequest): Promise<HttpResponse> {
+export function collectResponse(request: http.ClientRequest, body?: Buffer | string): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     request.once('error', reject);
     request.once('response', (response) => {
@@ -285,7 +336,7 @@ export function collectResponse(request: http.ClientRequest): Promise<HttpRespon
         resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8'), peerCertificate }),
       );
     });
-    request.end();
+    request.end(body);
   });
 }
 
@@ -300,6 +351,10 @@ export function httpsGet(options: {
   ca?: string;
   headers?: http.OutgoingHttpHeaders;
   clientCertificate?: ClientCertificate;
+  /** Source address (any 127.x works on Linux loopback): a client from elsewhere. */
+  localAddress?: string;
+  method?: string;
+  body?: Buffer | string;
 }): Promise<HttpResponse> {
   return collectResponse(
     https.request({
@@ -307,26 +362,40 @@ export function httpsGet(options: {
       port: options.port,
       servername: options.servername,
       path: options.path ?? '/',
+      method: options.method ?? 'GET',
       headers: { host: options.servername, ...options.headers },
       ca: options.ca,
       rejectUnauthorized: options.ca !== undefined,
       cert: options.clientCertificate?.certPem,
       key: options.clientCertificate?.keyPem,
+      localAddress: options.localAddress,
       agent: false,
     }),
+    options.body,
   );
 }
 
 /** GET over plain HTTP to 127.0.0.1:`port` with the Host header `host`. */
-export function httpGet(options: { port: number; host: string; path?: string; headers?: http.OutgoingHttpHeaders }): Promise<HttpResponse> {
+export function httpGet(options: {
+  port: number;
+  host: string;
+  path?: string;
+  headers?: http.OutgoingHttpHeaders;
+  localAddress?: string;
+  method?: string;
+  body?: Buffer | string;
+}): Promise<HttpResponse> {
   return collectResponse(
     http.request({
       host: '127.0.0.1',
       port: options.port,
       path: options.path ?? '/',
+      method: options.method ?? 'GET',
       headers: { host: options.host, ...options.headers },
+      localAddress: options.localAddress,
       agent: false,
     }),
+    options.body,
   );
 }
 
