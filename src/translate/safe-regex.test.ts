@@ -62,6 +62,8 @@ describe('checkSafeRegex', () => {
     ['/a}', 'unmatched "}"'],
     ['(?i)/a', 'not accepted here'],
     ['/a\\', 'ends with a backslash'],
+    ['/a$host', 'can only end'],
+    ['/a$b|c', 'can only end'],
     ['', 'is empty'],
   ])('refuses the path regex %j', (source, problem) => {
     expect(groupsOf(source)).toContain(problem);

@@ -10,7 +10,7 @@
  * - no repetition is nested inside another unbounded repetition, the usual cause of exponential
  *   backtracking (`(a+)+`), which would let one tenant's regex stall the workers every tenant shares.
  *
- * The grammar: literals; `.`; `^`, `$`; `|`; groups `( )` and `(?: )`; classes `[ ]`, `[^ ]` with ranges
+ * The grammar: literals; `.`; `^`, and `$` at the end of the expression or an alternative; `|`; groups `( )` and `(?: )`; classes `[ ]`, `[^ ]` with ranges
  * and `\d \w \s \D \W \S`; quantifiers `* + ? {n} {n,} {n,m}` (n, m ≤ 1000), optionally lazy (`?`);
  * escapes `\d \D \w \W \s \S \b \B` and a backslash before punctuation; `(?i)` at the very start.
  */
@@ -137,8 +137,15 @@ class Parser {
         this.characterClass();
         return { unbounded: false, quantifiable: true };
       case '^':
-      case '$':
         this.position++;
+        return { unbounded: false, quantifiable: false };
+      case '$':
+        // Only where an end anchor can mean something: last, or before "|" or ")". "$name" anywhere else
+        // can never match, and reads like the nginx variable it is not.
+        this.position++;
+        if (this.position < this.source.length && !/^[|)]/.test(this.source[this.position]!)) {
+          this.fail(`has "$" at position ${at} where it can only end the expression or an alternative`);
+        }
         return { unbounded: false, quantifiable: false };
       case '.':
         this.position++;

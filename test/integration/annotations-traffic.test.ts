@@ -146,11 +146,11 @@ beforeAll(async () => {
       'canary-by-header-pattern': '^(beta|gamma)$',
     }),
     // Client certificates.
-    site('mtls', 'mtls.example.test', 'secure', { 'auth-tls-secret': 'web/client-ca', 'auth-tls-pass-certificate-to-upstream': 'true' }, { tls }),
-    site('mtls-cn', 'mtls-cn.example.test', 'secure', { 'auth-tls-secret': 'client-ca', 'auth-tls-match-cn': 'CN=good-client$' }, { tls }),
-    site('mtls-optional', 'mtls-optional.example.test', 'secure', { 'auth-tls-secret': 'client-ca', 'auth-tls-verify-client': 'optional' }, { tls }),
+    site('mtls', 'mtls.example.test', 'secure', { 'auth-tls-secret': 'web/client-ca', 'auth-tls-pass-certificate-to-upstream': 'true' }, tls),
+    site('mtls-cn', 'mtls-cn.example.test', 'secure', { 'auth-tls-secret': 'client-ca', 'auth-tls-match-cn': 'CN=good-client$' }, tls),
+    site('mtls-optional', 'mtls-optional.example.test', 'secure', { 'auth-tls-secret': 'client-ca', 'auth-tls-verify-client': 'optional' }, tls),
     // Source ranges.
-    site('allow', 'allow.example.test', 'main', { 'whitelist-source-range': '127.0.0.1/32' }, { tls }),
+    site('allow', 'allow.example.test', 'main', { 'whitelist-source-range': '127.0.0.1/32' }, tls),
     site('deny', 'deny.example.test', 'main', { 'denylist-source-range': '127.0.0.2' }),
     // Basic and external authentication.
     site('basic', 'basic.example.test', 'main', { 'auth-type': 'basic', 'auth-secret': 'users', 'auth-realm': 'Restricted' }),
@@ -168,7 +168,7 @@ beforeAll(async () => {
     site('www', 'www-src.example.test', 'main', { 'from-to-www-redirect': 'true' }),
     site('aliased', 'alias-src.example.test', 'main', { 'server-alias': 'alias.example.test' }),
     // CORS, over HTTPS (its headers must not drop HSTS).
-    site('cors', 'cors.example.test', 'main', { 'enable-cors': 'true', 'cors-allow-origin': 'https://app.example.test' }, { tls }),
+    site('cors', 'cors.example.test', 'main', { 'enable-cors': 'true', 'cors-allow-origin': 'https://app.example.test' }, tls),
     // Error pages.
     site('errors', 'errors.example.test', 'status', { 'custom-http-errors': '404', 'default-backend': 'errors' }),
     site('errors-own', 'errors-own.example.test', 'status', { 'custom-http-errors': '503' }),
