@@ -37,6 +37,8 @@ import {
   type TranslateFlags,
 } from './options.js';
 import { formatJson, formatSummary, formatText } from './reporters.js';
+import { formatAuditJson, formatAuditMarkdown, formatAuditText } from './audit-reporters.js';
+import { migrationReport, type MigrationReport } from '../audit/migration.js';
 
 export interface CliIo {
   readonly stdin: NodeJS.ReadableStream;
@@ -119,6 +121,22 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       exitCode = drift.length > 0 ? exitCodes.inputErrors : outcome(diagnostics, flags.strict);
     });
 
+  withCommonOptions(
+    program
+      .command('audit')
+      .description('migration report: the ingress-nginx annotations and ConfigMap keys in use, what ingress2nginx does with each, and the Ingresses it would not serve as written'),
+    ['text', 'json', 'markdown'],
+  ).action(async (flags: AuditFlags) => {
+    const options = toTranslateOptions({ ...flags, format: 'text' }, io.now(), readResolvConf);
+    const source = await readSources({ ...flags, format: 'text' }, io);
+    const result = build(source.snapshot, options);
+    const report = migrationReport(source.snapshot, { ...result, diagnostics: await diagnosticsOf(source, result) }, flags.configmap);
+    io.stdout(auditFormats[flags.format](report));
+    const blocked = report.ingressesWithErrors.length > 0;
+    const lossy = report.annotations.some((usage) => usage.status === 'ignored' || usage.status === 'unknown');
+    exitCode = blocked || (flags.strict && lossy) ? exitCodes.inputErrors : exitCodes.clean;
+  });
+
   withTranslateOptions(program.command('run').description('watch the cluster and keep a stock nginx beside it configured (sidecar)'))
     .requiredOption('-o, --output <dir>', 'folder nginx reads its config from (shared with the nginx container)')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, else the Pod service account)')
@@ -186,11 +204,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** Flags of the commands that read manifests from files. */
-function withCommonOptions(command: Command): Command {
+function withCommonOptions(command: Command, formats: readonly string[] = ['text', 'json']): Command {
   return withTranslateOptions(
     command
       .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect)
-      .addOption(new Option('--format <format>', 'diagnostics format').choices(['text', 'json']).default('text'))
+      .addOption(new Option('--format <format>', 'output format').choices([...formats]).default('text'))
       .option('--strict', 'warnings fail too (exit 1)', false),
   )
     .option('--nginx-version <version>', 'nginx version to render for', parseVersion, defaults.nginxVersion)
@@ -219,6 +237,15 @@ function withTranslateOptions(command: Command): Command {
     .option('--system-ca-bundle <path>', 'CA bundle for BackendTLSPolicy wellKnownCACertificates: System', parseAbsoluteFile, defaults.systemCaBundle)
     .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off');
 }
+
+/** `audit` takes the flags of `validate`, with a markdown format besides text and json. */
+type AuditFlags = Omit<CommonFlags, 'format'> & { readonly format: 'text' | 'json' | 'markdown' };
+
+const auditFormats: Record<AuditFlags['format'], (report: MigrationReport) => string> = {
+  text: formatAuditText,
+  json: formatAuditJson,
+  markdown: formatAuditMarkdown,
+};
 
 interface RunFlags {
   readonly output: string;

@@ -171,6 +171,9 @@ export interface HttpConfig {
   readonly requestHeaders: RequestHeaders;
   /** http-level blocks that locations refer to by variable or zone name: canaries, CORS, rate limits. */
   readonly extensions: HttpExtensions;
+  /** Sized for the variables those blocks define, so that nginx builds its variables hash without a warning. */
+  readonly variablesHashMaxSize: number;
+  readonly variablesHashBucketSize: number;
 }
 
 export type RedirectCode = 301 | 302 | 307 | 308;
@@ -342,7 +345,10 @@ export interface Location {
   /** What a request over plain HTTP gets. */
   readonly plainHttp: PlainHttpAction;
   readonly proxy?: Proxy;
-  /** Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes. */
+  /**
+   * Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes;
+   * neither when `behaviour.redirect` answers every request.
+   */
   readonly returnStatus?: 404 | 503;
   /** The ingress-nginx annotations that act on this location, in the order nginx applies them. */
   readonly behaviour?: LocationBehaviour;

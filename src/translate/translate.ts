@@ -2,6 +2,7 @@ import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
 import {
   generationPlaceholder,
   type ForwardedHeaders,
+  type HttpExtensions,
   type HttpUpstream,
   type Location,
   type NginxConfig,
@@ -140,6 +141,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
   const serverNameHash = hashSizes(merged.virtualHosts.map((h) => h.serverName));
   const hstsHeader = hstsHeaderValue(settings);
+  const httpExtensions = extensions.collect(merged.references);
 
   const model: NginxConfig = {
     nginxVersion: options.nginxVersion,
@@ -181,7 +183,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
         fullForwardedFor: settings.computeFullForwardedFor && settings.useForwardedHeaders,
         clientFromForwardedChain: settings.useForwardedHeaders && settings.useProxyProtocol,
       },
-      extensions: extensions.collect(merged.references),
+      extensions: httpExtensions,
+      ...variablesHashSizes(httpExtensions),
     },
     stream: {
       resolvers,
@@ -269,6 +272,18 @@ function defaultCertificate(resources: Resources, options: TranslateOptions, sec
     );
   }
   return secrets.fixedKeyPair('default', bundledDefaultCertificate, bundledDefaultKey);
+}
+
+/**
+ * nginx puts every variable name (its own some hundred, and each map, geo and split of ours) into one
+ * hash, and warns on every load when they do not fit: ingress-nginx's sizes (2048, 256), grown with
+ * the variables we define.
+ */
+function variablesHashSizes(extensions: HttpExtensions): { variablesHashMaxSize: number; variablesHashBucketSize: number } {
+  const defined = extensions.geos.length + extensions.maps.length + extensions.splits.length;
+  let maxSize = 2048;
+  while (maxSize < (defined + 512) * 4) maxSize *= 2;
+  return { variablesHashMaxSize: maxSize, variablesHashBucketSize: 256 };
 }
 
 /** What every location gets unless its Ingress says otherwise: the ConfigMap's proxy keys. */

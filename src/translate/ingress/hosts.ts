@@ -532,7 +532,8 @@ function toLocations(winners: readonly RouteClaim[], hostHasTls: boolean, hsts: 
         !claim.path.startsWith(acmeChallengePrefix.slice(0, -1)) &&
           (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? settings.sslRedirect))),
       ),
-      ...(claim.proxy ? { proxy: claim.proxy } : { returnStatus: 503 as const }),
+      // A redirect answers every request, so the location needs no backend.
+      ...(behaviour?.redirect ? {} : claim.proxy ? { proxy: claim.proxy } : { returnStatus: 503 as const }),
       ...(behaviour && { behaviour }),
     };
   });

@@ -83,7 +83,7 @@ describe('parseIngressAnnotations', () => {
       const issues = parse({ [name]: raw }).issues.filter((issue) => issue.code === 'annotation-invalid');
       expect(issues).toHaveLength(1);
       expect(issues[0]?.leavesOut).toBe(true);
-      expect(issues[0]?.message).toContain('guards access');
+      expect(issues[0]?.message).toContain('is not rendered until this is fixed');
     });
 
     it.each([

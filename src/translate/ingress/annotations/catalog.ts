@@ -525,9 +525,9 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'cors-allow-origin',
     family: cors,
-    status: 'supported',
+    status: 'differs',
     defaultValue: '`*`',
-    note: 'comma-separated origins (`https://a.example`, `https://*.example`, ports, `null`) or `*`; an invalid origin is left out',
+    note: 'comma-separated origins (`https://a.example`, `https://*.example`, ports, `null`) or `*`; a list with an invalid origin allows none (an error), where ingress-nginx would fall back to `*`',
   },
   {
     name: 'cors-allow-methods',

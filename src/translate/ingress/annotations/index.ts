@@ -155,7 +155,7 @@ function readAnnotation<T>(rule: AnnotationRule<T>, annotations: Readonly<Record
   // Our refinements explain what is wrong in words of their own, never by quoting the value.
   const problem = parsed.error.issues.find((issue) => issue.code === 'custom' && issue.message !== zodDefaultMessage)?.message;
   const fallback = rule.failsClosed
-    ? ' The Ingress is not rendered until this is fixed, since the annotation guards access.'
+    ? ' The Ingress is not rendered until this is fixed: a fallback could open a backend or send its traffic where it was not meant to go.'
     : ' Falling back to its default, as ingress-nginx does.';
   issues.push({
     severity: 'error',
