@@ -7,10 +7,12 @@ import {
   parseEcho,
   startAuthBackend,
   startHttpBackend,
+  startHttpsBackend,
   startStatusBackend,
   type CountingPeer,
   type EchoResponse,
   type HttpResponse,
+  type Peer,
 } from '../support/peers.js';
 import { caSecretManifest, createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';
 import {
@@ -42,13 +44,14 @@ const aliceHtpasswd = 'alice:$apr1$3Q7c0Hzf$6CSsL8aDfJkYhPYAn4fuq1\n';
 let target: Target;
 let rendered: CliRun;
 let ca: CertificateAuthority;
-let certs: { wildcard: CertificateFiles; goodClient: CertificateFiles; otherClient: CertificateFiles; rogueClient: CertificateFiles; clientCa: CertificateAuthority };
+let certs: { wildcard: CertificateFiles; backend: CertificateFiles; goodClient: CertificateFiles; otherClient: CertificateFiles; rogueClient: CertificateFiles; clientCa: CertificateAuthority };
 let backends: {
   main: CountingPeer;
   canary: CountingPeer;
   errors: CountingPeer;
   status: CountingPeer;
   secure: CountingPeer;
+  modern: Peer;
   auth: Awaited<ReturnType<typeof startAuthBackend>>;
 };
 
@@ -93,6 +96,7 @@ beforeAll(async () => {
     clientCa,
     ...(await settle({
       wildcard: issueCertificate(ca, { commonName: '*.example.test', sans: ['*.example.test'] }),
+      backend: issueCertificate(ca, { commonName: 'modern.web.svc.cluster.local', sans: ['modern.web.svc.cluster.local'] }),
       goodClient: issueCertificate(clientCa, { commonName: 'good-client', serverAuth: false, clientAuth: true }),
       otherClient: issueCertificate(clientCa, { commonName: 'other-client', serverAuth: false, clientAuth: true }),
       rogueClient: issueCertificate(rogueCa, { commonName: 'good-client', serverAuth: false, clientAuth: true }),
@@ -105,6 +109,8 @@ beforeAll(async () => {
     status: startPeer(startStatusBackend('status')),
     secure: startPeer(startHttpBackend('secure')),
     auth: startPeer(startAuthBackend()),
+    // An HTTPS backend that speaks TLS 1.3 only.
+    modern: startPeer(startHttpsBackend({ name: 'modern', cert: certs.backend.certPem, key: certs.backend.keyPem, minVersion: 'TLSv1.3' })),
   });
   const services = Object.entries(backends).map(([name, peer]) => serviceManifest('web', name, peer));
   const otherNamespace = (manifest: string) => manifest.replace('namespace: web', 'namespace: other');
@@ -172,6 +178,16 @@ beforeAll(async () => {
     // Error pages.
     site('errors', 'errors.example.test', 'status', { 'custom-http-errors': '404', 'default-backend': 'errors' }),
     site('errors-own', 'errors-own.example.test', 'status', { 'custom-http-errors': '503' }),
+    // HTTPS backends: TLS 1.3 by default; proxy tuning and Location rewriting.
+    site('modern', 'modern.example.test', 'modern', { 'backend-protocol': 'HTTPS', 'proxy-ssl-secret': 'web/backend-ca', 'proxy-ssl-verify': 'on' }),
+    caSecretManifest({ name: 'backend-ca', namespace: 'web', caPem: ca.certPem }),
+    site('tuned', 'tuned.example.test', 'status', {
+      'proxy-read-timeout': '1',
+      'proxy-http-version': '1.0',
+      'proxy-redirect-from': 'http://internal.example/',
+      'proxy-redirect-to': 'https://public.example/',
+    }),
+    site('mtls-page', 'mtls-page.example.test', 'secure', { 'auth-tls-secret': 'client-ca', 'auth-tls-error-page': 'https://help.example.test/certificates' }, tls),
     // Headers to the backend.
     site('headers', 'headers.example.test', 'main', { 'x-forwarded-prefix': '/prefix' }),
     site('vhost', 'vhost.example.test', 'main', { 'upstream-vhost': 'internal.example' }),
@@ -378,6 +394,24 @@ describe('custom-http-errors', () => {
     const own = await get('errors-own.example.test', '/status/503');
     expect(own.status).toBe(503);
     expect(own.body).toContain('<title>503 Service Temporarily Unavailable</title>');
+  });
+});
+
+describe('proxy settings', () => {
+  it('reaches a backend that speaks TLS 1.3 only, verified', async () => {
+    expect(echoOf(await get('modern.example.test', '/m'))).toMatchObject({ backend: 'modern', tlsVersion: 'TLSv1.3', servername: 'modern.web.svc.cluster.local' });
+  });
+
+  it('proxy-http-version, proxy-redirect-from/-to, and proxy-read-timeout (504 from a backend that never answers)', async () => {
+    expect(echoOf(await get('tuned.example.test', '/v')).httpVersion).toBe('1.0');
+    const moved = await get('tuned.example.test', '/moved');
+    expect([moved.status, moved.headers.location]).toEqual([302, 'https://public.example/landing']);
+    expect((await get('tuned.example.test', '/slow')).status).toBe(504);
+  });
+
+  it('auth-tls-error-page: a client without a valid certificate is sent there', async () => {
+    const page = await getTls('mtls-page.example.test', '/');
+    expect([page.status, page.headers.location]).toEqual([302, 'https://help.example.test/certificates']);
   });
 });
 

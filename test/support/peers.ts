@@ -25,6 +25,10 @@ export interface EchoResponse {
   readonly headers: http.IncomingHttpHeaders;
   /** Subject CN of the client certificate the backend verified; null when none was sent. */
   readonly clientCertSubject: string | null;
+  /** HTTP version of the request, e.g. `1.1`. */
+  readonly httpVersion: string;
+  /** TLS version the backend negotiated; null over plain HTTP. */
+  readonly tlsVersion: string | null;
 }
 
 export interface PeerCertificateSummary {
@@ -100,6 +104,8 @@ function echoHandler(backend: string, counted: () => void = () => undefined): ht
       servername: isTls ? receivedServername(socket) : null,
       headers: request.headers,
       clientCertSubject: isTls ? (summarizePeerCertificate(socket.getPeerCertificate())?.subjectCN ?? null) : null,
+      httpVersion: request.httpVersion,
+      tlsVersion: isTls ? socket.getProtocol() : null,
     };
     request.resume();
     request.once('end', () => {
@@ -118,13 +124,21 @@ export async function startHttpBackend(name: string): Promise<CountingPeer> {
 
 /**
  * Plain HTTP backend like `startHttpBackend`, except that `/status/<code>` answers with that status
- * (and the echo as body): a backend whose errors nginx may intercept.
+ * (and the echo as body): a backend whose errors nginx may intercept. `/slow` never answers, `/moved`
+ * redirects to `http://internal.example/landing`.
  */
 export async function startStatusBackend(name: string): Promise<CountingPeer> {
   let count = 0;
   const echo = echoHandler(name, () => count++);
   const peer = await listenOnLoopback(
     http.createServer((request, response) => {
+      // `/slow` never answers (a backend that hangs); `/moved` redirects to an internal name.
+      if (request.url === '/slow') return;
+      if (request.url === '/moved') {
+        response.writeHead(302, { location: 'http://internal.example/landing' });
+        response.end();
+        return;
+      }
       const status = /^\/status\/([1-5][0-9]{2})/.exec(request.url ?? '')?.[1];
       if (status !== undefined) {
         const writeHead = response.writeHead.bind(response);
@@ -169,13 +183,22 @@ export function startHttpsBackend(options: {
   key: string;
   ca?: string;
   requestClientCert?: boolean;
+  /** E.g. `TLSv1.3`: a backend that speaks nothing older. */
+  minVersion?: tls.SecureVersion;
 }): Promise<Peer> {
   const requestClientCert = options.requestClientCert ?? false;
   if (requestClientCert && options.ca === undefined) {
     throw new Error('startHttpsBackend: requestClientCert needs `ca` to verify client certificates against');
   }
   const server = https.createServer(
-    { cert: options.cert, key: options.key, ca: options.ca, requestCert: requestClientCert, rejectUnauthorized: requestClientCert },
+    {
+      cert: options.cert,
+      key: options.key,
+      ca: options.ca,
+      requestCert: requestClientCert,
+      rejectUnauthorized: requestClientCert,
+      ...(options.minVersion && { minVersion: options.minVersion }),
+    },
     echoHandler(options.name),
   );
   return listenOnLoopback(server);
