@@ -422,5 +422,6 @@ describe('random mixes of valid and broken resources', () => {
       }),
       { numRuns: runs, seed: process.env.I2N_PROPERTY_SEED ? Number(process.env.I2N_PROPERTY_SEED) : undefined },
     );
-  });
+    // Each case runs nginx -t: the bound grows with the number of cases (a bound, not a measurement).
+  }, Math.max(60_000, runs * 150));
 });

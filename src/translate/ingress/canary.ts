@@ -182,8 +182,11 @@ export function splitWithCanary(
   const variable = next.startsWith('$') ? next : undefined;
   const canaryPart = { upstream: canaryBackend.upstream, comment, ...(variable && { reference: variable.slice(1) }) };
   let proxy: Proxy;
-  if (variable === undefined) {
-    // The weight alone decides, and decides the same for every request.
+  if (variable === undefined && share <= 0) {
+    // Weight 0 and neither header nor cookie: the canary takes no request; the main proxy stays.
+    proxy = mainProxy;
+  } else if (variable === undefined) {
+    // The weight alone sends every request to the canary.
     proxy = {
       ...withoutResolve(mainProxy),
       ...(canaryBackend.runtimeName !== undefined

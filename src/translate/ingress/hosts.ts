@@ -184,6 +184,10 @@ function attachCanaries(
         continue;
       }
       const split = splitWithCanary({ ...main, proxy: main.proxy, backend: main.backend }, canary, extensions);
+      if (split.proxy === main.proxy) {
+        report.warning('canary-takes-nothing', canary.ingress, `canary-weight is 0 and there is no canary-by-header or canary-by-cookie, so no request of ${where} goes to the canary`, canary.field);
+        continue;
+      }
       backends.push(split.canaryBackend);
       let proxy = split.proxy;
       if (proxy.pass.includes('$') && proxy.tuning?.redirect === 'default') {
