@@ -55,7 +55,7 @@ export interface IngressBehaviour {
 }
 
 /** Where the internal auth locations live: no Ingress path is expected under it. */
-export const authEndpointPrefix = '/.ingress2nginx/auth/';
+const authEndpointPrefix = '/.ingress2nginx/auth/';
 
 const annotationField = (name: string): FieldPath => ['metadata', 'annotations', annotationPrefix + name];
 

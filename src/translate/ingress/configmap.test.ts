@@ -5,6 +5,7 @@ import {
   parseControllerSettings,
   type ControllerSettings,
 } from './configmap.js';
+import { configMapCatalog } from './annotations/catalog.js';
 
 describe('parseControllerSettings', () => {
   it('gives ingress-nginx defaults for an empty ConfigMap', () => {
@@ -236,5 +237,16 @@ describe('hstsHeaderValue', () => {
       'max-age=31536000; includeSubDomains; preload',
     );
     expect(hstsHeaderValue({ ...defaultControllerSettings, hsts: false })).toBeUndefined();
+  });
+});
+
+describe('the ConfigMap catalog', () => {
+  it('lists as supported or differing exactly the keys the parser reads', () => {
+    for (const entry of configMapCatalog) {
+      const unsupported = parseControllerSettings({ [entry.key]: 'x' }).issues.some((issue) => issue.code === 'configmap-key-unsupported');
+      expect(unsupported, entry.key).toBe(entry.status === 'ignored' || entry.status === 'refused');
+    }
+    const read = Object.keys(defaultControllerSettings).length;
+    expect(configMapCatalog.filter((entry) => entry.status === 'supported' || entry.status === 'differs')).toHaveLength(read);
   });
 });

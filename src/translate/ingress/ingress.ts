@@ -612,7 +612,7 @@ export function withoutDefaultRedirect(proxy: Proxy): Proxy {
 }
 
 /** Protocol and TLS to one backend: the part of the proxy that a canary backend shares with its main. */
-export function proxyFor(
+function proxyFor(
   backend: ResolvedBackend,
   annotations: IngressAnnotations,
   object: SourceObject,
@@ -641,7 +641,7 @@ export function proxyFor(
  * with different TLS settings (name, CA, client certificate) must not share them, or one location's
  * verified connection would carry another's traffic unchecked.
  */
-export function tlsVariant(backend: ResolvedBackend, ssl: ProxySsl, ctx: IngressContext): ResolvedBackend {
+function tlsVariant(backend: ResolvedBackend, ssl: ProxySsl, ctx: IngressContext): ResolvedBackend {
   const digest = createHash('sha256').update(JSON.stringify(ssl)).digest('hex').slice(0, 10);
   const variant: ResolvedBackend = { ...backend, upstream: `${backend.upstream}_tls_${digest}` };
   ctx.backends.set(variant.upstream, variant);

@@ -24,7 +24,7 @@ const headerPattern = z.string().superRefine((value, context) => {
 /** Cookie names in the characters every cookie library agrees on. */
 const cookieName = z.string().trim().regex(/^[A-Za-z0-9._-]{1,128}$/);
 
-export const maxCanaryWeight = 1_000_000;
+const maxCanaryWeight = 1_000_000;
 
 export const canaryAnnotations = {
   enabled: rule({ name: 'canary', schema: goBool, defaultValue: false, accepted: goBoolText, failsClosed: true }),

@@ -9,8 +9,8 @@ import { rule } from './rule.js';
  * leaves the Ingress out.
  */
 
-export const verifyClientModes = ['on', 'off', 'optional', 'optional_no_ca'] as const;
-export type VerifyClientMode = (typeof verifyClientModes)[number];
+const verifyClientModes = ['on', 'off', 'optional', 'optional_no_ca'] as const;
+type VerifyClientMode = (typeof verifyClientModes)[number];
 
 /**
  * `CN=` and a regex over the subject DN. This value was the injection of CVE-2025-1097; here it must

@@ -8,10 +8,10 @@ import { rule } from './rule.js';
  * ingress-nginx defaults (`*`, `true`) would allow more than the user wrote.
  */
 
-export const defaultCorsMethods = 'GET, PUT, POST, DELETE, PATCH, OPTIONS';
-export const defaultCorsHeaders =
+const defaultCorsMethods = 'GET, PUT, POST, DELETE, PATCH, OPTIONS';
+const defaultCorsHeaders =
   'DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization';
-export const defaultCorsMaxAge = 1_728_000;
+const defaultCorsMaxAge = 1_728_000;
 
 /** `*`, or origins: `scheme://host[:port]` with an optional `*.` first label, or `null`. */
 export type CorsOrigins = { readonly any: true } | { readonly any: false; readonly origins: readonly string[] };

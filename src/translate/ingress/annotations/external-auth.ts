@@ -12,7 +12,7 @@ import { rule } from './rule.js';
  * URL-encode, so `$escaped_request_uri` (set by a Lua module in ingress-nginx) stands for the request
  * URI as it was sent.
  */
-export const authUrlVariables: Readonly<Record<string, string>> = {
+const authUrlVariables: Readonly<Record<string, string>> = {
   $host: '$host',
   $http_host: '$http_host',
   $scheme: '$scheme',
@@ -33,7 +33,7 @@ export interface AuthUrl {
 const variablePattern = /\$[a-z_]+/g;
 
 /** Parses `http(s)://authority/path?query` with the variables above in the authority (alone) or the rest. */
-export function parseAuthUrl(value: string): AuthUrl | undefined {
+function parseAuthUrl(value: string): AuthUrl | undefined {
   const match = /^(https?):\/\/([^/?#]+)(.*)$/.exec(value);
   if (!match || value.length > 2048) return undefined;
   const [, scheme = 'http', authority = '', rest = ''] = match;
@@ -68,7 +68,7 @@ const authUrl = z.string().trim().transform((value, context) => {
 
 const authUrlText = `an http:// or https:// URL (host or $host, optional port, path and query; variables ${Object.keys(authUrlVariables).join(', ')})`;
 
-export const authMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+const authMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 const headerList = z.string().transform((value, context) => {
   const headers = value.split(',').map((header) => header.trim()).filter((header) => header !== '');

@@ -12,7 +12,7 @@ import { rule } from './rule.js';
  * A rewrite target: an optional leading `/`, the Ingress path characters and `$1`…`$9` for the path's
  * groups. `$` followed by anything else would name an nginx variable, which is refused.
  */
-export function isRewriteTarget(value: string): boolean {
+function isRewriteTarget(value: string): boolean {
   return value.length <= 1024 && /^\/?([A-Za-z0-9._~%!&()*+,=:@/-]|\$[1-9])*$/.test(value) && value !== '';
 }
 

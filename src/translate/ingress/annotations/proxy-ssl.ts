@@ -31,7 +31,7 @@ const proxySslProtocols = z.string().transform((value, context) => {
 });
 
 /** The one variable `proxy-ssl-name` may hold: the request's host, a common multi-tenant pattern. */
-export const requestHostVariable = '$host';
+const requestHostVariable = '$host';
 
 export const proxySslAnnotations = {
   secret: rule<NamespacedName | undefined>({

@@ -15,7 +15,7 @@ const seconds = integerInRange(0, maxTimeoutSeconds);
 const secondsText = `a number of seconds from 0 to ${maxTimeoutSeconds}`;
 
 /** The `proxy_next_upstream` conditions ingress-nginx accepts. */
-export const nextUpstreamConditions = [
+const nextUpstreamConditions = [
   'error',
   'timeout',
   'invalid_header',

@@ -6,7 +6,7 @@ import { rule } from './rule.js';
  * shares) from floods, so a rejected value leaves the Ingress out rather than dropping the limit.
  */
 
-export const maxRate = 1_000_000;
+const maxRate = 1_000_000;
 
 const rate = integerInRange(1, maxRate);
 const rateText = `an integer from 1 to ${maxRate}`;
