@@ -548,7 +548,8 @@ function toLocations(winners: readonly RouteClaim[], hostHasTls: boolean, hsts: 
     locations.push({ modifier: '', path: '/', comment: 'no Ingress path matches', plainHttp: plainHttp(false), returnStatus: 404 });
   }
   const companions = new Map<string, Location>();
-  for (const companion of winners.filter((w) => w.proxy).flatMap((w) => w.companions)) {
+  // Every winner's: a location that answers 503 still sends that to its error pages.
+  for (const companion of winners.flatMap((w) => w.companions)) {
     if (!companions.has(companion.path)) companions.set(companion.path, companion);
   }
   const byPath = (a: Location, b: Location) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.modifier === '=' ? -1 : 1);

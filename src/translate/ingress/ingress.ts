@@ -417,13 +417,15 @@ function locationBehaviour(
 ): LocationBehaviour {
   const rewrite = regex && rewriteTarget !== undefined && rewriteTarget !== path ? { regex: `(?i)${path}`, target: rewriteTarget } : undefined;
   const service = ref.service;
+  const port = service?.port.number ?? (service?.port.name !== undefined && /^[a-z0-9-]+$/.test(service.port.name) ? service.port.name : '-');
+  // What the error locations send as X-Namespace and friends; set wherever one of them may be reached.
   const variables =
-    errorPages.pages.length > 0 && service
+    errorPages.pages.length > 0
       ? [
           { name: 'i2n_namespace', value: object.metadata.namespace },
           { name: 'i2n_ingress_name', value: object.metadata.name },
-          { name: 'i2n_service_name', value: isKubernetesName(service.name) ? service.name : '-' },
-          { name: 'i2n_service_port', value: String(service.port.number ?? (service.port.name && /^[a-z0-9-]+$/.test(service.port.name) ? service.port.name : '-')) },
+          { name: 'i2n_service_name', value: service && isKubernetesName(service.name) ? service.name : '-' },
+          { name: 'i2n_service_port', value: String(port) },
         ]
       : [];
   return {
