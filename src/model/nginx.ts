@@ -272,8 +272,9 @@ export interface ForwardedHeaders {
   /** `trustedCidrs` without the catch-alls, which `geo` would report as duplicates of its default. */
   readonly trustedNetworks: readonly string[];
   /**
-   * The address that must be trusted: the peer (`$realip_remote_addr`), or, behind PROXY protocol with
-   * forwarded headers, the PROXY header's source (`$remote_addr` once realip has read it).
+   * The address of the proxy that sent the forwarded headers, which must be trusted and which
+   * `compute-full-forwarded-for` appends: the peer (`$realip_remote_addr`), or, behind PROXY protocol,
+   * the PROXY header's source (`$remote_addr` once realip has read it), as ingress-nginx does.
    */
   readonly trustSource: string;
 }
