@@ -29,6 +29,7 @@ const CONFIGURE = [
   '--with-http_ssl_module',
   '--with-http_v2_module',
   '--with-http_realip_module',
+  '--with-http_auth_request_module',
   '--with-stream',
   '--with-stream_ssl_module',
   '--with-stream_ssl_preread_module',
@@ -54,8 +55,11 @@ function fail(message) {
   process.exit(1);
 }
 
+/** The binary runs and was configured with every flag above (a cached build from older flags is rebuilt). */
 function works(binary) {
-  return existsSync(binary) && run(binary, ['-v']).ok;
+  if (!existsSync(binary)) return false;
+  const version = run(binary, ['-V']);
+  return version.ok && CONFIGURE.every((flag) => version.stderr.includes(flag));
 }
 
 /** `a >= b` for dotted nginx versions. */

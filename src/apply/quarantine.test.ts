@@ -11,6 +11,7 @@ import { createCa, issueCertificate, type CertificateFiles } from '../../test/su
 import { manifestsText, numberedSites, tlsSecret, writePoisonNginx, type Site } from '../../test/support/tenants.js';
 import { checkConfig } from './check.js';
 import { buildChecked, nginxMessage, type BuildCheck } from './quarantine.js';
+import { testTranslateOptions } from '../../test/support/options.js';
 
 /**
  * buildChecked against the real `nginx -t`, behind a stand-in that rejects configs carrying a poison
@@ -26,21 +27,11 @@ beforeAll(async () => {
   const nginx = requireNginx();
   scratch = await mkdtemp(join(tmpdir(), 'ingress2nginx-quarantine-'));
   poisonNginx = (await writePoisonNginx(scratch, nginx.binary)).binary;
-  options = {
-    ingressClass: 'nginx',
-    gatewayClass: 'ingress2nginx',
-    systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
-    watchIngressWithoutClass: false,
-    allowCrossNamespaceSecrets: false,
-    clusterDomain: 'cluster.local',
-    httpPort: 80,
-    httpsPort: 443,
+  options = testTranslateOptions({
     runDir: join(scratch, 'run'),
-    nginxVersion: '1.22.1',
-    accessLog: 'off',
     ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }),
     now: new Date(),
-  };
+  });
   const ca = await createCa(scratch, 'quarantine CA');
   wildcard = await issueCertificate(ca, { commonName: '*.example.com', sans: ['*.example.com'] });
 });

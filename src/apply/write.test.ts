@@ -175,7 +175,7 @@ describe('OutputFolder commit', () => {
     } finally {
       await folder.close();
     }
-    expect((await readdir(dir)).sort()).toEqual(['.i2n-rejected', 'ca', 'client', 'nginx.conf', 'tls']);
+    expect((await readdir(dir)).sort()).toEqual(['.i2n-rejected', 'auth', 'ca', 'client', 'nginx.conf', 'tls']);
     expect(await readFile(join(dir, 'nginx.conf'), 'utf8')).toContain('# good');
     expect(await readFile(join(dir, '.i2n-rejected', 'tls', 'y.pem'), 'utf8')).toBe('key y\n');
     expect(existsSync(join(dir, 'tls', 'x.pem'))).toBe(false);

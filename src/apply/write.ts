@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, link, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, link, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { mainConfigName, type OutputFile } from '../model/nginx.js';
 import { environment, EnvironmentError, makeFolder, reason } from './environment.js';
+import type { FileOwner } from './worker-user.js';
 
 /** Folders under the output directory that hold only what we wrote; stale files in them are removed. */
-export const managedFolders = ['tls', 'ca', 'client'] as const;
+export const managedFolders = ['tls', 'ca', 'client', 'auth'] as const;
 
 const lockName = '.ingress2nginx.lock';
 const stagingPrefix = '.i2n-staging-';
@@ -51,15 +52,17 @@ export class OutputFolder {
   private constructor(
     readonly dir: string,
     private readonly lock: HeldLock,
+    /** Owner of the files nginx's workers read (`readByWorkers`), when we write as root. */
+    private readonly workerOwner: FileOwner | undefined,
   ) {}
 
   /** Creates the folder if needed, takes the lock and removes what a crashed earlier run left behind. */
-  static async open(dir: string, options: { readonly lockTimeoutMs?: number } = {}): Promise<OutputFolder> {
+  static async open(dir: string, options: { readonly lockTimeoutMs?: number; readonly workerOwner?: FileOwner } = {}): Promise<OutputFolder> {
     // Whatever keeps stat from finding a folder, creating one says best what is wrong.
     const info = await stat(dir).catch(() => undefined);
     if (info === undefined) await environment(`cannot create the output folder ${dir}`, () => makeFolder(dir));
     else if (!info.isDirectory()) throw new EnvironmentError(`the output ${dir} exists and is not a folder`);
-    const folder = new OutputFolder(dir, await acquireLock(join(dir, lockName), options.lockTimeoutMs ?? 60_000));
+    const folder = new OutputFolder(dir, await acquireLock(join(dir, lockName), options.lockTimeoutMs ?? 60_000), options.workerOwner);
     try {
       await environment(`cannot clean up the output folder ${dir}`, () => folder.removeLeftovers());
     } catch (error) {
@@ -89,6 +92,7 @@ export class OutputFolder {
             flag: 'wx',
           });
           await chmod(path, file.mode);
+          if (file.readByWorkers && this.workerOwner) await chown(path, this.workerOwner.uid, this.workerOwner.gid);
         });
       });
     } catch (error) {
@@ -109,7 +113,7 @@ export class OutputFolder {
     const previous = options.keepPrevious ? join(this.dir, previousFolderName) : undefined;
     await environment(`cannot write into ${this.dir}`, async () => {
       const ordered = [...staged.files.filter((f) => f.path !== mainConfigName), ...staged.files.filter((f) => f.path === mainConfigName)];
-      const changed = await mapLimited(ordered, parallelWrites, async (file) => !(await isInPlace(join(this.dir, file.path), file)));
+      const changed = await mapLimited(ordered, parallelWrites, async (file) => !(await isInPlace(join(this.dir, file.path), file, this.workerOwner)));
       for (const folder of managedFolders) await makeFolder(join(this.dir, folder));
       if (previous) {
         await rm(previous, { recursive: true, force: true });
@@ -223,10 +227,20 @@ export async function writeOutput(dir: string, files: readonly OutputFile[]): Pr
   }
 }
 
+/**
+ * The only key files we write: certificate chains with their keys, CA bundles and revocation lists,
+ * and the users of basic authentication, each in its managed folder.
+ */
+const keyFilePaths: readonly RegExp[] = [
+  /^(tls|client)\/[a-z0-9._-]+\.pem$/,
+  /^ca\/[a-z0-9._-]+\.(crt|crl)$/,
+  /^auth\/[a-z0-9._-]+\.htpasswd$/,
+];
+
 /** Names are validated upstream; this keeps a mistake there from writing outside the output folder. */
 function assertSafePath(path: string): void {
   if (path === mainConfigName) return;
-  if (!/^(tls|ca|client)\/[a-z0-9._-]+\.(pem|crt)$/.test(path) || path.includes('..') || path.length > 255) {
+  if (!keyFilePaths.some((pattern) => pattern.test(path)) || path.includes('..') || path.length > 255) {
     throw new Error(`refusing to write key material to unexpected path ${JSON.stringify(path)}`);
   }
 }
@@ -351,9 +365,10 @@ function isDeadLocalProcess(holder: string): boolean {
 }
 
 /** The file at `path` has `file`'s bytes and mode already. */
-async function isInPlace(path: string, file: OutputFile): Promise<boolean> {
+async function isInPlace(path: string, file: OutputFile, workerOwner: FileOwner | undefined): Promise<boolean> {
   const info = await stat(path).catch(() => undefined);
   if (!info?.isFile() || (info.mode & 0o7777) !== file.mode || info.size !== Buffer.byteLength(file.contents)) return false;
+  if (file.readByWorkers && workerOwner && (info.uid !== workerOwner.uid || info.gid !== workerOwner.gid)) return false;
   return (await readFile(path)).equals(Buffer.from(file.contents));
 }
 

@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { nginxBinary } from '../apply/check.js';
 import { EnvironmentError } from '../apply/environment.js';
 import { stageBuild } from '../apply/staged-build.js';
+import { workerOwner } from '../apply/worker-user.js';
 import { OutputFolder } from '../apply/write.js';
 import { mainConfigName } from '../model/nginx.js';
 import { build } from '../render/build.js';
@@ -31,6 +32,7 @@ import {
   type CommonFlags,
   type TranslateFlags,
 } from './options.js';
+import { auditCommand } from './audit.js';
 import { diffCommand } from './diff.js';
 import { reviewCommand } from './review.js';
 import { routesCommand } from './routes.js';
@@ -53,7 +55,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
       const options = await translateOptionsOf(flags, io, flags.check, flags.nginxBin);
       const source = await readSources(flags.filename, io);
-      const folder = await OutputFolder.open(flags.output);
+      const folder = await OutputFolder.open(flags.output, { workerOwner: await workerOwner(nginxBinary(flags.nginxBin)) });
       try {
         const rendered = await stageBuild(folder, source.snapshot, options, flags.check ? nginxBinary(flags.nginxBin) : undefined);
         const { result, nginx } = rendered;
@@ -96,6 +98,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   routesCommand(program, io, (code) => (exitCode = code));
   reviewCommand(program, io, (code) => (exitCode = code));
+
+  auditCommand(program, io, (code) => (exitCode = code));
 
   withTranslateOptions(program.command('run').description('watch the cluster and keep a stock nginx beside it configured (sidecar)'))
     .requiredOption('-o, --output <dir>', 'folder nginx reads its config from (shared with the nginx container)')

@@ -55,6 +55,11 @@ export interface OutputFile {
   readonly contents: string;
   /** File mode; key material is 0o600. */
   readonly mode: number;
+  /**
+   * nginx's worker processes read the file at request time (`auth_basic_user_file`), not the master at
+   * load: when we write as root, the file is given to the user the workers run as.
+   */
+  readonly readByWorkers?: boolean;
 }
 
 // ---------------------------------------------------------------- stream
@@ -197,6 +202,17 @@ export interface HttpConfig {
   readonly notFoundServerNames: readonly string[];
   /** Certificates chosen per handshake by the default server (many TLS servers), instead of one SSL context each. */
   readonly certificateMap?: CertificateMap;
+  /** Status of the redirects to HTTPS (ConfigMap `http-redirect-code`). */
+  readonly redirectCode: RedirectCode;
+  /** What every location gets unless its Ingress says otherwise (ConfigMap keys, ingress-nginx's defaults). */
+  readonly proxyDefaults: ProxyDefaults;
+  /** Headers every proxied request carries, as ingress-nginx sends them. */
+  readonly requestHeaders: RequestHeaders;
+  /** http-level blocks that locations refer to by variable or zone name: canaries, CORS, rate limits. */
+  readonly extensions: HttpExtensions;
+  /** Sized for the variables those blocks define, so that nginx builds its variables hash without a warning. */
+  readonly variablesHashMaxSize: number;
+  readonly variablesHashBucketSize: number;
 }
 
 /** `ssl_certificate $variable` in the default server: SNI → key file (certificate chain and key). */
@@ -228,6 +244,93 @@ export interface AcmeUpstream {
   readonly upstream: string;
 }
 
+export type RedirectCode = 301 | 302 | 307 | 308;
+
+/** Rendered once in the http block; a location that differs carries its own `ProxyTuning`. */
+export interface ProxyDefaults {
+  readonly clientMaxBodySize: string;
+  readonly clientBodyBufferSize: string;
+  readonly connectTimeout: number;
+  readonly readTimeout: number;
+  readonly sendTimeout: number;
+  readonly buffering: boolean;
+  readonly bufferSize: string;
+  readonly buffersNumber: number;
+  /** `proxy_busy_buffers_size`, when nginx's default (two buffers) would not fit `buffersNumber`. */
+  readonly busyBuffersSize?: string;
+  readonly requestBuffering: boolean;
+  readonly nextUpstream: string;
+  readonly nextUpstreamTries: number;
+  readonly nextUpstreamTimeout: number;
+  readonly limitReqStatus: number;
+  readonly limitConnStatus: number;
+}
+
+export interface RequestHeaders {
+  /** X-Request-ID: the client's, else `$request_id` (ConfigMap `generate-request-id`); off: only the client's. */
+  readonly generateRequestId: boolean;
+  /**
+   * X-Forwarded-For: the chain a trusted proxy sent plus the peer (ConfigMap
+   * `compute-full-forwarded-for` with `use-forwarded-headers`), else the client address alone.
+   */
+  readonly fullForwardedFor: boolean;
+  /**
+   * `use-proxy-protocol` and `use-forwarded-headers` together: over plain HTTP the client address comes
+   * from the last X-Forwarded-For entry when the PROXY header's source is trusted, else from the PROXY
+   * header; `$i2n_client_addr` holds it, and address checks and limits use it.
+   */
+  readonly clientFromForwardedChain: boolean;
+}
+
+/** http-level blocks, each already in nginx's terms; every key and value passed an allow-list. */
+export interface HttpExtensions {
+  readonly geos: readonly GeoBlock[];
+  readonly maps: readonly MapBlock[];
+  readonly splits: readonly SplitBlock[];
+  readonly limitZones: readonly LimitZone[];
+}
+
+/** `geo $source $variable { default …; network value; … }` */
+export interface GeoBlock {
+  readonly comment: string;
+  /** Address variable to look up, e.g. `$remote_addr`; `geo` reads it as an address. */
+  readonly source: string;
+  readonly variable: string;
+  readonly defaultValue: string;
+  readonly entries: readonly { readonly network: string; readonly value: string }[];
+}
+
+/** `map source $variable { key value; … default value; }`; keys in nginx syntax (quoted regexes). */
+export interface MapBlock {
+  readonly comment: string;
+  /** A variable, or a quoted string of variables (`"$request_method:$http_origin"`). */
+  readonly source: string;
+  readonly variable: string;
+  readonly entries: readonly { readonly key: string; readonly value: string }[];
+  readonly defaultValue: string;
+}
+
+/** `split_clients "${request_id}" $variable { share% value; * rest; }`: a random choice per request. */
+export interface SplitBlock {
+  readonly comment: string;
+  readonly variable: string;
+  /** Percent with at most two decimals, e.g. `12.5`. */
+  readonly share: string;
+  readonly value: string;
+  readonly rest: string;
+}
+
+/** `limit_req_zone` / `limit_conn_zone`. */
+export interface LimitZone {
+  readonly comment: string;
+  readonly kind: 'req' | 'conn';
+  readonly name: string;
+  /** Key variable; an empty value is not limited. */
+  readonly key: string;
+  /** `r/s` or `r/m` for `req`. */
+  readonly rate?: string;
+}
+
 export interface ForwardedHeaders {
   readonly enabled: boolean;
   /** Trust X-Forwarded-* from these CIDRs (`use-forwarded-headers` + `proxy-real-ip-cidr`). */
@@ -236,6 +339,12 @@ export interface ForwardedHeaders {
   readonly trustAllAddresses: boolean;
   /** `trustedCidrs` without the catch-alls, which `geo` would report as duplicates of its default. */
   readonly trustedNetworks: readonly string[];
+  /**
+   * The address of the proxy that sent the forwarded headers, which must be trusted and which
+   * `compute-full-forwarded-for` appends: the peer (`$realip_remote_addr`), or, behind PROXY protocol,
+   * the PROXY header's source (`$remote_addr` once realip has read it), as ingress-nginx does.
+   */
+  readonly trustSource: string;
 }
 
 export interface UpstreamServer {
@@ -287,22 +396,143 @@ export interface VirtualHost {
   readonly hsts: boolean;
   readonly locations: readonly Location[];
   readonly origin?: VirtualHostOrigin;
+  /** Client certificates are asked for in the handshake; the locations that require one check it. */
+  readonly clientCertificate?: ServerClientCertificate;
+}
+
+/** Server-level half of `auth-tls-*`: one CA and depth per host. */
+export interface ServerClientCertificate {
+  /** Relative path of the CA bundle (`ssl_client_certificate`). */
+  readonly caFile: string;
+  readonly crlFile?: string;
+  /** `optional` verifies a certificate that is sent; `optional_no_ca` lets a location accept any. */
+  readonly verify: 'optional' | 'optional_no_ca';
+  readonly depth: number;
 }
 
 export interface Location {
-  readonly modifier: '=' | '';
+  /**
+   * `=` exact, `` prefix (or, with a `path` starting with `@`, a named location reached only through
+   * `error_page`), `^~` a prefix that regex locations never take over (another namespace's path on a
+   * host with `use-regex` paths), `~*` a case-insensitive regex (`path` is the regex, quoted).
+   */
+  readonly modifier: '=' | '' | '^~' | '~*';
   readonly path: string;
   /** Which Ingress path this came from, for the reader of the config. */
   readonly comment: string;
   /** What a request over plain HTTP gets. */
   readonly plainHttp: PlainHttpAction;
   readonly proxy?: Proxy;
-  /** Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes. */
+  /**
+   * Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes;
+   * neither when `behaviour.redirect` answers every request.
+   */
   readonly returnStatus?: 404 | 503;
   /** Only for plain HTTP (the ACME challenge location): over HTTPS the location it copies serves the same. */
   readonly plainHttpOnly?: boolean;
   /** Absent for the 404 location that only stands where no Ingress path matches. */
   readonly origin?: LocationOrigin;
+  /** The ingress-nginx annotations that act on this location, in the order nginx applies them. */
+  readonly behaviour?: LocationBehaviour;
+  /** An internal location that `auth_request` asks (`auth-url`); nothing else is set then. */
+  readonly authEndpoint?: AuthEndpoint;
+  /** A named location that answers `custom-http-errors` from the `default-backend`. */
+  readonly errorPage?: ErrorPageLocation;
+}
+
+export interface LocationBehaviour {
+  /** `set` for variables that named error locations read (X-Namespace, ...), name and literal value. */
+  readonly variables: readonly { readonly name: string; readonly value: string }[];
+  /** `auth-tls-*`: the checks on the client certificate that the server asked for. */
+  readonly clientCertificate?: ClientCertificateCheck;
+  /** `app-root`: `/` is redirected (302) here. */
+  readonly appRoot?: string;
+  /** `permanent-redirect` / `temporal-redirect`: answered instead of proxying. */
+  readonly redirect?: { readonly code: number; readonly url: string };
+  /** `rewrite-target`: `rewrite "<regex>" <target> break;` */
+  readonly rewrite?: { readonly regex: string; readonly target: string };
+  /** CORS (variables of an http-level map, or literal values for `*`). */
+  readonly cors?: CorsHeaders;
+  /**
+   * Variables (without `$`) that a `geo` sets to 1 for a client address the location refuses with 403:
+   * `denylist-source-range`, then `whitelist-source-range`.
+   */
+  readonly refusedWhen: readonly string[];
+  readonly basicAuth?: { readonly realm: string; readonly userFile: string };
+  readonly externalAuth?: ExternalAuthUse;
+  readonly rateLimits: readonly { readonly zone: string; readonly burst: number }[];
+  readonly connectionLimit?: { readonly zone: string; readonly limit: number };
+  /** `limit_rate` / `limit_rate_after`, in KB. */
+  readonly limitRate?: number;
+  readonly limitRateAfter?: number;
+  readonly clientMaxBodySize?: string;
+  readonly clientBodyBufferSize?: string;
+  /** `custom-http-errors`: `error_page code = @name;` for each. */
+  readonly errorPages: readonly { readonly code: number; readonly target: string }[];
+  /**
+   * The location adds response headers (CORS, auth cookies), which in nginx replaces the server's
+   * `add_header`: the HSTS header is repeated here.
+   */
+  readonly repeatHsts: boolean;
+}
+
+export interface ClientCertificateCheck {
+  /** `on` and `optional`: a certificate that was sent must verify (495 otherwise). */
+  readonly rejectUnverified: boolean;
+  /** `on`: a certificate is required (496 otherwise). */
+  readonly requireCertificate: boolean;
+  /** Regex over `$ssl_client_s_dn` (quoted in the config). */
+  readonly matchCn?: string;
+  /** `error_page 495 496` target. */
+  readonly errorPage?: string;
+}
+
+export interface CorsHeaders {
+  /** Value for Access-Control-Allow-Origin: `*`, or a variable that is empty for other origins. */
+  readonly origin: string;
+  /** Variables (or literal quoted values) of the other headers; empty when the origin is not allowed. */
+  readonly methods: string;
+  readonly headers: string;
+  readonly credentials?: string;
+  readonly exposeHeaders?: string;
+  readonly maxAge: string;
+  /** Variable that is not empty for a preflight request of an allowed origin: answered 204. */
+  readonly preflight: string;
+}
+
+export interface ExternalAuthUse {
+  /** Path of the internal location to ask. */
+  readonly endpoint: string;
+  /** Where a 401 is redirected (`auth-signin`), variables and all. */
+  readonly signin?: string;
+  /** `auth_request_set $variable $upstream_http_…` then a request header to the backend. */
+  readonly responseHeaders: readonly { readonly header: string; readonly variable: string; readonly upstreamVariable: string }[];
+}
+
+export interface AuthEndpoint {
+  /** `proxy_pass` argument: a URL to an upstream block, or one with a variable set by `resolve`. */
+  readonly pass: string;
+  /** `set $i2n_auth_target <value>;` for a name nginx resolves per request. */
+  readonly resolve?: string;
+  /** `Host` of the subrequest: the URL's authority, or `$host`. */
+  readonly host: string;
+  readonly method?: string;
+  /** HTTPS to the auth service: its name for SNI. */
+  readonly sslServerName?: string;
+  /** The upstream block `pass` names, when the auth service is a Service in the input. */
+  readonly upstream?: string;
+}
+
+export interface ErrorPageLocation {
+  readonly code: number;
+  /** To the `default-backend`; without one nginx answers the code with its own page. */
+  readonly proxy?: {
+    /** `proxy_pass` argument, e.g. `http://ns_errors_80` or `http://$i2n_backend`. */
+    readonly pass: string;
+    /** `name:port` for `$i2n_backend`, resolved per request. */
+    readonly resolve?: string;
+    readonly upstream: string;
+  };
 }
 
 /**
@@ -333,6 +563,40 @@ export interface Proxy {
   readonly ssl?: ProxySsl;
   /** The Service port behind `upstream`. */
   readonly service?: ServicePortRef;
+  /** `http`, `https`, `grpc`, `grpcs` or `$scheme`: what `pass` starts with. */
+  readonly scheme: string;
+  /** `Host` sent to the backend: the client's (`$i2n_best_host`) or `upstream-vhost`. */
+  readonly host: string;
+  /** `proxy_http_version` (not for gRPC). */
+  readonly httpVersion: '1.0' | '1.1';
+  /** More request headers: `x-forwarded-prefix`, client certificate details, auth response headers. */
+  readonly headers: readonly { readonly name: string; readonly value: string }[];
+  /** Annotations that differ from the http-level defaults. */
+  readonly tuning?: ProxyTuning;
+  /**
+   * `canary-*`: the canary's upstream (the main one is `upstream`); `pass` names the variable of the
+   * http-level split (`reference`, absent when the weight alone decides the same for every request).
+   */
+  readonly canary?: { readonly upstream: string; readonly comment: string; readonly reference?: string };
+  /** `custom-http-errors` (unless `disable-proxy-intercept-errors`): the backend's errors go to `error_page`. */
+  readonly interceptErrors: boolean;
+}
+
+/** Per-location proxy settings in nginx's words (`5s`, `on`); absent fields keep the http-level defaults. */
+export interface ProxyTuning {
+  readonly connectTimeout?: string;
+  readonly readTimeout?: string;
+  readonly sendTimeout?: string;
+  /** `on` or `off`. */
+  readonly buffering?: string;
+  /** Both rendered when either annotation is set, from the annotation or the default. */
+  readonly buffers?: { readonly size: string; readonly number: number; readonly busySize?: string };
+  readonly requestBuffering?: string;
+  readonly nextUpstream?: string;
+  readonly nextUpstreamTries?: string;
+  readonly nextUpstreamTimeout?: string;
+  /** `proxy_redirect`: `off`, `default`, or `from to`. */
+  readonly redirect?: string;
 }
 
 export interface ProxySsl {

@@ -3,7 +3,6 @@ import { compareStrings } from '../model/order.js';
 import type { BuildResult } from '../render/build.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import { annotationPrefix } from '../translate/ingress/annotations/index.js';
-import { isAccessControlAnnotation } from '../translate/ingress/annotations/unsupported.js';
 import { provenanceOf } from '../translate/provenance.js';
 import { wildcardCovers } from '../translate/stream.js';
 import { backendLabel, certificateLabel, hostLabel, pathLabel } from './routes-format.js';
@@ -251,6 +250,14 @@ function lostClaims(baseRows: readonly RouteRow[], rows: readonly RouteRow[]): R
     }
   }
   return changes;
+}
+
+/** Annotations that keep clients out: removing one lets through whoever they kept out. */
+const accessControlNames: ReadonlySet<string> = new Set(['whitelist-source-range', 'allowlist-source-range', 'denylist-source-range', 'satisfy']);
+
+/** `name` is without the annotation prefix. */
+function isAccessControlAnnotation(name: string): boolean {
+  return accessControlNames.has(name) || name.startsWith('auth-');
 }
 
 function removedAccessControl(base: ReviewSide, next: ReviewSide): RiskyChange[] {

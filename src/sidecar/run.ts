@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { checkConfig } from '../apply/check.js';
 import { OutputFolder } from '../apply/write.js';
+import { workerOwner } from '../apply/worker-user.js';
 import { mainConfigName } from '../model/nginx.js';
 import { loadClusterAccess } from '../sources/cluster/access.js';
 import { ApiClient } from '../sources/cluster/client.js';
@@ -91,7 +92,7 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
   log.info('starting', { cluster: access.config.getCurrentCluster()?.server, credentials: access.source, nginx: nginx.version, output: options.output });
 
   await mkdir(translate.runDir, { recursive: true, mode: 0o755 });
-  const folder = await OutputFolder.open(options.output);
+  const folder = await OutputFolder.open(options.output, { workerOwner: await workerOwner(options.nginxBin) });
   const controlSocket = `${translate.runDir}/control.sock`;
   const driver: NginxDriver = options.spawnNginx
     ? new SpawnedNginx(options.nginxBin, options.output, log)

@@ -188,3 +188,134 @@ export function quoteKey(key: string): string {
     (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }
+
+/**
+ * What Go's `strconv.ParseBool` accepts, as ingress-nginx reads boolean annotations: `true`/`false`,
+ * `t`/`f`, `1`/`0`, in any case (Go takes three spellings of each; a fourth changes nothing), trimmed.
+ */
+export const goBool = z
+  .string()
+  .trim()
+  .pipe(z.stringbool({ truthy: ['true', 't', '1'], falsy: ['false', 'f', '0'], case: 'insensitive' }));
+
+/** What `goBool` accepts, in words. */
+export const goBoolText = 'true or false (also t, f, 1, 0, as ingress-nginx accepts)';
+
+/**
+ * An nginx size (`ngx_parse_size`: buffers) or offset (`ngx_parse_offset`: body size) as ingress-nginx
+ * accepts it: digits with an optional unit, which we spell in lowercase. At most 10 digits, so the
+ * value cannot overflow what nginx parses it into.
+ */
+export function nginxSize(units: 'k' | 'km' | 'kmg', maxBytes = Number.MAX_SAFE_INTEGER) {
+  const pattern = new RegExp(`^([0-9]{1,10})([${units}${units.toUpperCase()}]?)$`);
+  const factor: Readonly<Record<string, number>> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+  return z
+    .string()
+    .trim()
+    .regex(pattern)
+    .transform((value) => value.toLowerCase())
+    .refine((value) => Number.parseInt(value, 10) * (factor[value.replace(/[0-9]/g, '')] ?? 1) <= maxBytes);
+}
+
+/**
+ * An IPv4 CIDR written with host bits (`10.0.0.1/8`) makes nginx print a warning on every load; the
+ * network address means the same to `allow`, `deny` and `geo`. IPv6 prefixes are masked likewise.
+ */
+export function networkOf(cidr: string): string {
+  const slash = cidr.indexOf('/');
+  if (slash === -1) return cidr;
+  const address = cidr.slice(0, slash);
+  const prefix = Number(cidr.slice(slash + 1));
+  if (isIP(address) === 4) {
+    const octets = address.split('.').map(Number);
+    const value = octets.reduce((total, octet) => total * 256 + octet, 0);
+    const size = 2 ** (32 - prefix);
+    const network = Math.floor(value / size) * size;
+    return `${[24, 16, 8, 0].map((shift) => Math.floor(network / 2 ** shift) % 256).join('.')}/${prefix}`;
+  }
+  const groups = expandIpv6(address);
+  const masked = groups.map((group, index) => {
+    const bits = Math.max(0, Math.min(16, prefix - index * 16));
+    return bits === 16 ? group : group & (0xffff << (16 - bits)) & 0xffff;
+  });
+  return `${compressIpv6(masked)}/${prefix}`;
+}
+
+function expandIpv6(address: string): number[] {
+  const [head = '', tail] = address.split('::');
+  const parse = (part: string) => (part === '' ? [] : part.split(':')).flatMap((group) => {
+    if (group.includes('.')) {
+      const [a = 0, b = 0, c = 0, d = 0] = group.split('.').map(Number);
+      return [a * 256 + b, c * 256 + d];
+    }
+    return [Number.parseInt(group, 16)];
+  });
+  const front = parse(head);
+  const back = tail === undefined ? [] : parse(tail);
+  return [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+function compressIpv6(groups: readonly number[]): string {
+  let bestStart = -1;
+  let bestLength = 0;
+  for (let start = 0; start < 8; start++) {
+    let length = 0;
+    while (start + length < 8 && groups[start + length] === 0) length++;
+    if (length > bestLength && length > 1) {
+      bestStart = start;
+      bestLength = length;
+    }
+  }
+  const hex = groups.map((group) => group.toString(16));
+  if (bestStart === -1) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
+}
+
+/** Comma-separated addresses or CIDRs as networks; empty items (a trailing comma) are skipped, duplicates dropped. */
+export const cidrList = z.string().transform((value, context) => {
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length === 0 || !items.every(isCidr)) {
+    context.addIssue({ code: 'custom', message: 'has an item that is not an IP address or CIDR' });
+    return z.NEVER;
+  }
+  return [...new Set(items.map(networkOf))];
+});
+
+/** What `cidrList` accepts, in words. */
+export const cidrListText = 'a comma-separated list of IP addresses or CIDRs';
+
+/**
+ * An HTTP header name nginx can pass and read: letters, digits and `-` (nginx ignores header names with
+ * `_` unless told otherwise, so one could never match).
+ */
+export function isHeaderName(value: string): boolean {
+  return /^[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?$/.test(value);
+}
+
+const urlPathCharacters = /^\/[A-Za-z0-9._~%!&()*+,=:@/-]*(\?[A-Za-z0-9._~%!&()*+,=:@/?-]*)?$/;
+
+/** An absolute path with an optional query, in the Ingress path characters: no nginx metacharacters. */
+export function isPathWithQuery(value: string): boolean {
+  return value.length <= maxPathLength && urlPathCharacters.test(value);
+}
+
+/** `host` or `host:port`, the host a DNS name or an IPv4 address, or `[IPv6]`. */
+export function isHostWithPort(value: string): boolean {
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::([0-9]{1,5}))?$/.exec(value);
+  if (!match) return false;
+  const [, host = '', port] = match;
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return false;
+  if (host.startsWith('[')) return isIP(host.slice(1, -1)) === 6 && isIpAddress(host.slice(1, -1));
+  return isDnsHostname(host) || (isIP(host) === 4 && isIpAddress(host));
+}
+
+/**
+ * An absolute `http` or `https` URL without user info or fragment: scheme, `host[:port]`, then
+ * optionally a path (and query) in the Ingress path characters. No `$`, so no variable is expanded.
+ */
+export function isHttpUrl(value: string): boolean {
+  const match = /^https?:\/\/([^/?#]+)(.*)$/.exec(value);
+  if (!match || value.length > maxPathLength) return false;
+  const [, authority = '', rest = ''] = match;
+  return isHostWithPort(authority.toLowerCase()) && (rest === '' || isPathWithQuery(rest) || /^\?/.test(rest) && isPathWithQuery(`/${rest}`));
+}

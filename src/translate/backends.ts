@@ -39,7 +39,13 @@ export interface BackendPolicy {
 
 export type BackendResolution =
   | { readonly ok: true; readonly value: ResolvedBackend; readonly warning?: string }
-  | { readonly ok: false; readonly problem: string; readonly field?: readonly string[] };
+  | {
+      readonly ok: false;
+      readonly problem: string;
+      readonly field?: readonly string[];
+      /** The Service is fine but has no ready endpoints (`--upstreams endpoints`). */
+      readonly noEndpoints?: true;
+    };
 
 /**
  * A Service we know resolves to its ClusterIP. A backend known only by a DNS name (an ExternalName, a
@@ -144,7 +150,7 @@ function endpointsBackend(
       }
     }
   }
-  if (addresses.size === 0) return { ok: false, problem: `Service ${id} has no ready endpoints for port ${servicePort.port}` };
+  if (addresses.size === 0) return { ok: false, problem: `Service ${id} has no ready endpoints for port ${servicePort.port}`, noEndpoints: true };
   const servers = [...addresses].sort().map((address) => ({ address }));
   return { ok: true, value: backend(namespace, name, servicePort.port, servers, serviceDnsName) };
 }

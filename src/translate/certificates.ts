@@ -1,3 +1,4 @@
+import { createSecureContext } from 'node:tls';
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import type { Checked } from './allowlist.js';
 
@@ -21,7 +22,7 @@ export interface KeyPair {
  * so that no text costs more than linear time (a lazy regular expression retried from every unfinished
  * BEGIN line is quadratic).
  */
-function pemBlocks(text: string, labels: readonly string[]): string[] {
+export function pemBlocks(text: string, labels: readonly string[]): string[] {
   const blocks: string[] = [];
   const openedAt = new Map<string, number>();
   for (let at = text.indexOf('-----'); at !== -1; at = text.indexOf('-----', at + 1)) {
@@ -330,4 +331,19 @@ export function validityAt(certificate: X509Certificate, now: Date): Validity {
 
 function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+}
+
+/**
+ * `ca.crl` for client certificate verification, checked by this process's OpenSSL the way nginx loads
+ * it (`ssl_crl`), so that a broken list is reported here instead of failing the whole config load.
+ */
+export function parseCrl(pem: string, caPem: string): Checked<{ readonly pem: string }> {
+  const lists = pemBlocks(pem, ['X509 CRL']);
+  if (lists.length === 0) return { ok: false, problem: 'ca.crl holds no PEM certificate revocation list' };
+  try {
+    createSecureContext({ ca: caPem, crl: lists });
+  } catch (error) {
+    return { ok: false, problem: `ca.crl does not load (${firstLine(error)})` };
+  }
+  return { ok: true, value: { pem: lists.join('\n') + '\n' } };
 }

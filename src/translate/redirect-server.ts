@@ -15,31 +15,34 @@ export interface SharedPlainHttp {
  * or answer 404 are most of nginx's load time and memory. Most hosts with TLS answer plain HTTP with a
  * 308 on every path and serve only ACME challenges, from their own upstream: they share one server with
  * a `$host` map for the challenge upstream. A host joins only when it behaves exactly so (its `/`
- * redirects, so every path does), and its challenge location is a plain proxy the shared one reproduces.
+ * redirects, so every path does), and its challenge location is a plain proxy the shared one reproduces:
+ * the same settings (headers, timeouts) as the most common one among such hosts, but its own upstream.
  * Passthrough hosts answer plain HTTP with 404 on every path: they share another.
  */
 export function sharePlainHttpServers(virtualHosts: readonly VirtualHost[]): SharedPlainHttp {
-  const shared: { host: VirtualHost; upstream: string }[] = [];
+  const candidates: { host: VirtualHost; acme: AcmeProxy }[] = [];
   const notFoundServerNames: string[] = [];
-  const hosts = virtualHosts.map((host) => {
-    if (onlyNotFound(host.locations)) {
-      notFoundServerNames.push(host.serverName);
-      return { ...host, plainHttpShared: true };
+  for (const host of virtualHosts) {
+    if (onlyNotFound(host.locations)) notFoundServerNames.push(host.serverName);
+    else {
+      const acme = onlyRedirects(host.locations);
+      if (acme) candidates.push({ host, acme });
     }
-    const upstream = onlyRedirects(host.locations);
-    if (upstream === undefined) return host;
-    shared.push({ host, upstream });
-    return { ...host, plainHttpShared: true };
-  });
-  if (shared.length === 0) return { virtualHosts: hosts, notFoundServerNames };
-  const acmeProxy: Proxy = { upstream: `$${acmeVariable}`, grpc: false, module: 'proxy', pass: `http://$${acmeVariable}` };
+  }
+  const shape = mostCommon(candidates.map((c) => c.acme.shape));
+  const shared = candidates.filter((c) => c.acme.shape === shape);
+  const sharing = new Set([...notFoundServerNames, ...shared.map((s) => s.host.serverName)]);
+  const hosts = virtualHosts.map((host) => (sharing.has(host.serverName) ? { ...host, plainHttpShared: true } : host));
+  const first = shared[0];
+  if (!first) return { virtualHosts: hosts, notFoundServerNames };
+  const acmeProxy: Proxy = { ...first.acme.proxy, upstream: `$${acmeVariable}`, pass: `${first.acme.proxy.scheme}://$${acmeVariable}` };
   return {
     virtualHosts: hosts,
     notFoundServerNames,
     redirectServer: {
       serverNames: shared.map((s) => s.host.serverName),
       acmeVariable,
-      acmeUpstreams: shared.map((s) => ({ mapKey: mapKey(s.host.serverName), upstream: s.upstream })),
+      acmeUpstreams: shared.map((s) => ({ mapKey: mapKey(s.host.serverName), upstream: s.acme.proxy.upstream })),
       locations: [
         { modifier: '', path: '/', comment: 'every path: 308 to HTTPS', plainHttp: { redirect: true, serve: false } },
         {
@@ -59,18 +62,33 @@ function onlyNotFound(locations: readonly Location[]): boolean {
   return locations.length === 1 && !!only && only.modifier === '' && only.path === '/' && !only.proxy && only.returnStatus === 404 && !only.plainHttp.redirect;
 }
 
-/** The ACME challenge upstream of a host whose plain HTTP only redirects; undefined for any other host. */
-function onlyRedirects(locations: readonly Location[]): string | undefined {
+/** A host's ACME challenge proxy, and what the shared location would have to render for it besides the upstream. */
+interface AcmeProxy {
+  readonly proxy: Proxy;
+  readonly shape: string;
+}
+
+/** The ACME challenge proxy of a host whose plain HTTP only redirects; undefined for any other host. */
+function onlyRedirects(locations: readonly Location[]): AcmeProxy | undefined {
   const redirects = (l: Location) => l.plainHttp.redirect && !l.plainHttp.serve;
   if (!locations.some((l) => l.modifier === '' && l.path === '/' && redirects(l))) return undefined;
   const others = locations.filter((l) => !redirects(l));
   const acme = others[0];
-  if (others.length !== 1 || !acme || acme.modifier !== '' || acme.path !== acmeChallengePrefix || !acme.proxy) return undefined;
+  if (others.length !== 1 || !acme || acme.path !== acmeChallengePrefix || (acme.modifier !== '' && acme.modifier !== '^~')) return undefined;
+  if (!acme.proxy || acme.behaviour) return undefined;
   // Provenance (which Service it is) is for reports, not part of what nginx is told.
-  const { service: _service, ...rendered } = acme.proxy;
-  const { upstream } = rendered;
-  // Exactly the plain proxy the shared location renders: anything more (TLS, gRPC, a resolver name, or
-  // a setting added later) keeps the host's own server.
-  const plain: Proxy = { upstream, grpc: false, module: 'proxy', pass: `http://${upstream}` };
-  return JSON.stringify(rendered) === JSON.stringify(plain) ? upstream : undefined;
+  const { service: _service, upstream, pass, ...rendered } = acme.proxy;
+  // Only a proxy to an upstream block by name can take its upstream from the map: not TLS (its name and
+  // CA are per backend), gRPC, a resolver name, a canary split, or `proxy_redirect default` (which a
+  // variable in proxy_pass rules out).
+  const plain = !rendered.grpc && !rendered.ssl && !rendered.resolve && !rendered.canary && rendered.tuning?.redirect !== 'default';
+  if (!plain || pass !== `${rendered.scheme}://${upstream}`) return undefined;
+  return { proxy: acme.proxy, shape: JSON.stringify(rendered) };
+}
+
+/** The most frequent value; among equally frequent ones, the first in sort order. */
+function mostCommon(values: readonly string[]): string | undefined {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return [...counts].sort(([a, countA], [b, countB]) => countB - countA || (a < b ? -1 : a > b ? 1 : 0))[0]?.[0];
 }

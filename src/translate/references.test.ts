@@ -19,3 +19,20 @@ describe('referencedObjects', () => {
     ]);
   });
 });
+
+describe('referencedObjects of the auth annotations', () => {
+  it('follows auth-secret and auth-tls-secret, a bare name in the Ingress namespace', () => {
+    const base = object('networking.k8s.io/v1', 'Ingress', 'apps', 'guarded', { spec: {} });
+    const ingress = {
+      ...base,
+      metadata: {
+        ...base.metadata,
+        annotations: { 'nginx.ingress.kubernetes.io/auth-secret': 'users', 'nginx.ingress.kubernetes.io/auth-tls-secret': 'pki/client-ca' },
+      },
+    };
+    expect(referencedObjects({ objects: [ingress] }, {})).toEqual([
+      { kind: 'Secret', namespace: 'apps', name: 'users' },
+      { kind: 'Secret', namespace: 'pki', name: 'client-ca' },
+    ]);
+  });
+});

@@ -18,7 +18,8 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 /**
  * The Secrets and ConfigMaps that the snapshot refers to besides TLS Secrets (which the cluster mode
  * watches by type, so `spec.tls`, listener certificates and the default certificate need nothing
- * more): `proxy-ssl-secret` of Ingresses (often Opaque, with only `ca.crt`), CA ConfigMaps of
+ * more): `proxy-ssl-secret`, `auth-secret` (basic-auth users) and `auth-tls-secret` (client CA) of
+ * Ingresses, which are often Opaque, CA ConfigMaps of
  * BackendTLSPolicies, and the controller ConfigMap. Read loosely: a malformed reference is translate's
  * to report, here it is simply not followed. Sorted and without duplicates.
  */
@@ -37,8 +38,15 @@ export function referencedObjects(snapshot: Snapshot, options: Pick<TranslateOpt
     const spec = mapping(object.raw['spec']);
     switch (object.kind) {
       case 'Ingress': {
-        const proxySecret = split(text(object.metadata.annotations[`${annotationPrefix}proxy-ssl-secret`]));
+        const annotation = (name: string) => text(object.metadata.annotations[`${annotationPrefix}${name}`]);
+        const proxySecret = split(annotation('proxy-ssl-secret'));
         add('Secret', proxySecret[0], proxySecret[1]);
+        // `name` alone is in the Ingress's namespace.
+        for (const name of ['auth-secret', 'auth-tls-secret']) {
+          const parts = split(annotation(name));
+          if (parts.length === 1) add('Secret', namespace, parts[0]);
+          else add('Secret', parts[0], parts[1]);
+        }
         break;
       }
       case 'BackendTLSPolicy':

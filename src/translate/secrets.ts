@@ -4,6 +4,7 @@ import type { Checked } from './allowlist.js';
 import {
   certificateCoversHost,
   parseCaBundle,
+  parseCrl,
   parseKeyPair,
   validityAt,
   type KeyPair,
@@ -17,6 +18,9 @@ export interface ObjectRef {
 }
 
 const keyMaterialMode = 0o600;
+
+/** `user:hash`, optionally `:comment`, as nginx's `auth_basic_user_file` reads a line. */
+const htpasswdLine = /^[!-"$-9;-~][!-9;-~]{0,254}:[!-~]{1,1024}$/;
 
 /** File names must stay under the 255 bytes most file systems allow; leave room for our suffixes. */
 const maxStemLength = 200;
@@ -96,6 +100,48 @@ export class SecretFiles {
     if (!bundle.ok) return { ok: false, problem: `Secret ${id}: ${bundle.problem}` };
     const path = `ca/${fileStem('', ref)}.crt`;
     this.output.set(path, { path, contents: bundle.value.pem, mode: keyMaterialMode });
+    return { ok: true, value: path };
+  }
+
+  /**
+   * `ca.crl` of the Secret as a revocation-list file, when it has one: checked against its `ca.crt`
+   * the way nginx loads both (`ssl_client_certificate` and `ssl_crl`).
+   */
+  revocationList(ref: ObjectRef): Checked<string> | undefined {
+    const id = key(ref.namespace, ref.name);
+    const pem = this.resources.secrets.get(id)?.spec.data.get('ca.crl');
+    if (pem === undefined) return undefined;
+    const ca = this.caBundles.get(id);
+    if (!ca?.ok) return { ok: false, problem: `Secret ${id} has ca.crl but no usable ca.crt` };
+    const crl = parseCrl(pem, ca.value.pem);
+    if (!crl.ok) return { ok: false, problem: `Secret ${id}: ${crl.problem}` };
+    const path = `ca/${fileStem('', ref)}.crl`;
+    this.output.set(path, { path, contents: crl.value.pem, mode: keyMaterialMode });
+    return { ok: true, value: path };
+  }
+
+  /**
+   * The users of a basic-auth Secret as an htpasswd file: `auth` holds htpasswd lines (`auth-file`), or
+   * each key is a user and its value a password hash (`auth-map`). Every line must be `user:hash` in
+   * printable characters, so nothing but credentials reaches the file nginx's workers read.
+   */
+  htpasswd(ref: ObjectRef, format: 'auth-file' | 'auth-map'): Checked<string> {
+    const id = key(ref.namespace, ref.name);
+    const secret = this.resources.secrets.get(id);
+    if (!secret) return { ok: false, problem: `Secret ${id} is not in the input` };
+    let lines: string[];
+    if (format === 'auth-file') {
+      const text = secret.spec.data.get('auth');
+      if (text === undefined) return { ok: false, problem: `Secret ${id} has no key "auth" (auth-secret-type auth-file)` };
+      lines = text.split(/\r?\n/).filter((line) => line.trim() !== '' && !line.startsWith('#'));
+    } else {
+      lines = [...secret.spec.data].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([user, hash]) => `${user}:${hash.trim()}`);
+    }
+    if (lines.length === 0) return { ok: false, problem: `Secret ${id} holds no users` };
+    const bad = lines.findIndex((line) => !htpasswdLine.test(line));
+    if (bad !== -1) return { ok: false, problem: `Secret ${id}: user ${bad + 1} is not "user:hash" in printable characters without spaces` };
+    const path = `auth/${fileStem('', ref)}.htpasswd`;
+    this.output.set(path, { path, contents: `${lines.join('\n')}\n`, mode: keyMaterialMode, readByWorkers: true });
     return { ok: true, value: path };
   }
 

@@ -9,7 +9,9 @@ const certificateVariable = 'i2n_certificate';
  * `--certificates-per-handshake`, every host, the default server choosing the certificate by SNI. One
  * SSL context per server, each loading its certificate whenever nginx loads the config, is half of a
  * reload at 10,000 hosts; per handshake, the nginx workers read the key file on every handshake, so
- * they must be allowed to (README, "Data plane and performance").
+ * they must be allowed to (README, "Data plane and performance"). A host that asks for client
+ * certificates always has its own: nginx sets the handshake's verification from the chosen server's
+ * context, and a server without one would ask for nothing.
  */
 export function shareSslContexts(
   virtualHosts: readonly VirtualHost[],
@@ -18,8 +20,9 @@ export function shareSslContexts(
 ): { virtualHosts: VirtualHost[]; certificateMap?: CertificateMap } {
   if (!defaultTls) return { virtualHosts: [...virtualHosts] };
   const isDefault = (tls: TlsFiles) => tls.certificate === defaultTls.certificate && tls.certificateKey === defaultTls.certificateKey;
-  const own = virtualHosts.filter((host) => host.tls && !isDefault(host.tls));
-  const hosts = virtualHosts.map((host) => (host.tls && (perHandshake || isDefault(host.tls)) ? { ...host, sharesDefaultTls: true } : host));
+  const shares = (host: VirtualHost) => host.tls !== undefined && !host.clientCertificate && (perHandshake || isDefault(host.tls));
+  const own = virtualHosts.filter((host) => shares(host) && host.tls && !isDefault(host.tls));
+  const hosts = virtualHosts.map((host) => (shares(host) ? { ...host, sharesDefaultTls: true } : host));
   if (!perHandshake || own.length === 0) return { virtualHosts: hosts };
   return {
     virtualHosts: hosts,

@@ -13,7 +13,7 @@ const acme = (upstream: string, extra: Record<string, unknown> = {}): Location =
   comment: 'acme',
   plainHttp: { redirect: false, serve: true },
   plainHttpOnly: true,
-  proxy: { upstream, grpc: false, module: 'proxy', pass: `http://${upstream}`, ...extra },
+  proxy: { upstream, grpc: false, module: 'proxy', scheme: 'http', pass: `http://${upstream}`, host: '$i2n_best_host', httpVersion: '1.1', headers: [], interceptErrors: false, ...extra },
 });
 const notFound: Location = { modifier: '', path: '/', comment: 'none', plainHttp: { redirect: false, serve: true }, returnStatus: 404 };
 const host = (serverName: string, locations: Location[], certificate = `tls/${serverName}.pem`): VirtualHost => ({
@@ -52,13 +52,25 @@ describe('shared plain-HTTP servers', () => {
     const served: Location = { ...redirect('/api'), plainHttp: { redirect: false, serve: true } };
     const shared = sharePlainHttpServers([
       host('served.example.test', [redirect('/'), served, acme('web_a_80')]),
-      host('grpc.example.test', [redirect('/'), acme('web_g_80', { grpc: true, module: 'grpc', pass: 'grpc://web_g_80' })]),
-      host('tuned.example.test', [redirect('/'), acme('web_t_80', { readTimeout: 5 })]),
+      host('grpc.example.test', [redirect('/'), acme('web_g_80', { grpc: true, module: 'grpc', scheme: 'grpc', pass: 'grpc://web_g_80' })]),
+      host('resolved.example.test', [redirect('/'), acme('web_r_80', { resolve: 'web.example.test:80', pass: 'http://$i2n_backend' })]),
+      host('default-redirect.example.test', [redirect('/'), acme('web_d_80', { tuning: { redirect: 'default' } })]),
       host('no-root.example.test', [redirect('/api'), notFound]),
       host('no-acme.example.test', [redirect('/')]),
     ]);
     expect(shared.virtualHosts.filter((h) => h.plainHttpShared)).toEqual([]);
     expect(shared.redirectServer).toBeUndefined();
+  });
+
+  it('shares the ACME settings most such hosts have; a host with other settings keeps its own server', () => {
+    const shared = sharePlainHttpServers([
+      host('a.example.test', [redirect('/'), acme('web_a_80')]),
+      host('b.example.test', [redirect('/'), acme('web_b_80')]),
+      host('tuned.example.test', [redirect('/'), acme('web_t_80', { tuning: { readTimeout: '5s' } })]),
+    ]);
+    expect(shared.redirectServer?.serverNames).toEqual(['a.example.test', 'b.example.test']);
+    expect(shared.redirectServer?.locations[1]?.proxy).toMatchObject({ upstream: '$i2n_acme_upstream', pass: 'http://$i2n_acme_upstream', host: '$i2n_best_host' });
+    expect(shared.virtualHosts.map((h) => h.plainHttpShared ?? false)).toEqual([true, true, false]);
   });
 
   it('puts hosts whose plain HTTP is only a 404 into one server', () => {
@@ -84,6 +96,15 @@ describe('SSL contexts', () => {
     expect(certificateMap?.entries).toHaveLength(3);
     expect(certificateMap?.entries[0]).toEqual({ mapKey: 'h0.example.test', file: 'tls/h0.example.test.pem' });
     expect(certificateMap?.defaultFile).toBe('tls/default.pem');
+  });
+
+  it('gives a host that asks for client certificates its own context, per handshake too', () => {
+    const verifying: VirtualHost = { ...host('mtls.example.test', [notFound], 'tls/default.pem'), clientCertificate: { caFile: 'ca/x.pem', verify: 'optional_no_ca', depth: 1 } };
+    for (const perHandshake of [false, true]) {
+      const { virtualHosts, certificateMap } = shareSslContexts([verifying, ...hosts(1)], defaultTls, perHandshake);
+      expect(virtualHosts[0]?.sharesDefaultTls).toBeUndefined();
+      expect(certificateMap?.entries.map((e) => e.mapKey) ?? []).not.toContain('mtls.example.test');
+    }
   });
 
   it('never without a default certificate (ssl-reject-handshake)', () => {

@@ -1,5 +1,18 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import { generationPlaceholder, type ForwardedHeaders, type Handoff, type HttpUpstream, type NginxConfig, type TlsFiles, type VirtualHost } from '../model/nginx.js';
+import {
+  generationPlaceholder,
+  type CertificateMap,
+  type ForwardedHeaders,
+  type Handoff,
+  type HttpExtensions,
+  type HttpUpstream,
+  type Location,
+  type NginxConfig,
+  type OutputFile,
+  type ProxyDefaults,
+  type TlsFiles,
+  type VirtualHost,
+} from '../model/nginx.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { gatewayKinds, planGateways, type GatewayPlan, type ResourceStatus } from './gateway/index.js';
@@ -7,6 +20,7 @@ import { ingressClassDecision } from './ingress/classes.js';
 import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { claimantsOf, keepOwnedClaims, mergeHosts } from './ingress/hosts.js';
+import { HttpExtensionRegistry } from './ingress/extensions.js';
 import { translateIngress, type IngressContext } from './ingress/ingress.js';
 import { objectId, type TranslateOptions } from './options.js';
 import { hostOwners, type HostClaimant } from './ownership.js';
@@ -56,6 +70,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     externalNameSuffixes: options.externalNameSuffixes ?? [],
     endpoints: options.upstreams === 'endpoints',
   };
+  const extensions = new HttpExtensionRegistry();
   const context: IngressContext = {
     resources,
     secrets,
@@ -63,6 +78,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     backendPolicy,
     allowCrossNamespaceSecrets: options.allowCrossNamespaceSecrets,
     backends,
+    settings,
+    extensions,
+    // Behind PROXY protocol with forwarded headers the client is in X-Forwarded-For (see the http maps).
+    clientAddress: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$remote_addr',
+    limitKey: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$binary_remote_addr',
   };
   const ours = [...resources.ingresses]
     .sort((a, b) => compareAge(a.object, b.object))
@@ -99,12 +119,15 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
             .filter((c): c is HostClaimant => c.object !== undefined),
         ])
       : undefined;
+  const routeHostnames = new Set(gateways.ports.filter((p) => p.port === options.httpsPort).flatMap((p) => p.routes.map((r) => r.hostname)));
   const merged = mergeHosts(
     owners ? contributions.map((c) => keepOwnedClaims(c, owners, report)) : contributions,
-    { sslRedirect: settings.sslRedirect, trustForwardedProto: settings.useForwardedHeaders, hsts: settings.hsts, defaultTls },
+    { sslRedirect: settings.sslRedirect, trustForwardedProto: settings.useForwardedHeaders, hsts: settings.hsts, defaultTls, routeHostnames },
     secrets,
+    extensions,
     report,
   );
+  for (const backend of merged.canaryBackends) backends.set(backend.upstream, backend);
 
   const runDir = options.runDir;
   const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
@@ -131,6 +154,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const serverNameHash = hashSizes(merged.virtualHosts.map((h) => h.serverName));
   const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
   const hstsHeader = hstsHeaderValue(settings);
+  const httpExtensions = extensions.collect(merged.references);
 
   const model: NginxConfig = {
     nginxVersion: options.nginxVersion,
@@ -171,6 +195,15 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       ...(shared.redirectServer && { redirectServer: shared.redirectServer }),
       notFoundServerNames: shared.notFoundServerNames,
       ...(contexts.certificateMap && { certificateMap: contexts.certificateMap }),
+      redirectCode: settings.httpRedirectCode,
+      proxyDefaults: proxyDefaults(settings),
+      requestHeaders: {
+        generateRequestId: settings.generateRequestId,
+        fullForwardedFor: settings.computeFullForwardedFor && settings.useForwardedHeaders,
+        clientFromForwardedChain: settings.useForwardedHeaders && settings.useProxyProtocol,
+      },
+      extensions: httpExtensions,
+      ...variablesHashSizes(httpExtensions),
     },
     stream: {
       resolvers,
@@ -181,7 +214,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       sslCiphers: settings.sslCiphers,
       ...stream,
     },
-    files: secrets.files(),
+    files: readByWorkers(secrets.files(), contexts.certificateMap),
   };
   return {
     model,
@@ -190,6 +223,16 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     ingresses: ours.map((i) => ({ namespace: i.object.metadata.namespace, name: i.object.metadata.name })).sort(byString((i) => `${i.namespace}/${i.name}`)),
     certificates: servedCertificates(model, gateways.ports, secrets),
   };
+}
+
+/**
+ * With certificates chosen per handshake, nginx's workers read the key files: when ingress2nginx writes
+ * as root, those files then belong to the workers' user.
+ */
+function readByWorkers(files: readonly OutputFile[], certificateMap: CertificateMap | undefined): OutputFile[] {
+  if (!certificateMap) return [...files];
+  const read = new Set([certificateMap.defaultFile, ...certificateMap.entries.map((e) => e.file)]);
+  return files.map((file) => (read.has(file.path) ? { ...file, readByWorkers: true } : file));
 }
 
 function servedCertificates(model: NginxConfig, ports: GatewayPlan['ports'], secrets: SecretFiles): ServedCertificate[] {
@@ -230,6 +273,7 @@ function forwardedHeaders(settings: ControllerSettings): ForwardedHeaders {
     trustedCidrs,
     trustAllAddresses: trustedCidrs.some(catchAll),
     trustedNetworks: trustedCidrs.filter((cidr) => !catchAll(cidr)),
+    trustSource: settings.useProxyProtocol ? '$remote_addr' : '$realip_remote_addr',
   };
 }
 
@@ -260,6 +304,50 @@ function defaultCertificate(resources: Resources, options: TranslateOptions, sec
   return secrets.fixedKeyPair('default', bundledDefaultCertificate, bundledDefaultKey);
 }
 
+/**
+ * nginx puts every variable name (its own some hundred, and each map, geo and split of ours) into one
+ * hash, and warns on every load when they do not fit: ingress-nginx's sizes (2048, 256), grown with
+ * the variables we define.
+ */
+function variablesHashSizes(extensions: HttpExtensions): { variablesHashMaxSize: number; variablesHashBucketSize: number } {
+  const defined = extensions.geos.length + extensions.maps.length + extensions.splits.length;
+  let maxSize = 2048;
+  while (maxSize < (defined + 512) * 4) maxSize *= 2;
+  return { variablesHashMaxSize: maxSize, variablesHashBucketSize: 256 };
+}
+
+/** What every location gets unless its Ingress says otherwise: the ConfigMap's proxy keys. */
+function proxyDefaults(settings: ControllerSettings): ProxyDefaults {
+  return {
+    clientMaxBodySize: settings.proxyBodySize,
+    clientBodyBufferSize: settings.clientBodyBufferSize,
+    connectTimeout: settings.proxyConnectTimeout,
+    readTimeout: settings.proxyReadTimeout,
+    sendTimeout: settings.proxySendTimeout,
+    buffering: settings.proxyBuffering,
+    bufferSize: settings.proxyBufferSize,
+    buffersNumber: settings.proxyBuffersNumber,
+    // nginx's default busy size is two buffers, which must stay below all buffers but one.
+    ...(settings.proxyBuffersNumber < 4 && { busyBuffersSize: settings.proxyBufferSize }),
+    requestBuffering: settings.proxyRequestBuffering,
+    nextUpstream: settings.proxyNextUpstream,
+    nextUpstreamTries: settings.proxyNextUpstreamTries,
+    nextUpstreamTimeout: settings.proxyNextUpstreamTimeout,
+    limitReqStatus: settings.limitReqStatusCode,
+    limitConnStatus: settings.limitConnStatusCode,
+  };
+}
+
+/** The upstream blocks a location uses: its backend, its canary's, its auth service's, its error pages'. */
+function upstreamsOf(location: Location): string[] {
+  return [
+    ...(location.proxy ? [location.proxy.upstream] : []),
+    ...(location.proxy?.canary ? [location.proxy.canary.upstream] : []),
+    ...(location.authEndpoint?.upstream !== undefined ? [location.authEndpoint.upstream] : []),
+    ...(location.errorPage?.proxy ? [location.errorPage.proxy.upstream] : []),
+  ];
+}
+
 function httpUpstreams(
   virtualHosts: readonly VirtualHost[],
   defaultLocations: VirtualHost['locations'],
@@ -268,7 +356,7 @@ function httpUpstreams(
 ): HttpUpstream[] {
   const used = new Set<string>();
   for (const location of [...defaultLocations, ...virtualHosts.flatMap((h) => h.locations)]) {
-    if (location.proxy) used.add(location.proxy.upstream);
+    for (const upstream of upstreamsOf(location)) used.add(upstream);
   }
   const upstreams = [...used]
     .map((name) => backends.get(name))

@@ -1,3 +1,4 @@
+import { managedFolders } from '../../src/apply/write.js';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -76,7 +77,7 @@ function common(): string[] {
 /** nginx.conf plus every key file (relative name → contents). */
 async function outputFiles(dir: string): Promise<Record<string, string>> {
   const files: Record<string, string> = { 'nginx.conf': await readFile(join(dir, 'nginx.conf'), 'utf8') };
-  for (const folder of ['tls', 'ca', 'client']) {
+  for (const folder of managedFolders) {
     if (!existsSync(join(dir, folder))) continue;
     for (const name of (await readdir(join(dir, folder))).sort()) {
       files[`${folder}/${name}`] = await readFile(join(dir, folder, name), 'utf8');

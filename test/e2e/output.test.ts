@@ -172,7 +172,7 @@ describe('render --check when nginx rejects the config', () => {
     expect(Object.fromEntries(Object.entries(rest).filter(([path]) => !path.startsWith('.i2n-rejected/')))).toEqual(previous);
     expect(rejected?.contents).toContain(`load_module ${missingModule};`);
     expect(rejected?.contents).toContain('ssl_certificate tls/web_tls-new-site-4.pem;');
-    expect((await readdir(out)).sort()).toEqual(['.i2n-rejected', 'ca', 'client', 'nginx.conf', 'tls']);
+    expect((await readdir(out)).sort()).toEqual(['.i2n-rejected', 'auth', 'ca', 'client', 'nginx.conf', 'tls']);
   });
 
   it('--format json: nginx\'s message is in the one JSON document on stderr', async () => {
@@ -370,7 +370,7 @@ describe('the output folder lock', () => {
         expect(result.exitCode).toBe(0);
       }
       await expectConsistent(out);
-      expect((await readdir(out)).sort()).toEqual(['ca', 'client', 'nginx.conf', 'tls']);
+      expect((await readdir(out)).sort()).toEqual(['auth', 'ca', 'client', 'nginx.conf', 'tls']);
     }
   });
 
@@ -390,7 +390,7 @@ describe('the output folder lock', () => {
       const results = await Promise.all(inputs.map((text) => render(text, out, [], { timeout: 30_000 })));
       for (const each of results) expect(each.exitCode).toBe(0);
       await expectConsistent(out);
-      expect((await readdir(out)).sort()).toEqual(['ca', 'client', 'nginx.conf', 'tls']);
+      expect((await readdir(out)).sort()).toEqual(['auth', 'ca', 'client', 'nginx.conf', 'tls']);
     }
   });
 
@@ -442,7 +442,7 @@ describe('what a killed run leaves behind', () => {
 
     const result = await render(tlsSites('after', 2).text, out, [], { timeout: 30_000 });
     expect(result.exitCode).toBe(0);
-    expect((await readdir(out)).sort()).toEqual(['ca', 'client', 'nginx.conf', 'tls']);
+    expect((await readdir(out)).sort()).toEqual(['auth', 'ca', 'client', 'nginx.conf', 'tls']);
     expect((await readdir(join(out, 'tls'))).sort()).toEqual(['default.pem', 'web_tls-after-site-0.pem', 'web_tls-after-site-1.pem']);
   });
 
@@ -461,7 +461,7 @@ describe('what a killed run leaves behind', () => {
     // Even a render whose check fails cleans up: it holds the lock, so the leftovers are nobody's.
     const result = await render(tlsSites('left', 1).text, out, ['--check', '--nginx-bin', nginxBin, '--stream-module', '/nonexistent/x.so']);
     expect(result.exitCode).toBe(2);
-    expect((await readdir(out)).sort()).toEqual(['.i2n-rejected', 'ca', 'client', 'extra', 'nginx.conf', 'notes.tmp', 'tls']);
+    expect((await readdir(out)).sort()).toEqual(['.i2n-rejected', 'auth', 'ca', 'client', 'extra', 'nginx.conf', 'notes.tmp', 'tls']);
     expect((await readdir(join(out, 'tls'))).sort()).toEqual(['default.pem', 'web_tls-left-site-0.pem']);
   });
 });
@@ -563,7 +563,7 @@ describe('environment errors: one line, exit 2', () => {
       const result = await render(tlsSites('large', 40).text, out);
       expectEnvironmentError(result, `cannot write into ${out}: no space left on the device`);
       expect(await snapshotFolder(out)).toEqual(previous);
-      expect((await readdir(out)).sort()).toEqual(['ca', 'client', 'nginx.conf', 'tls']);
+      expect((await readdir(out)).sort()).toEqual(['auth', 'ca', 'client', 'nginx.conf', 'tls']);
     });
 
     it('the output folder is on a read-only file system', async () => {

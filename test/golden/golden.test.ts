@@ -1,3 +1,4 @@
+import { managedFolders } from '../../src/apply/write.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -39,7 +40,7 @@ describe.each(cases)('fixture %s', (name) => {
     await expect(conf).toMatchFileSnapshot(join(fixturesRoot, name, 'expected', confName));
 
     const keyFiles: string[] = [];
-    for (const folder of ['tls', 'ca', 'client']) {
+    for (const folder of managedFolders) {
       const dir = join(output, folder);
       if (!existsSync(dir)) continue;
       for (const file of readdirSync(dir).sort()) {

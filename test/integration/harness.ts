@@ -29,7 +29,7 @@ export async function temporaryDir(name = 'i2n-it-'): Promise<string> {
 }
 
 /** Registers a backend so that `cleanUp` closes it. */
-export async function startPeer(started: Promise<Peer>): Promise<Peer> {
+export async function startPeer<T extends Peer>(started: Promise<T>): Promise<T> {
   const peer = await started;
   peers.push(peer);
   return peer;

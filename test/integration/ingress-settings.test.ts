@@ -169,6 +169,8 @@ describe('ConfigMap: ssl-reject-handshake, use-forwarded-headers with proxy-real
           'ssl-reject-handshake': 'true',
           'use-forwarded-headers': 'true',
           'proxy-real-ip-cidr': cidr,
+          // The chain a trusted proxy sent, plus the proxy: what these tests read back.
+          'compute-full-forwarded-for': 'true',
         }),
         serviceManifest('web', 'app', app),
         tlsSecretManifest({ name: 'app-tls', namespace: 'web', certificate: appCert }),
@@ -318,5 +320,65 @@ describe('ConfigMap: use-proxy-protocol (PROXY v1 header from an outer load bala
     const probe = await tlsProbe({ port: target.httpsPort, servername: 'app.example.test', awaitData: false });
     expect(probe.outcome).not.toBe('connected');
     await nginx.waitForStderr(/broken header/);
+  });
+});
+
+describe('ConfigMap: use-proxy-protocol with use-forwarded-headers (an HTTP proxy behind a TCP load balancer)', () => {
+  let target: Target;
+
+  beforeAll(async () => {
+    const app = await startPeer(startHttpBackend('app'));
+    const plain = (name: string, host: string, annotations?: Record<string, string>) =>
+      ingressManifest({
+        namespace: 'web',
+        name,
+        ...(annotations && { annotations }),
+        rules: [{ host, paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'app', port: app.port } }] }],
+      });
+    const manifests = documents(
+      configMapManifest('ingress-nginx', 'controller', {
+        'use-proxy-protocol': 'true',
+        'use-forwarded-headers': 'true',
+        // The TCP load balancer (the peer) and the HTTP proxies in front of it (PROXY header sources).
+        'proxy-real-ip-cidr': '127.0.0.1/32, 198.51.100.0/24',
+      }),
+      serviceManifest('web', 'app', app),
+      plain('app', 'app.example.test'),
+      plain('guarded', 'guarded.example.test', { 'whitelist-source-range': '203.0.113.7/32' }),
+    );
+    target = await createTarget();
+    const rendered = await renderInto(target, manifests, ['--configmap', 'ingress-nginx/controller']);
+    expect(rendered.exitCode, rendered.stderr).toBe(0);
+    await startTarget(target);
+  });
+
+  const viaProxy = (source: string, host: string) =>
+    httpGetAfterHeader(target.httpPort, proxyV1Header(source, '127.0.0.1', 5557, 80), host, '/');
+
+  it('takes the client from X-Forwarded-For when the PROXY source is trusted, for headers and access checks', async () => {
+    const forwarded = (source: string, host: string) =>
+      collectResponse(
+        http.request({
+          path: '/',
+          headers: { host, connection: 'close', 'x-forwarded-for': '10.9.9.9, 203.0.113.7' },
+          createConnection: () => {
+            const socket = net.connect({ host: '127.0.0.1', port: target.httpPort });
+            socket.write(proxyV1Header(source, '127.0.0.1', 5558, 80));
+            return socket;
+          },
+        }),
+      );
+    expect(echoOf(await forwarded('198.51.100.9', 'app.example.test')).headers).toMatchObject({
+      'x-real-ip': '203.0.113.7',
+      'x-forwarded-for': '203.0.113.7',
+    });
+    expect(echoOf(await forwarded('198.51.100.9', 'guarded.example.test')).backend).toBe('app');
+    // An untrusted PROXY source: its X-Forwarded-For is not believed, the source is the client.
+    expect(echoOf(await forwarded('192.0.2.50', 'app.example.test')).headers).toMatchObject({ 'x-real-ip': '192.0.2.50' });
+    expect((await forwarded('192.0.2.50', 'guarded.example.test')).status).toBe(403);
+  });
+
+  it('without X-Forwarded-For, the PROXY source is the client', async () => {
+    expect(echoOf(await viaProxy('198.51.100.9', 'app.example.test')).headers).toMatchObject({ 'x-real-ip': '198.51.100.9' });
   });
 });

@@ -7,13 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkConfig } from '../../src/apply/check.js';
 import { writeOutput } from '../../src/apply/write.js';
 import type { Diagnostic } from '../../src/model/diagnostics.js';
-import type { NginxConfig } from '../../src/model/nginx.js';
+import type { Location, NginxConfig } from '../../src/model/nginx.js';
 import { build } from '../../src/render/build.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
 import { configMap, gateway, object, passthrough, tlsRoute } from '../support/gateway.js';
 import { requireNginx } from '../support/nginx.js';
 import { createCa, issueCertificate } from '../support/pki.js';
+import { testTranslateOptions } from '../support/options.js';
 
 /**
  * Safety properties over random mixes of valid and broken resources, checked with a real `nginx -t`:
@@ -34,7 +35,8 @@ const namespaces = ['team-a', 'team-b', 'team-c'] as const;
 const exactHosts = ['a.example.test', 'ab.example.test', 'x.a.example.test', 'default', 'include', 'other.test'] as const;
 const wildcardHosts = ['*.example.test', '*.a.example.test'] as const;
 const hosts = [...exactHosts, ...wildcardHosts] as const;
-const paths = ['/', '/api', '/.well-known/acme-challenge'] as const;
+/** The last one is a path only as a regex (`use-regex`); without it, it is refused. */
+const paths = ['/', '/api', '/.well-known/acme-challenge', '/v[0-9]+/(.*)'] as const;
 /** Host names no certificate carries: they must be refused, and must not take anything with them. */
 const hostileHosts = [`${marker};.example.test`, `x}${marker}`, `${marker}.example.test\n`];
 const timestamps = ['2024-01-01T00:00:00Z', '2024-06-01T00:00:00Z', '2025-01-01T00:00:00Z', ''] as const;
@@ -54,6 +56,42 @@ const annotationValues: Record<string, readonly string[]> = {
   'proxy-ssl-protocols': ['TLSv1.3', marker],
   'configuration-snippet': [`return 200 ${marker};`],
   canary: ['true'],
+  'canary-weight': ['0', '30', '100', `${marker}`],
+  'canary-by-header': ['X-Canary', `X-${marker};`],
+  'canary-by-header-pattern': ['^(beta|gamma)$', `(${marker}+)+`, `"${marker}`],
+  'canary-by-cookie': ['beta', `${marker};`],
+  'use-regex': ['true', 'false'],
+  'rewrite-target': ['/', '/$1', `/$${marker}`, `/a;${marker}`],
+  'app-root': ['/app', `/app;${marker}`],
+  'permanent-redirect': ['https://elsewhere.example/x', `https://a.example/${marker}"`],
+  'temporal-redirect': ['http://elsewhere.example', `https://$host/${marker}`],
+  'from-to-www-redirect': ['true'],
+  'server-alias': ['ab.example.test', 'alias.example.test, other.test', `${marker}.test;`],
+  'x-forwarded-prefix': ['/prefix', `/p ${marker}`],
+  'upstream-vhost': ['internal.example:8080', `$host${marker}`],
+  'proxy-body-size': ['8m', '0', `1m;${marker}`],
+  'proxy-read-timeout': ['120', `${marker}`],
+  'proxy-buffers-number': ['3', '8', '2'],
+  'proxy-buffer-size': ['16k', '2m'],
+  'proxy-next-upstream': ['error timeout http_502', 'off', `error ${marker}`],
+  'proxy-redirect-from': ['http://internal/', 'default', `http://${marker}/"`],
+  'proxy-redirect-to': ['https://public/'],
+  'enable-cors': ['true'],
+  'cors-allow-origin': ['*', 'https://a.example.test, https://*.example.test', `https://${marker}".example`],
+  'custom-http-errors': ['404,503', `404,${marker}`],
+  'default-backend': ['web', 'missing', `web${marker}`],
+  'whitelist-source-range': ['10.0.0.0/8', '127.0.0.1', `10.0.0.0/8;${marker}`],
+  'denylist-source-range': ['192.0.2.0/24'],
+  'auth-type': ['basic', 'digest'],
+  'auth-secret': ['users', 'missing', `users;${marker}`],
+  'auth-tls-secret': ['good', 'missing', 'garbage'],
+  'auth-tls-verify-client': ['on', 'optional', 'optional_no_ca', 'off'],
+  'auth-tls-match-cn': ['CN=(alice|bob)$', `CN=${marker}"; }`, 'CN=(a+)+'],
+  'auth-url': ['http://web.team-a.svc.cluster.local/auth', 'https://$host/oauth2/auth', `http://x/${marker};`, 'http://169.254.169.254/'],
+  'auth-signin': ['https://$host/oauth2/start'],
+  'limit-rps': ['5', '0', `${marker}`],
+  'limit-connections': ['10'],
+  'limit-whitelist': ['127.0.0.1', `${marker}`],
 };
 
 interface IngressCase {
@@ -92,7 +130,7 @@ const ingressCase: fc.Arbitrary<IngressCase> = fc.record({
   service: fc.constantFrom(...services),
   secret: fc.constantFrom(...secrets),
   annotations: fc
-    .subarray(Object.keys(annotationValues), { maxLength: 3 })
+    .subarray(Object.keys(annotationValues), { maxLength: 5 })
     .chain((keys) => fc.tuple(...keys.map((k) => fc.constantFrom(...annotationValues[k]!).map((v) => [k, v] as const))))
     .map((pairs) => Object.fromEntries(pairs)),
 });
@@ -120,21 +158,7 @@ const world: fc.Arbitrary<World> = fc.record(
   { requiredKeys: ['ingresses', 'routes', 'externalName'] },
 );
 
-const options: TranslateOptions = {
-  ingressClass: 'nginx',
-  gatewayClass: 'ingress2nginx',
-  systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
-  watchIngressWithoutClass: false,
-  allowCrossNamespaceSecrets: false,
-  clusterDomain: 'cluster.local',
-  resolvers: ['127.0.0.1:9'],
-  httpPort: 80,
-  httpsPort: 443,
-  runDir,
-  nginxVersion: '1.22.1',
-  accessLog: 'off',
-  now: new Date(),
-};
+const options: TranslateOptions = testTranslateOptions({ resolvers: ['127.0.0.1:9'], runDir, now: new Date() });
 
 let pems: Record<(typeof secrets)[number], { cert: string; key: string }>;
 let scratch: string;
@@ -191,6 +215,8 @@ function toObjects(w: World): SourceObject[] {
     for (const secret of secrets) {
       objects.push(object('v1', 'Secret', ns, secret, { type: 'kubernetes.io/tls', stringData: { 'tls.crt': pems[secret].cert, 'tls.key': pems[secret].key, 'ca.crt': pems.good.cert } }));
     }
+    // Basic-auth users (an apr1 hash of "secret").
+    objects.push(object('v1', 'Secret', ns, 'users', { stringData: { auth: 'alice:$apr1$3Q7c0Hzf$6CSsL8aDfJkYhPYAn4fuq1\n' } }));
   }
   w.ingresses.forEach((c, index) => {
     const port = c.mode === 'passthrough' ? 443 : 80;
@@ -246,7 +272,7 @@ function age(a: Claimant, b: Claimant): number {
 }
 
 function leftOut(diagnostics: readonly Diagnostic[], kind: string): Set<string> {
-  const codes = new Set(['ingress-skipped', 'canary-unsupported', 'resource-invalid']);
+  const codes = new Set(['ingress-skipped', 'canary-invalid', 'resource-invalid']);
   return new Set(diagnostics.filter((d) => d.resource?.kind === kind && codes.has(d.code)).map((d) => `${d.resource?.namespace}/${d.resource?.name}`));
 }
 
@@ -277,7 +303,8 @@ function checkOwnership(w: World, model: NginxConfig, diagnostics: readonly Diag
   const add = (host: string, claimant: Claimant) => claimants.set(host, [...(claimants.get(host) ?? []), claimant]);
   w.ingresses.forEach((c, index) => {
     const id = `${c.namespace}/ing-${index}`;
-    if (skipped.has(id)) return;
+    // A canary claims nothing: it only splits locations of a main Ingress; nor do rules without a valid path.
+    if (skipped.has(id) || isCanary(c) || (c.mode === 'plain' && routedPaths(c).length === 0)) return;
     for (const host of c.hosts) add(host, { id: `Ingress ${id}`, created: c.created, kind: c.mode, namespace: c.namespace });
   });
   w.routes.forEach((r, index) => {
@@ -295,12 +322,29 @@ function checkOwnership(w: World, model: NginxConfig, diagnostics: readonly Diag
   }
 }
 
-/** An Ingress nothing was reported about is served exactly as written. */
+/** The paths an Ingress routes: the regex-only one only as a regex (use-regex, or a rewrite). */
+function routedPaths(c: IngressCase): readonly string[] {
+  const target = c.annotations['rewrite-target'];
+  const regex = c.annotations['use-regex'] === 'true' || ((target === '/' || target === '/$1') && c.paths.some((path) => path !== target));
+  return regex ? c.paths : c.paths.filter((path) => !path.includes('['));
+}
+
+function isCanary(c: IngressCase): boolean {
+  return c.annotations['canary'] === 'true';
+}
+
+/**
+ * An Ingress nothing was reported about (no error or warning) is served as written, and no annotation
+ * of another namespace's Ingress takes a request from it: for every path, the location nginx picks for
+ * the path itself and for a request under it is never a regex location of another namespace.
+ */
 function checkCleanIngresses(w: World, model: NginxConfig, diagnostics: readonly Diagnostic[]): void {
-  const reported = new Set(diagnostics.filter((d) => d.resource?.kind === 'Ingress').map((d) => `${d.resource?.namespace}/${d.resource?.name}`));
+  const reported = new Set(
+    diagnostics.filter((d) => d.resource?.kind === 'Ingress' && d.severity !== 'info').map((d) => `${d.resource?.namespace}/${d.resource?.name}`),
+  );
   w.ingresses.forEach((c, index) => {
     const id = `${c.namespace}/ing-${index}`;
-    if (reported.has(id)) return;
+    if (reported.has(id) || isCanary(c)) return;
     for (const host of c.hosts) {
       if (c.mode === 'passthrough') {
         expect(lookup(model, host).comment, `${id} ${host}`).toBe(`Ingress ${id}`);
@@ -310,9 +354,30 @@ function checkCleanIngresses(w: World, model: NginxConfig, diagnostics: readonly
       for (const path of c.paths) {
         const location = server?.locations.find((l) => l.comment === `${id} Prefix ${path}`);
         expect(location, `${id} ${host} ${path}`).toBeDefined();
+        if (!server || location?.modifier === '~*') continue;
+        for (const probe of [path, path === '/' ? '/probe' : `${path}/probe`]) {
+          const chosen = chooseLocation(server.locations, probe);
+          const owner = chosen?.comment.split(' ')[0] ?? '';
+          if (chosen?.modifier === '~*') expect(owner.split('/')[0], `${host}${probe}: ${id} lost it to ${chosen.comment}`).toBe(c.namespace);
+        }
       }
     }
   });
+}
+
+/**
+ * nginx's choice of location for a URI: an exact match; else the longest prefix, unless it is `^~`,
+ * then the first regex that matches (in order of appearance), then that longest prefix.
+ */
+function chooseLocation(locations: readonly Location[], uri: string): Location | undefined {
+  const exact = locations.find((l) => l.modifier === '=' && l.path === uri);
+  if (exact) return exact;
+  const prefix = locations
+    .filter((l) => (l.modifier === '' || l.modifier === '^~') && !l.path.startsWith('@') && uri.startsWith(l.path))
+    .sort((a, b) => b.path.length - a.path.length)[0];
+  if (prefix?.modifier === '^~') return prefix;
+  const regex = locations.find((l) => l.modifier === '~*' && new RegExp(l.path.slice(1, -1), 'i').test(uri));
+  return regex ?? prefix;
 }
 
 describe('random mixes of valid and broken resources', () => {

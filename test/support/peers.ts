@@ -25,6 +25,10 @@ export interface EchoResponse {
   readonly headers: http.IncomingHttpHeaders;
   /** Subject CN of the client certificate the backend verified; null when none was sent. */
   readonly clientCertSubject: string | null;
+  /** HTTP version of the request, e.g. `1.1`. */
+  readonly httpVersion: string;
+  /** TLS version the backend negotiated; null over plain HTTP. */
+  readonly tlsVersion: string | null;
 }
 
 export interface PeerCertificateSummary {
@@ -83,8 +87,14 @@ async function listenOnLoopback(server: net.Server): Promise<Peer> {
   };
 }
 
-function echoHandler(backend: string): http.RequestListener {
+/** A backend that counts the requests it answered, to show which never reached it. */
+export interface CountingPeer extends Peer {
+  requestCount(): number;
+}
+
+function echoHandler(backend: string, counted: () => void = () => undefined): http.RequestListener {
   return (request, response) => {
+    counted();
     const socket = request.socket;
     const isTls = socket instanceof tls.TLSSocket;
     const echo: EchoResponse = {
@@ -94,6 +104,8 @@ function echoHandler(backend: string): http.RequestListener {
       servername: isTls ? receivedServername(socket) : null,
       headers: request.headers,
       clientCertSubject: isTls ? (summarizePeerCertificate(socket.getPeerCertificate())?.subjectCN ?? null) : null,
+      httpVersion: request.httpVersion,
+      tlsVersion: isTls ? socket.getProtocol() : null,
     };
     request.resume();
     request.once('end', () => {
@@ -104,8 +116,61 @@ function echoHandler(backend: string): http.RequestListener {
 }
 
 /** Plain HTTP backend answering every request with an `EchoResponse`. */
-export function startHttpBackend(name: string): Promise<Peer> {
-  return listenOnLoopback(http.createServer(echoHandler(name)));
+export async function startHttpBackend(name: string): Promise<CountingPeer> {
+  let count = 0;
+  const peer = await listenOnLoopback(http.createServer(echoHandler(name, () => count++)));
+  return { ...peer, requestCount: () => count };
+}
+
+/**
+ * Plain HTTP backend like `startHttpBackend`, except that `/status/<code>` answers with that status
+ * (and the echo as body): a backend whose errors nginx may intercept. `/slow` never answers, `/moved`
+ * redirects to `http://internal.example/landing`.
+ */
+export async function startStatusBackend(name: string): Promise<CountingPeer> {
+  let count = 0;
+  const echo = echoHandler(name, () => count++);
+  const peer = await listenOnLoopback(
+    http.createServer((request, response) => {
+      // `/slow` never answers (a backend that hangs); `/moved` redirects to an internal name.
+      if (request.url === '/slow') return;
+      if (request.url === '/moved') {
+        response.writeHead(302, { location: 'http://internal.example/landing' });
+        response.end();
+        return;
+      }
+      const status = /^\/status\/([1-5][0-9]{2})/.exec(request.url ?? '')?.[1];
+      if (status !== undefined) {
+        const writeHead = response.writeHead.bind(response);
+        response.writeHead = ((_code: number, ...rest: unknown[]) => writeHead(Number(status), ...(rest as []))) as typeof response.writeHead;
+      }
+      echo(request, response);
+    }),
+  );
+  return { ...peer, requestCount: () => count };
+}
+
+/**
+ * An external auth service for `auth-url`: 200 with `X-Auth-Request-User: alice` and a session cookie
+ * when the request carries `X-Token: good`, 401 otherwise. It records the headers of the last request.
+ */
+export async function startAuthBackend(): Promise<CountingPeer & { lastHeaders(): http.IncomingHttpHeaders | undefined }> {
+  let count = 0;
+  let last: http.IncomingHttpHeaders | undefined;
+  const peer = await listenOnLoopback(
+    http.createServer((request, response) => {
+      count++;
+      last = request.headers;
+      request.resume();
+      if (request.headers['x-token'] === 'good') {
+        response.writeHead(200, { 'x-auth-request-user': 'alice', 'set-cookie': 'session=granted' });
+      } else {
+        response.writeHead(401);
+      }
+      response.end();
+    }),
+  );
+  return { ...peer, requestCount: () => count, lastHeaders: () => last };
 }
 
 /**
@@ -118,13 +183,22 @@ export function startHttpsBackend(options: {
   key: string;
   ca?: string;
   requestClientCert?: boolean;
+  /** E.g. `TLSv1.3`: a backend that speaks nothing older. */
+  minVersion?: tls.SecureVersion;
 }): Promise<Peer> {
   const requestClientCert = options.requestClientCert ?? false;
   if (requestClientCert && options.ca === undefined) {
     throw new Error('startHttpsBackend: requestClientCert needs `ca` to verify client certificates against');
   }
   const server = https.createServer(
-    { cert: options.cert, key: options.key, ca: options.ca, requestCert: requestClientCert, rejectUnauthorized: requestClientCert },
+    {
+      cert: options.cert,
+      key: options.key,
+      ca: options.ca,
+      requestCert: requestClientCert,
+      rejectUnauthorized: requestClientCert,
+      ...(options.minVersion && { minVersion: options.minVersion }),
+    },
     echoHandler(options.name),
   );
   return listenOnLoopback(server);
@@ -272,7 +346,7 @@ export interface HttpResponse {
 }
 
 /** Sends `request` and reads the whole response; the peer certificate when it ran over TLS. */
-export function collectResponse(request: http.ClientRequest): Promise<HttpResponse> {
+export function collectResponse(request: http.ClientRequest, body?: Buffer | string): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     request.once('error', reject);
     request.once('response', (response) => {
@@ -285,7 +359,7 @@ export function collectResponse(request: http.ClientRequest): Promise<HttpRespon
         resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8'), peerCertificate }),
       );
     });
-    request.end();
+    request.end(body);
   });
 }
 
@@ -300,6 +374,10 @@ export function httpsGet(options: {
   ca?: string;
   headers?: http.OutgoingHttpHeaders;
   clientCertificate?: ClientCertificate;
+  /** Source address (any 127.x works on Linux loopback): a client from elsewhere. */
+  localAddress?: string;
+  method?: string;
+  body?: Buffer | string;
 }): Promise<HttpResponse> {
   return collectResponse(
     https.request({
@@ -307,26 +385,40 @@ export function httpsGet(options: {
       port: options.port,
       servername: options.servername,
       path: options.path ?? '/',
+      method: options.method ?? 'GET',
       headers: { host: options.servername, ...options.headers },
       ca: options.ca,
       rejectUnauthorized: options.ca !== undefined,
       cert: options.clientCertificate?.certPem,
       key: options.clientCertificate?.keyPem,
+      localAddress: options.localAddress,
       agent: false,
     }),
+    options.body,
   );
 }
 
 /** GET over plain HTTP to 127.0.0.1:`port` with the Host header `host`. */
-export function httpGet(options: { port: number; host: string; path?: string; headers?: http.OutgoingHttpHeaders }): Promise<HttpResponse> {
+export function httpGet(options: {
+  port: number;
+  host: string;
+  path?: string;
+  headers?: http.OutgoingHttpHeaders;
+  localAddress?: string;
+  method?: string;
+  body?: Buffer | string;
+}): Promise<HttpResponse> {
   return collectResponse(
     http.request({
       host: '127.0.0.1',
       port: options.port,
       path: options.path ?? '/',
+      method: options.method ?? 'GET',
       headers: { host: options.host, ...options.headers },
+      localAddress: options.localAddress,
       agent: false,
     }),
+    options.body,
   );
 }
 

@@ -1,3 +1,4 @@
+import { managedFolders } from '../../src/apply/write.js';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -189,7 +190,7 @@ async function renderCase(name: string, inputs: readonly string[], output: strin
   const result = await runCli([...goldenArgs(name, first, output), ...more.flatMap((i) => ['-f', i]), '--format', 'json']);
   expect(result.stderr).not.toContain('internal error');
   const keyFiles: Record<string, string> = {};
-  for (const folder of ['tls', 'ca', 'client']) {
+  for (const folder of managedFolders) {
     const dir = join(output, folder);
     if (!existsSync(dir)) continue;
     for (const file of (await readdir(dir)).sort()) keyFiles[`${folder}/${file}`] = await readFile(join(dir, file), 'utf8');

@@ -6,26 +6,14 @@ import type { SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
 import { translate } from '../../src/translate/translate.js';
 import { configMap, gateway, object, passthrough, service, tlsRoute } from '../support/gateway.js';
+import { testTranslateOptions } from '../support/options.js';
 
 /**
  * Tenant isolation at the model level: no resource takes a host from an older claim, whatever the
  * modes, and every merge or takeover across resources is reported on both sides.
  */
 
-const options: TranslateOptions = {
-  ingressClass: 'nginx',
-  gatewayClass: 'ingress2nginx',
-  systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
-  watchIngressWithoutClass: false,
-  allowCrossNamespaceSecrets: false,
-  clusterDomain: 'cluster.local',
-  httpPort: 80,
-  httpsPort: 443,
-  runDir: '/run/i2n',
-  nginxVersion: '1.22.1',
-  accessLog: 'off',
-  now: new Date('2026-12-01T00:00:00Z'),
-};
+const options: TranslateOptions = testTranslateOptions();
 
 const older = '2024-01-01T00:00:00Z';
 const newer = '2025-01-01T00:00:00Z';
@@ -231,29 +219,72 @@ describe('host names that are map parameters', () => {
 });
 
 describe('canary Ingresses', () => {
+  const canaryAnnotations = { 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-weight': '100' };
+
+  const canaryRawBase = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'canary', namespace: 'team-a' } };
+
   it.each([
     ['an older canary', older, newer],
     ['a newer canary', newer, older],
-  ])('%s never takes the main Ingress host or path, and is left out with an error', (_, canaryCreated, mainCreated) => {
+  ])('%s never takes the main Ingress host or path: it only splits the main location', (_, canaryCreated, mainCreated) => {
     const { model, diagnostics } = run([
       ...services('team-a'),
+      service('team-a', 'web-v2', '10.96.0.2', [{ port: 80 }]),
       ingress('team-a', 'main', { hosts: ['app.example.test'], created: mainCreated }),
-      ingress('team-a', 'canary', {
-        hosts: ['app.example.test', 'only-canary.example.test'],
-        created: canaryCreated,
-        annotations: { 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-weight': '100' },
-      }),
+      {
+        ...ingress('team-a', 'canary', { hosts: ['app.example.test', 'only-canary.example.test'], created: canaryCreated, annotations: canaryAnnotations }),
+        raw: { ...canaryRawBase, ...canaryRaw('web-v2', ['app.example.test', 'only-canary.example.test']) },
+      },
     ]);
     expect(model.http.virtualHosts.map((h) => h.serverName)).toEqual(['app.example.test']);
-    expect(model.http.virtualHosts[0]!.locations.find((l) => l.path === '/')?.comment).toContain('team-a/main');
-    expect(diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code} ${d.resource?.name}`)).toEqual(['canary-unsupported canary']);
+    const root = model.http.virtualHosts[0]!.locations.find((l) => l.path === '/');
+    expect(root?.comment).toContain('team-a/main');
+    // canary-weight 100: every request goes to the canary, in the main Ingress's location.
+    expect(root?.proxy?.pass).toBe('http://team-a_web-v2_80');
+    expect(root?.proxy?.canary?.upstream).toBe('team-a_web-v2_80');
+    expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(diagnostics.filter((d) => d.code === 'canary-without-main').map((d) => d.message)).toEqual([
+      expect.stringContaining('host only-canary.example.test path / (Prefix)'),
+    ]);
+  });
+
+  it('does not split another namespace\'s Ingress', () => {
+    const { model, diagnostics } = run([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'main', { hosts: ['app.example.test'] }),
+      ingress('team-b', 'canary', { hosts: ['app.example.test'], annotations: canaryAnnotations }),
+    ]);
+    const root = model.http.virtualHosts[0]!.locations.find((l) => l.path === '/');
+    expect(root?.proxy?.pass).toBe('http://team-a_web_80');
+    expect(root?.proxy?.canary).toBeUndefined();
+    expect(about(diagnostics, 'canary-other-namespace')).toEqual(['team-b/canary']);
+  });
+
+  it('serves nothing without a main Ingress, and says so', () => {
+    const { model, diagnostics } = run([...services('team-a'), ingress('team-a', 'canary', { hosts: ['app.example.test'], annotations: canaryAnnotations })]);
+    expect(model.http.virtualHosts).toEqual([]);
+    expect(about(diagnostics, 'canary-without-main')).toEqual(['team-a/canary']);
   });
 
   it('is left out when its canary value is not a boolean, rather than rendered as a main Ingress', () => {
-    const { model } = run([
+    const { model, diagnostics } = run([
       ...services('team-a'),
       ingress('team-a', 'canary', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/canary': 'yes please' } }),
     ]);
     expect(model.http.virtualHosts).toEqual([]);
+    expect(about(diagnostics, 'canary-invalid')).toEqual(['team-a/canary']);
   });
 });
+
+/** The raw spec of a canary Ingress whose paths go to `serviceName` (the helper above always uses web). */
+function canaryRaw(serviceName: string, hosts: readonly string[]): SourceObject['raw'] {
+  return {
+    spec: {
+      ingressClassName: 'nginx',
+      rules: hosts.map((host) => ({
+        host,
+        http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName, port: { number: 80 } } } }] },
+      })),
+    },
+  };
+}

@@ -7,21 +7,9 @@ import { certificateCoversHost, parseKeyPair, validityAt } from '../../src/trans
 import type { TranslateOptions } from '../../src/translate/options.js';
 import { translate } from '../../src/translate/translate.js';
 import { createCa, issueCertificate, type CertificateFiles } from '../support/pki.js';
+import { testTranslateOptions } from '../support/options.js';
 
-const options: TranslateOptions = {
-  ingressClass: 'nginx',
-  gatewayClass: 'ingress2nginx',
-  systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
-  watchIngressWithoutClass: false,
-  allowCrossNamespaceSecrets: false,
-  clusterDomain: 'cluster.local',
-  httpPort: 80,
-  httpsPort: 443,
-  runDir: '/run/i2n',
-  nginxVersion: '1.22.1',
-  accessLog: 'off',
-  now: new Date('2026-12-01T00:00:00Z'),
-};
+const options: TranslateOptions = testTranslateOptions();
 
 let caPem = '';
 let pki: { leaf: CertificateFiles; expired: CertificateFiles; other: CertificateFiles };
@@ -272,6 +260,37 @@ describe('HTTPS backends', () => {
     const proxy = model.http.virtualHosts[0]!.locations[0]!.proxy!;
     expect(proxy.pass).toMatch(/^https:\/\/web_api_443_tls_[0-9a-f]{10}$/);
     expect(proxy.ssl).toMatchObject({ verify: true, name: 'api.web.svc.cluster.local', serverName: true, trustedCertificate: 'ca/web_trust.crt' });
+  });
+});
+
+describe('--certificates-per-handshake', () => {
+  const tlsIngress = () => {
+    const app = object('Ingress', 'web', 'app', {
+      spec: {
+        ingressClassName: 'nginx',
+        tls: [{ hosts: ['app.example.test'], secretName: 'app-tls' }],
+        rules: [{ host: 'app.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'app', port: { number: 80 } } } }] } }],
+      },
+    });
+    const secret = object('Secret', 'web', 'app-tls', {
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': Buffer.from(pki.leaf.certPem).toString('base64'), 'tls.key': Buffer.from(pki.leaf.keyPem).toString('base64') },
+    });
+    return [app, secret];
+  };
+  const workerRead = (files: readonly { path: string; readByWorkers?: boolean }[]) => files.filter((f) => f.readByWorkers).map((f) => f.path);
+
+  it('hands the key files to the nginx workers, who read them per handshake', () => {
+    const { model } = runWith({ certificatesPerHandshake: true }, ...tlsIngress());
+    const map = model.http.certificateMap;
+    expect(map?.entries).toHaveLength(1);
+    expect(workerRead(model.files).sort()).toEqual([map!.defaultFile, map!.entries[0]!.file].sort());
+  });
+
+  it('keeps them from the workers otherwise: the master loads them', () => {
+    const { model } = runWith({}, ...tlsIngress());
+    expect(model.http.certificateMap).toBeUndefined();
+    expect(workerRead(model.files)).toEqual([]);
   });
 });
 

@@ -5,6 +5,7 @@ import {
   parseControllerSettings,
   type ControllerSettings,
 } from './configmap.js';
+import { configMapCatalog } from './annotations/catalog.js';
 
 describe('parseControllerSettings', () => {
   it('gives ingress-nginx defaults for an empty ConfigMap', () => {
@@ -30,6 +31,26 @@ describe('parseControllerSettings', () => {
       workerProcesses: 'auto',
       maxWorkerConnections: 16384,
       firstNamespaceOwnsHost: false,
+      httpRedirectCode: 308,
+      computeFullForwardedFor: false,
+      generateRequestId: true,
+      proxyBodySize: '1m',
+      clientBodyBufferSize: '8k',
+      proxyConnectTimeout: 5,
+      proxyReadTimeout: 60,
+      proxySendTimeout: 60,
+      proxyBuffering: false,
+      proxyBufferSize: '4k',
+      proxyBuffersNumber: 4,
+      proxyRequestBuffering: true,
+      proxyHttpVersion: '1.1',
+      proxyNextUpstream: 'error timeout',
+      proxyNextUpstreamTries: 3,
+      proxyNextUpstreamTimeout: 0,
+      whitelistSourceRange: [],
+      denylistSourceRange: [],
+      limitReqStatusCode: 503,
+      limitConnStatusCode: 503,
     } satisfies ControllerSettings);
   });
 
@@ -56,6 +77,26 @@ describe('parseControllerSettings', () => {
       'worker-processes': '4',
       'max-worker-connections': '1024',
       'first-namespace-owns-host': 'true',
+      'http-redirect-code': '301',
+      'compute-full-forwarded-for': 't',
+      'generate-request-id': 'false',
+      'proxy-body-size': '8M',
+      'client-body-buffer-size': '16k',
+      'proxy-connect-timeout': '2',
+      'proxy-read-timeout': '120',
+      'proxy-send-timeout': '30',
+      'proxy-buffering': 'on',
+      'proxy-buffer-size': '8k',
+      'proxy-buffers-number': '8',
+      'proxy-request-buffering': 'off',
+      'proxy-http-version': '1.0',
+      'proxy-next-upstream': 'error timeout http_502',
+      'proxy-next-upstream-tries': '0',
+      'proxy-next-upstream-timeout': '10',
+      'whitelist-source-range': '10.0.0.1/8',
+      'denylist-source-range': '192.0.2.0/24',
+      'limit-req-status-code': '429',
+      'limit-conn-status-code': '429',
     });
     expect(issues).toEqual([]);
     expect(value).toEqual({
@@ -74,7 +115,33 @@ describe('parseControllerSettings', () => {
       workerProcesses: '4',
       maxWorkerConnections: 1024,
       firstNamespaceOwnsHost: true,
+      httpRedirectCode: 301,
+      computeFullForwardedFor: true,
+      generateRequestId: false,
+      proxyBodySize: '8m',
+      clientBodyBufferSize: '16k',
+      proxyConnectTimeout: 2,
+      proxyReadTimeout: 120,
+      proxySendTimeout: 30,
+      proxyBuffering: true,
+      proxyBufferSize: '8k',
+      proxyBuffersNumber: 8,
+      proxyRequestBuffering: false,
+      proxyHttpVersion: '1.0',
+      proxyNextUpstream: 'error timeout http_502',
+      proxyNextUpstreamTries: 0,
+      proxyNextUpstreamTimeout: 10,
+      // The network of an address written with host bits: nginx warns about those on every load.
+      whitelistSourceRange: ['10.0.0.0/8'],
+      denylistSourceRange: ['192.0.2.0/24'],
+      limitReqStatusCode: 429,
+      limitConnStatusCode: 429,
     } satisfies ControllerSettings);
+  });
+
+  it('reads booleans as Go\'s ParseBool does, as ingress-nginx', () => {
+    for (const raw of ['true', 'TRUE', 'True', 't', 'T', '1']) expect(parseControllerSettings({ hsts: raw, 'ssl-redirect': raw }).value.hsts, raw).toBe(true);
+    for (const raw of ['false', 'FALSE', 'f', '0']) expect(parseControllerSettings({ hsts: raw }).value.hsts, raw).toBe(false);
   });
 
   it('normalises protocol lists and worker-processes', () => {
@@ -87,7 +154,19 @@ describe('parseControllerSettings', () => {
     ['ssl-protocols', '', 'sslProtocols'],
     ['ssl-ciphers', 'HIGH MEDIUM', 'sslCiphers'],
     ['ssl-redirect', 'yes', 'sslRedirect'],
-    ['hsts', '1', 'hsts'],
+    ['hsts', 'yes', 'hsts'],
+    ['http-redirect-code', '303', 'httpRedirectCode'],
+    ['proxy-body-size', '1 m', 'proxyBodySize'],
+    ['proxy-body-size', '1b', 'proxyBodySize'],
+    ['proxy-buffer-size', '2m', 'proxyBufferSize'],
+    ['proxy-buffers-number', '2', 'proxyBuffersNumber'],
+    ['client-body-buffer-size', '1g', 'clientBodyBufferSize'],
+    ['proxy-read-timeout', '60s', 'proxyReadTimeout'],
+    ['proxy-next-upstream', 'error off', 'proxyNextUpstream'],
+    ['proxy-next-upstream', 'http_418', 'proxyNextUpstream'],
+    ['proxy-http-version', '2', 'proxyHttpVersion'],
+    ['whitelist-source-range', '10.0.0.0/8;', 'whitelistSourceRange'],
+    ['limit-req-status-code', '200', 'limitReqStatusCode'],
     ['hsts-max-age', '-1', 'hstsMaxAge'],
     ['hsts-max-age', '1y', 'hstsMaxAge'],
     ['hsts-max-age', '2147483648', 'hstsMaxAge'],
@@ -158,5 +237,16 @@ describe('hstsHeaderValue', () => {
       'max-age=31536000; includeSubDomains; preload',
     );
     expect(hstsHeaderValue({ ...defaultControllerSettings, hsts: false })).toBeUndefined();
+  });
+});
+
+describe('the ConfigMap catalog', () => {
+  it('lists as supported or differing exactly the keys the parser reads', () => {
+    for (const entry of configMapCatalog) {
+      const unsupported = parseControllerSettings({ [entry.key]: 'x' }).issues.some((issue) => issue.code === 'configmap-key-unsupported');
+      expect(unsupported, entry.key).toBe(entry.status === 'ignored' || entry.status === 'refused');
+    }
+    const read = Object.keys(defaultControllerSettings).length;
+    expect(configMapCatalog.filter((entry) => entry.status === 'supported' || entry.status === 'differs')).toHaveLength(read);
   });
 });

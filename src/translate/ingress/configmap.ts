@@ -4,16 +4,22 @@
  */
 import { z } from 'zod';
 import type { Severity } from '../../model/diagnostics.js';
+import type { RedirectCode } from '../../model/nginx.js';
 import {
+  cidrList,
+  cidrListText,
   cipherListDescription,
   describeRejectedValue,
+  goBool,
+  goBoolText,
   integerInRange,
-  isCidr,
   isCipherList,
+  nginxSize,
+  onOrOff,
   parseSslProtocols,
   quoteKey,
-  trueOrFalse,
 } from '../allowlist.js';
+import { maxBodyBufferBytes, maxProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
 import { compareStrings } from '../../model/order.js';
 
@@ -33,6 +39,26 @@ export interface ControllerSettings {
   workerProcesses: string;
   maxWorkerConnections: number;
   firstNamespaceOwnsHost: boolean;
+  httpRedirectCode: RedirectCode;
+  computeFullForwardedFor: boolean;
+  generateRequestId: boolean;
+  proxyBodySize: string;
+  clientBodyBufferSize: string;
+  proxyConnectTimeout: number;
+  proxyReadTimeout: number;
+  proxySendTimeout: number;
+  proxyBuffering: boolean;
+  proxyBufferSize: string;
+  proxyBuffersNumber: number;
+  proxyRequestBuffering: boolean;
+  proxyHttpVersion: '1.0' | '1.1';
+  proxyNextUpstream: string;
+  proxyNextUpstreamTries: number;
+  proxyNextUpstreamTimeout: number;
+  whitelistSourceRange: string[];
+  denylistSourceRange: string[];
+  limitReqStatusCode: number;
+  limitConnStatusCode: number;
 }
 
 export interface ConfigMapIssue {
@@ -68,23 +94,17 @@ const sslProtocols = z.string().transform((value, context) => {
   return parsed.value;
 });
 
-/** Comma-separated addresses or CIDRs; empty items (a trailing comma) are skipped, duplicates dropped. */
-const cidrList = z.string().transform((value, context) => {
-  const items = [...new Set(value.split(',').map((item) => item.trim()).filter((item) => item !== ''))];
-  if (items.length === 0 || !items.every(isCidr)) {
-    context.addIssue({ code: 'custom', message: 'expected a comma-separated list of IP addresses or CIDRs' });
-    return z.NEVER;
-  }
-  return items;
-});
-
 const workerProcesses = z
   .string()
   .trim()
   .toLowerCase()
   .pipe(z.union([z.literal('auto'), integerInRange(1, 1024).transform(String)]));
 
-const trueOrFalseText = 'true or false';
+const trueOrFalseText = goBoolText;
+const trueOrFalse = goBool;
+const seconds = integerInRange(0, maxTimeoutSeconds);
+const secondsText = `a number of seconds from 0 to ${maxTimeoutSeconds}`;
+const errorStatus = integerInRange(400, 599);
 
 // Defaults verified against ingress-nginx's internal/ingress/controller/config/config.go (NewDefault).
 const settingTable: SettingTable = {
@@ -185,6 +205,59 @@ const settingTable: SettingTable = {
     defaultValue: false,
     accepted: trueOrFalseText,
   },
+  // ingress-nginx: HTTPRedirectCode 308; it accepts 301, 302, 307 and 308.
+  httpRedirectCode: {
+    key: 'http-redirect-code',
+    schema: z
+      .string()
+      .trim()
+      .pipe(z.enum(['301', '302', '307', '308']))
+      .transform((code) => Number(code) as RedirectCode),
+    defaultValue: 308,
+    accepted: '301, 302, 307 or 308',
+  },
+  // ingress-nginx: ComputeFullForwardedFor false.
+  computeFullForwardedFor: { key: 'compute-full-forwarded-for', schema: trueOrFalse, defaultValue: false, accepted: trueOrFalseText },
+  // ingress-nginx: GenerateRequestID true.
+  generateRequestId: { key: 'generate-request-id', schema: trueOrFalse, defaultValue: true, accepted: trueOrFalseText },
+  // ingress-nginx's defaults.Backend: ProxyBodySize "1m", ClientBodyBufferSize "8k" (top level), ProxyConnectTimeout 5,
+  // ProxyReadTimeout 60, ProxySendTimeout 60, ProxyBuffering "off", ProxyBufferSize "4k", ProxyBuffersNumber 4,
+  // ProxyRequestBuffering "on", ProxyHTTPVersion "1.1", ProxyNextUpstream "error timeout", ProxyNextUpstreamTries 3,
+  // ProxyNextUpstreamTimeout 0.
+  proxyBodySize: { key: 'proxy-body-size', schema: nginxSize('kmg'), defaultValue: '1m', accepted: 'a size such as 0 (unlimited), 512k, 8m or 1g' },
+  clientBodyBufferSize: {
+    key: 'client-body-buffer-size',
+    schema: nginxSize('km', maxBodyBufferBytes),
+    defaultValue: '8k',
+    accepted: 'a size such as 16k, at most 16m',
+  },
+  proxyConnectTimeout: { key: 'proxy-connect-timeout', schema: seconds, defaultValue: 5, accepted: secondsText },
+  proxyReadTimeout: { key: 'proxy-read-timeout', schema: seconds, defaultValue: 60, accepted: secondsText },
+  proxySendTimeout: { key: 'proxy-send-timeout', schema: seconds, defaultValue: 60, accepted: secondsText },
+  proxyBuffering: { key: 'proxy-buffering', schema: onOrOff, defaultValue: false, accepted: 'on or off' },
+  proxyBufferSize: { key: 'proxy-buffer-size', schema: nginxSize('km', maxProxyBufferBytes), defaultValue: '4k', accepted: 'a size such as 4k, at most 1m' },
+  proxyBuffersNumber: {
+    key: 'proxy-buffers-number',
+    schema: integerInRange(minProxyBuffers, 1024),
+    defaultValue: 4,
+    accepted: `an integer from ${minProxyBuffers} to 1024`,
+  },
+  proxyRequestBuffering: { key: 'proxy-request-buffering', schema: onOrOff, defaultValue: true, accepted: 'on or off' },
+  proxyHttpVersion: {
+    key: 'proxy-http-version',
+    schema: z.string().trim().pipe(z.enum(['1.0', '1.1'])),
+    defaultValue: '1.1',
+    accepted: '1.0 or 1.1',
+  },
+  proxyNextUpstream: { key: 'proxy-next-upstream', schema: nextUpstream, defaultValue: 'error timeout', accepted: nextUpstreamText },
+  proxyNextUpstreamTries: { key: 'proxy-next-upstream-tries', schema: integerInRange(0, 100), defaultValue: 3, accepted: 'an integer from 0 to 100' },
+  proxyNextUpstreamTimeout: { key: 'proxy-next-upstream-timeout', schema: seconds, defaultValue: 0, accepted: secondsText },
+  // ingress-nginx: WhitelistSourceRange and DenylistSourceRange empty: every address.
+  whitelistSourceRange: { key: 'whitelist-source-range', schema: cidrList, defaultValue: [], accepted: cidrListText },
+  denylistSourceRange: { key: 'denylist-source-range', schema: cidrList, defaultValue: [], accepted: cidrListText },
+  // ingress-nginx: LimitReqStatusCode 503, LimitConnStatusCode 503.
+  limitReqStatusCode: { key: 'limit-req-status-code', schema: errorStatus, defaultValue: 503, accepted: 'a status code from 400 to 599' },
+  limitConnStatusCode: { key: 'limit-conn-status-code', schema: errorStatus, defaultValue: 503, accepted: 'a status code from 400 to 599' },
 };
 
 const knownKeys: ReadonlySet<string> = new Set(Object.values(settingTable).map((rule) => rule.key));
@@ -209,6 +282,26 @@ function assembleSettings(
     workerProcesses: pick('workerProcesses'),
     maxWorkerConnections: pick('maxWorkerConnections'),
     firstNamespaceOwnsHost: pick('firstNamespaceOwnsHost'),
+    httpRedirectCode: pick('httpRedirectCode'),
+    computeFullForwardedFor: pick('computeFullForwardedFor'),
+    generateRequestId: pick('generateRequestId'),
+    proxyBodySize: pick('proxyBodySize'),
+    clientBodyBufferSize: pick('clientBodyBufferSize'),
+    proxyConnectTimeout: pick('proxyConnectTimeout'),
+    proxyReadTimeout: pick('proxyReadTimeout'),
+    proxySendTimeout: pick('proxySendTimeout'),
+    proxyBuffering: pick('proxyBuffering'),
+    proxyBufferSize: pick('proxyBufferSize'),
+    proxyBuffersNumber: pick('proxyBuffersNumber'),
+    proxyRequestBuffering: pick('proxyRequestBuffering'),
+    proxyHttpVersion: pick('proxyHttpVersion'),
+    proxyNextUpstream: pick('proxyNextUpstream'),
+    proxyNextUpstreamTries: pick('proxyNextUpstreamTries'),
+    proxyNextUpstreamTimeout: pick('proxyNextUpstreamTimeout'),
+    whitelistSourceRange: pick('whitelistSourceRange'),
+    denylistSourceRange: pick('denylistSourceRange'),
+    limitReqStatusCode: pick('limitReqStatusCode'),
+    limitConnStatusCode: pick('limitConnStatusCode'),
   };
 }
 

@@ -1,15 +1,18 @@
-import type { Location, PlainHttpAction, TlsFiles, VirtualHost } from '../../model/nginx.js';
+import type { Location, PlainHttpAction, ServerClientCertificate, TlsFiles, VirtualHost } from '../../model/nginx.js';
 import type { CertificateSource, Provenance } from '../../model/provenance.js';
 import type { FieldPath } from '../../model/diagnostics.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { ResolvedBackend } from '../backends.js';
-import type { IngressContribution, PassthroughClaim, RouteClaim, TlsClaim } from './ingress.js';
+import { defaultRedirectProblem, withoutDefaultRedirect, type IngressContribution, type PassthroughClaim, type RouteClaim, type TlsClaim } from './ingress.js';
 import { byString, compareAge, groupBy } from '../precedence.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import type { SecretFiles } from '../secrets.js';
 import type { HostClaimant } from '../ownership.js';
 import { losersOf, provenanceOf } from '../provenance.js';
+import { addsResponseHeaders } from './behaviour.js';
+import { splitWithCanary, type CanaryClaim } from './canary.js';
+import type { HttpExtensionRegistry } from './extensions.js';
 
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */
@@ -18,6 +21,8 @@ export interface HostSettings {
   readonly trustForwardedProto: boolean;
   readonly hsts: boolean;
   readonly defaultTls: TlsFiles;
+  /** Host names Gateway API routes claim on the HTTPS port: weak claims (aliases) yield to them. */
+  readonly routeHostnames: ReadonlySet<string>;
 }
 
 export interface PassthroughRoute {
@@ -47,6 +52,10 @@ export interface MergedHosts {
   readonly terminated: readonly TerminatedHost[];
   readonly defaultLocations: readonly Location[];
   readonly passthrough: readonly PassthroughRoute[];
+  /** Backends that canaries added to locations: they need upstream blocks too. */
+  readonly canaryBackends: readonly ResolvedBackend[];
+  /** http-level groups (zones, maps) that the rendered locations refer to. */
+  readonly references: readonly string[];
 }
 
 export const acmeChallengePrefix = '/.well-known/acme-challenge/';
@@ -55,23 +64,35 @@ export const acmeChallengePrefix = '/.well-known/acme-challenge/';
  * Settles what several Ingresses ask of the same host. The oldest claim on a host's TLS decides whether
  * it is passed through or terminated, whichever mode a newer Ingress asks for; for one location or one
  * host's certificate the oldest Ingress wins. Losers, and Ingresses whose host another one takes over or
- * shares across namespaces, are told which Ingress they deal with.
+ * shares across namespaces, are told which Ingress they deal with. Canaries then split the locations of
+ * their main Ingresses.
  */
 export function mergeHosts(
   contributions: readonly IngressContribution[],
   settings: HostSettings,
   secrets: SecretFiles,
+  extensions: HttpExtensionRegistry,
   report: Reporter,
 ): MergedHosts {
-  const routeClaims = contributions.flatMap((c) => c.routes);
-  const modes = settleTlsModes(contributions.flatMap((c) => c.passthrough), contributions.flatMap((c) => c.tls), report);
+  const allRoutes = contributions.flatMap((c) => c.routes);
+  const strong = (host: string) =>
+    settings.routeHostnames.has(host) ||
+    contributions.some((c) => c.passthrough.some((p) => p.host === host) || c.tls.some((t) => t.host === host && !t.weak) || c.routes.some((r) => r.host === host && !r.weak));
+  const weakHosts = new Set([...allRoutes, ...contributions.flatMap((c) => c.tls)].filter((c) => c.weak).map((c) => c.host));
+  const yielded = new Set([...weakHosts].filter(strong));
+  reportYieldedWeakClaims(contributions, yielded, report);
+  const keep = <T extends { readonly host: string; readonly weak?: unknown }>(claim: T) => !claim.weak || !yielded.has(claim.host);
+  const routeClaims = allRoutes.filter(keep);
+  const modes = settleTlsModes(contributions.flatMap((c) => c.passthrough), contributions.flatMap((c) => c.tls).filter(keep), report);
   const passthroughHosts = new Set(modes.passthrough.map((p) => p.host));
   const tls = settleTls(modes.terminated, secrets, settings, report);
   const { byHost: routes, losers: routeLosers } = settleRoutes(routeClaims, report);
   const tlsClaimsByHost = groupBy(modes.terminated, (c) => c.host);
   const routeClaimsByHost = groupBy(routeClaims, (c) => c.host);
+  const canaryBackends = attachCanaries(routes, contributions.flatMap((c) => c.canaries), extensions, report);
   reportPassthroughTakeovers(modes.passthrough, routeClaims, report);
   reportSharedHosts(routes, modes.terminated, report);
+  reportRegexHosts(routes, report);
 
   const hostNames = new Set<string>([...routes.keys(), ...tls.keys(), ...passthroughHosts]);
   hostNames.delete('');
@@ -79,6 +100,9 @@ export function mergeHosts(
     const settled = tls.get(host);
     const hostTls = settled?.files;
     const passthrough = passthroughHosts.has(host);
+    const hsts = settings.hsts && hostTls !== undefined;
+    const winners = routes.get(host) ?? [];
+    const clientCertificate = passthrough ? undefined : settleClientCertificates(host, winners, report);
     const claims = [...(tlsClaimsByHost.get(host) ?? []), ...(routeClaimsByHost.get(host) ?? [])];
     const owner = [...claims].sort((a, b) => compareAge(a.ingress, b.ingress))[0];
     const certificate: CertificateSource = settled?.certificate ?? { kind: 'default', reason: 'no-tls' };
@@ -86,10 +110,11 @@ export function mergeHosts(
     return {
       serverName: host,
       ...(!passthrough && { tls: hostTls ?? settings.defaultTls }),
-      hsts: settings.hsts && hostTls !== undefined,
+      hsts,
       // Only the host's own spec.tls implies a redirect: a passthrough claim of another Ingress must not
       // send this Ingress's plain-HTTP clients to its backend.
-      locations: toLocations(routes.get(host) ?? [], hostTls !== undefined, settings, routeLosers),
+      locations: toLocations(clientCertificate ? clientCertificate.winners : winners, hostTls !== undefined, hsts, settings, routeLosers),
+      ...(clientCertificate?.server && { clientCertificate: clientCertificate.server }),
       ...(owner && {
         origin: {
           claim: {
@@ -101,18 +126,151 @@ export function mergeHosts(
       }),
     };
   });
+  const defaultLocations = toLocations(routes.get('') ?? [], false, false, settings, routeLosers);
   return {
     virtualHosts,
     terminated: terminatedHosts(virtualHosts, routeClaims, modes.terminated),
-    defaultLocations: toLocations(routes.get('') ?? [], false, settings, routeLosers),
+    defaultLocations,
     passthrough: modes.passthrough,
+    canaryBackends,
+    references: [...virtualHosts.flatMap((h) => h.locations), ...defaultLocations].flatMap(locationReferences),
+  };
+}
+
+/** The http-level groups one rendered location refers to. */
+function locationReferences(location: Location): string[] {
+  const behaviour = location.behaviour;
+  return [
+    ...(location.proxy?.canary?.reference !== undefined ? [location.proxy.canary.reference] : []),
+    ...(behaviour?.rateLimits.map((limit) => limit.zone) ?? []),
+    ...(behaviour?.connectionLimit ? [behaviour.connectionLimit.zone] : []),
+    ...(behaviour?.cors ? [behaviour.cors.preflight.slice(1)] : []),
+    ...(behaviour?.refusedWhen ?? []),
+  ];
+}
+
+function reportYieldedWeakClaims(contributions: readonly IngressContribution[], yielded: ReadonlySet<string>, report: Reporter): void {
+  const told = new Set<string>();
+  for (const claim of contributions.flatMap((c) => [...c.routes, ...c.tls])) {
+    if (!claim.weak || !yielded.has(claim.host)) continue;
+    const once = `${resourceName(claim.ingress)} ${claim.host}`;
+    if (told.has(once)) continue;
+    told.add(once);
+    report.warning(
+      'host-alias-taken',
+      claim.ingress,
+      `${claim.weak} asks for ${claim.host}, which another resource claims; an alias never takes a host, so it is not served here`,
+      claim.field,
+    );
+  }
+}
+
+/**
+ * Canaries split the winning locations of their main Ingress: same host, path and path type, and the
+ * same namespace (a canary never diverts another tenant's traffic). One canary per location: the oldest.
+ */
+function attachCanaries(
+  routes: Map<string, RouteClaim[]>,
+  canaries: readonly CanaryClaim[],
+  extensions: HttpExtensionRegistry,
+  report: Reporter,
+): ResolvedBackend[] {
+  const backends: ResolvedBackend[] = [];
+  const used = new Map<string, CanaryClaim>();
+  for (const canary of [...canaries].sort((a, b) => compareAge(a.ingress, b.ingress))) {
+    const winners = routes.get(canary.host) ?? [];
+    const mains = winners.filter((w) => !w.fallback && !w.weak && w.ingressPath === canary.ingressPath && w.pathType === canary.pathType);
+    const where = `${canary.host === '' ? 'rules without host' : `host ${canary.host}`} path ${canary.ingressPath} (${canary.pathType})`;
+    if (mains.length === 0) {
+      report.warning('canary-without-main', canary.ingress, `no Ingress routes ${where}, so this canary serves nothing there; a canary never claims a path by itself`, canary.field);
+      continue;
+    }
+    for (const main of mains) {
+      const index = winners.indexOf(main);
+      if (main.ingress.metadata.namespace !== canary.ingress.metadata.namespace) {
+        report.warning(
+          'canary-other-namespace',
+          canary.ingress,
+          `${where} is routed by Ingress ${resourceName(main.ingress)} in another namespace; a canary only splits traffic of its own namespace, so it serves nothing there`,
+          canary.field,
+        );
+        break;
+      }
+      const location = `${main.host} ${main.modifier} ${main.path}`;
+      const earlier = used.get(location);
+      if (earlier && earlier !== canary) {
+        report.warning('canary-conflict', canary.ingress, `${where} is already split with canary Ingress ${resourceName(earlier.ingress)} (older, or first by namespace/name); this one is not used there`, canary.field);
+        break;
+      }
+      used.set(location, canary);
+      if (!main.proxy || !main.backend) {
+        report.warning('canary-main-unavailable', canary.ingress, `the main Ingress ${resourceName(main.ingress)} cannot proxy ${where} (see its diagnostics), so nothing is split there`, canary.field);
+        continue;
+      }
+      const split = splitWithCanary({ ...main, proxy: main.proxy, backend: main.backend }, canary, extensions);
+      if (split.proxy === main.proxy) {
+        report.warning('canary-takes-nothing', canary.ingress, `canary-weight is 0 and there is no canary-by-header or canary-by-cookie, so no request of ${where} goes to the canary`, canary.field);
+        continue;
+      }
+      backends.push(split.canaryBackend);
+      let proxy = split.proxy;
+      if (proxy.pass.includes('$') && proxy.tuning?.redirect === 'default') {
+        report.warning('proxy-redirect-default-ignored', main.ingress, defaultRedirectProblem, ['metadata', 'annotations', 'nginx.ingress.kubernetes.io/proxy-redirect-from']);
+        proxy = withoutDefaultRedirect(proxy);
+      }
+      winners[index] = { ...main, proxy };
+    }
+  }
+  return backends;
+}
+
+/** The claim without its proxy and behaviour: its location answers 503. */
+function answering503(claim: RouteClaim): RouteClaim {
+  const copy: { -readonly [Key in keyof RouteClaim]: RouteClaim[Key] } = { ...claim };
+  delete copy.proxy;
+  delete copy.behaviour;
+  return copy;
+}
+
+/**
+ * `auth-tls-*` needs the host's TLS server to ask for client certificates. A host has one client CA and
+ * depth: the oldest Ingress that asks decides, and the locations of a newer Ingress that asks for a
+ * different one answer 503 (they would otherwise accept certificates their CA never issued). The server
+ * always asks with `optional_no_ca`, so only the locations that require a certificate check it.
+ */
+function settleClientCertificates(
+  host: string,
+  winners: readonly RouteClaim[],
+  report: Reporter,
+): { server?: ServerClientCertificate; winners: RouteClaim[] } {
+  const asking = winners.filter((w) => w.clientCertificate).sort((a, b) => compareAge(a.ingress, b.ingress));
+  const first = asking[0];
+  if (!first?.clientCertificate) return { winners: [...winners] };
+  const chosen = first.clientCertificate;
+  const told = new Set<SourceObject>();
+  const result = winners.map((winner) => {
+    const wanted = winner.clientCertificate;
+    if (!wanted || (wanted.caFile === chosen.caFile && wanted.crlFile === chosen.crlFile && wanted.depth === chosen.depth)) return winner;
+    if (!told.has(winner.ingress)) {
+      told.add(winner.ingress);
+      report.error(
+        'auth-tls-conflict',
+        winner.ingress,
+        `host ${host} verifies client certificates with Secret ${chosen.secret} (depth ${chosen.depth}) for Ingress ${resourceName(first.ingress)} (older, or first by namespace/name); this Ingress asks for Secret ${wanted.secret} (depth ${wanted.depth}), so its paths on ${host} answer 503`,
+      );
+    }
+    return answering503(winner);
+  });
+  return {
+    server: { caFile: chosen.caFile, ...(chosen.crlFile !== undefined && { crlFile: chosen.crlFile }), verify: 'optional_no_ca', depth: chosen.depth },
+    winners: result,
   };
 }
 
 /** Every host this Ingress asks for, for `first-namespace-owns-host`. */
 export function claimantsOf(contribution: IngressContribution): HostClaimant[] {
   return [...contribution.passthrough, ...contribution.tls, ...contribution.routes]
-    .filter((claim) => claim.host !== '')
+    .filter((claim) => claim.host !== '' && !('weak' in claim && claim.weak))
     .map((claim) => ({ host: claim.host, object: claim.ingress }));
 }
 
@@ -140,6 +298,7 @@ export function keepOwnedClaims(
     passthrough: contribution.passthrough.filter(owned),
     tls: contribution.tls.filter(owned),
     routes: contribution.routes.filter(owned),
+    canaries: contribution.canaries,
   };
 }
 
@@ -247,6 +406,9 @@ function settleTls(
     if (checked.ok) {
       const secret = { kind: 'Secret', namespace: winner.secret.namespace, name: winner.secret.name };
       result.set(host, { files: checked.value, certificate: { kind: 'secret', secret, declaredBy }, losers: differing });
+    } else if (winner.weak) {
+      report.warning('alias-certificate', winner.ingress, `${checked.problem}; ${winner.weak} ${host} is served with the default certificate`, winner.field);
+      result.set(host, { files: settings.defaultTls, certificate: { kind: 'default', reason: 'secret-invalid', declaredBy }, losers: differing });
     } else {
       report.error('tls-secret-invalid', winner.ingress, `${checked.problem}; ${host} is served with the default certificate`, winner.field);
       result.set(host, { files: settings.defaultTls, certificate: { kind: 'default', reason: 'secret-invalid', declaredBy }, losers: differing });
@@ -366,13 +528,18 @@ function compareRouteClaims(a: RouteClaim, b: RouteClaim): number {
   );
 }
 
-/** Winning claims per host, and for each winner the claims of other Ingresses it beat (as reported). */
+/** A location on a host: canaries and client certificates replace winning claims, never their location. */
+function routeKey(claim: RouteClaim): string {
+  return `${claim.host} ${claim.modifier} ${claim.path}`;
+}
+
+/** Winning claims per host, and per winning location (`routeKey`) the claims of other Ingresses it beat. */
 function settleRoutes(
   claims: readonly RouteClaim[],
   report: Reporter,
-): { byHost: Map<string, RouteClaim[]>; losers: Map<RouteClaim, RouteClaim[]> } {
+): { byHost: Map<string, RouteClaim[]>; losers: Map<string, RouteClaim[]> } {
   const byHost = new Map<string, RouteClaim[]>();
-  const beaten = new Map<RouteClaim, RouteClaim[]>();
+  const beaten = new Map<string, RouteClaim[]>();
   const reported = new Set<string>();
   for (const [host, hostClaims] of groupBy(claims, (c) => c.host)) {
     const winners: RouteClaim[] = [];
@@ -382,7 +549,7 @@ function settleRoutes(
       winners.push(winner);
       for (const loser of losers) {
         if (loser.fallback || winner.fallback || loser.exact !== winner.exact) continue;
-        if (loser.ingress !== winner.ingress) beaten.set(winner, [...(beaten.get(winner) ?? []), loser]);
+        if (loser.ingress !== winner.ingress) beaten.set(routeKey(winner), [...(beaten.get(routeKey(winner)) ?? []), loser]);
         const once = `${resourceName(loser.ingress)} ${loser.field.join('.')}`;
         if (reported.has(once)) continue;
         reported.add(once);
@@ -406,48 +573,98 @@ function settleRoutes(
 function toLocations(
   winners: readonly RouteClaim[],
   hostHasTls: boolean,
+  hsts: boolean,
   settings: HostSettings,
-  losers: ReadonlyMap<RouteClaim, readonly RouteClaim[]>,
+  losers: ReadonlyMap<string, readonly RouteClaim[]>,
 ): Location[] {
   const plainHttp = (redirect: boolean): PlainHttpAction => ({ redirect, serve: !redirect || settings.trustForwardedProto });
-  const locations: Location[] = winners.map((claim) => ({
-    modifier: claim.modifier,
-    path: claim.path,
-    comment: claim.comment,
-    plainHttp: plainHttp(
-      !claim.path.startsWith(acmeChallengePrefix.slice(0, -1)) &&
-        (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? settings.sslRedirect))),
-    ),
-    ...(claim.proxy ? { proxy: claim.proxy } : { returnStatus: 503 as const }),
-    origin: {
-      claim: {
-        claimant: provenanceOf(claim.ingress, claim.field),
-        losers: losersOf(claim.ingress, (losers.get(claim) ?? []).map((l) => ({ object: l.ingress, path: l.field }))),
+  // A regex path never takes a request that a Prefix path of an Ingress in another namespace matches:
+  // such prefix locations get `^~`, which stops nginx from trying regexes for them.
+  const regexNamespaces = new Set(winners.filter((w) => w.modifier === '~*').map((w) => w.ingress.metadata.namespace));
+  const guarded = (claim: RouteClaim) =>
+    claim.modifier === '' && [...regexNamespaces].some((namespace) => namespace !== claim.ingress.metadata.namespace);
+  const locations: Location[] = winners.map((claim) => {
+    const behaviour = claim.behaviour && { ...claim.behaviour, repeatHsts: hsts && addsResponseHeaders(claim.behaviour) };
+    return {
+      modifier: guarded(claim) ? ('^~' as const) : claim.modifier,
+      path: claim.path,
+      comment: claim.comment,
+      plainHttp: plainHttp(
+        !claim.path.startsWith(acmeChallengePrefix.slice(0, -1)) &&
+          (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? settings.sslRedirect))),
+      ),
+      // A redirect answers every request, so the location needs no backend.
+      ...(behaviour?.redirect ? {} : claim.proxy ? { proxy: claim.proxy } : { returnStatus: 503 as const }),
+      ...(behaviour && { behaviour }),
+      origin: {
+        claim: {
+          claimant: provenanceOf(claim.ingress, claim.field),
+          losers: losersOf(claim.ingress, (losers.get(routeKey(claim)) ?? []).map((l) => ({ object: l.ingress, path: l.field }))),
+        },
+        path: claim.ingressPath,
+        pathType: claim.pathType,
       },
-      path: claim.ingressPath,
-      pathType: claim.pathType,
-    },
-  }));
-  const acme = acmeChallengeLocation(locations);
+    };
+  });
+  const acme = acmeChallengeLocation(locations, regexNamespaces.size > 0);
   if (acme) locations.push(acme);
   // Without a location for `/`, nginx would serve files from its prefix's html folder.
-  if (!locations.some((l) => l.modifier === '' && l.path === '/')) {
+  if (!locations.some((l) => (l.modifier === '' || l.modifier === '^~') && l.path === '/')) {
     locations.push({ modifier: '', path: '/', comment: 'no Ingress path matches', plainHttp: plainHttp(false), returnStatus: 404 });
   }
-  return locations.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.modifier === '=' ? -1 : 1));
+  const companions = new Map<string, Location>();
+  // Every winner's: a location that answers 503 still sends that to its error pages.
+  for (const companion of winners.flatMap((w) => w.companions)) {
+    if (!companions.has(companion.path)) companions.set(companion.path, companion);
+  }
+  const byPath = (a: Location, b: Location) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.modifier === '=' ? -1 : 1);
+  // nginx tries regex locations in the order they appear: the oldest Ingress's first, then the longer path.
+  const regexOrder = new Map(
+    winners
+      .filter((w) => w.modifier === '~*')
+      .sort((a, b) => compareAge(a.ingress, b.ingress) || b.path.length - a.path.length || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+      .map((w, index) => [w.path, index]),
+  );
+  return [
+    ...locations.filter((l) => l.modifier !== '~*').sort(byPath),
+    ...locations.filter((l) => l.modifier === '~*').sort((a, b) => (regexOrder.get(a.path) ?? 0) - (regexOrder.get(b.path) ?? 0)),
+    ...[...companions.values()].sort(byPath),
+  ];
+}
+
+/**
+ * A host with regex paths in several namespaces: the Prefix paths of each keep their requests from the
+ * other namespaces' regexes (ingress-nginx would turn them all into regexes and let the longest win).
+ */
+function reportRegexHosts(routes: ReadonlyMap<string, readonly RouteClaim[]>, report: Reporter): void {
+  for (const [host, winners] of routes) {
+    const regexIngresses = uniqueIngresses(winners.filter((w) => w.modifier === '~*').map((w) => w.ingress));
+    for (const ingress of regexIngresses) {
+      const others = uniqueIngresses(
+        winners.filter((w) => w.modifier === '' && w.ingress.metadata.namespace !== ingress.metadata.namespace).map((w) => w.ingress),
+      );
+      if (others.length === 0) continue;
+      report.warning(
+        'regex-path-yields',
+        ingress,
+        `on ${host === '' ? 'rules without host' : `host ${host}`}, this Ingress's regex paths do not take requests that Prefix paths of ${others.map((o) => `Ingress ${resourceName(o)}`).join(', ')} (another namespace) match; ingress-nginx would turn those into regexes too`,
+      );
+    }
+  }
 }
 
 /**
  * ACME HTTP-01 challenges must reach their backend over plain HTTP. When the location that would serve
  * them redirects, add one for the challenge prefix that serves them instead.
  */
-function acmeChallengeLocation(locations: readonly Location[]): Location | undefined {
+function acmeChallengeLocation(locations: readonly Location[], hostHasRegexes: boolean): Location | undefined {
   const covering = locations
-    .filter((l) => l.modifier === '' && acmeChallengePrefix.startsWith(l.path))
+    .filter((l) => (l.modifier === '' || l.modifier === '^~') && acmeChallengePrefix.startsWith(l.path))
     .sort((a, b) => b.path.length - a.path.length)[0];
   if (!covering || !covering.plainHttp.redirect) return undefined;
   return {
-    modifier: '',
+    // With regexes on the host, `^~` keeps the challenges where the location serving them says.
+    modifier: hostHasRegexes ? '^~' : '',
     path: acmeChallengePrefix,
     comment: `ACME HTTP-01 challenges are never redirected; served as ${covering.comment}`,
     plainHttp: { redirect: false, serve: true },

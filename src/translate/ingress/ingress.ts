@@ -1,14 +1,19 @@
 import { createHash } from 'node:crypto';
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { BackendProtocol, Proxy, ProxySsl } from '../../model/nginx.js';
-import type { LocationOrigin } from '../../model/provenance.js';
+import type { BackendProtocol, ErrorPageLocation, Location, LocationBehaviour, Proxy, ProxySsl, ProxyTuning } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from '../allowlist.js';
-import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
 import { resolveServiceBackend, type BackendPolicy, type ResolvedBackend } from '../backends.js';
 import type { Reporter } from '../report.js';
 import type { IngressBackend, IngressSpec, Resources, Typed } from '../resources.js';
+import { checkSafeRegex, pathRegexAlphabet } from '../safe-regex.js';
 import type { SecretFiles, ObjectRef } from '../secrets.js';
+import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
+import { highestGroupReference } from './annotations/paths.js';
+import { buildBehaviour, type ClientCertificateRequest, type IngressBehaviour } from './behaviour.js';
+import { translateCanary, type CanaryClaim } from './canary.js';
+import type { ControllerSettings } from './configmap.js';
+import type { HttpExtensionRegistry } from './extensions.js';
 
 export interface IngressContext {
   readonly resources: Resources;
@@ -18,6 +23,14 @@ export interface IngressContext {
   readonly allowCrossNamespaceSecrets: boolean;
   /** Every backend resolved so far, by upstream name. */
   readonly backends: Map<string, ResolvedBackend>;
+  /** The controller ConfigMap: defaults for the annotations. */
+  readonly settings: ControllerSettings;
+  /** http-level blocks the locations refer to. */
+  readonly extensions: HttpExtensionRegistry;
+  /** The client address as access checks see it: `$remote_addr`, or `$i2n_client_addr` behind PROXY protocol with forwarded headers. */
+  readonly clientAddress: string;
+  /** The rate-limit key for a client: `$binary_remote_addr`, or `$i2n_client_addr`. */
+  readonly limitKey: string;
 }
 
 interface Claim {
@@ -31,16 +44,26 @@ export interface PassthroughClaim extends Claim {
   readonly backend?: ResolvedBackend;
 }
 
+/**
+ * `server-alias` and `from-to-www-redirect` ask for host names the Ingress does not list in its rules.
+ * Such a claim is weak: it is dropped wherever any other resource claims the name, whatever its age.
+ */
+export type WeakClaim = 'server-alias' | 'from-to-www-redirect';
+
 export interface TlsClaim extends Claim {
   readonly host: string;
   /** Absent: `spec.tls` without `secretName`, served with the default certificate. */
   readonly secret?: ObjectRef;
+  readonly weak?: WeakClaim;
 }
+
+export type PathType = 'Exact' | 'Prefix' | 'ImplementationSpecific';
 
 export interface RouteClaim extends Claim {
   /** Empty for rules without a host (the default server). */
   readonly host: string;
-  readonly modifier: '=' | '';
+  /** `~*`: a regex path of a `use-regex` (or `rewrite-target`) Ingress; `path` is the regex. */
+  readonly modifier: '=' | '' | '~*';
   readonly path: string;
   /** From `spec.defaultBackend`: used only where no explicit path claims the location. */
   readonly fallback: boolean;
@@ -50,20 +73,35 @@ export interface RouteClaim extends Claim {
   readonly ordinal: number;
   /** The Ingress path these locations come from, as written (`/` for defaultBackend). */
   readonly ingressPath: string;
-  readonly pathType: LocationOrigin['pathType'];
+  readonly pathType: PathType | 'defaultBackend';
   readonly comment: string;
   readonly proxy?: Proxy;
+  /** The resolved backend of `proxy`, which a canary splits against. */
+  readonly backend?: ResolvedBackend;
+  /** The backend's TLS name was chosen for it (verify on, no `proxy-ssl-name`): a canary gets its own. */
+  readonly implicitSslName: boolean;
   readonly sslRedirect?: boolean;
   readonly forceSslRedirect: boolean;
+  readonly behaviour?: LocationBehaviour;
+  /** Locations the behaviour needs on the same host (auth endpoints, error pages). */
+  readonly companions: readonly Location[];
+  /** What the host's TLS server must ask of clients for this location's `auth-tls-*`. */
+  readonly clientCertificate?: ClientCertificateRequest;
+  /** http-level groups (zones, maps) the location refers to. */
+  readonly references: readonly string[];
+  readonly weak?: WeakClaim;
 }
 
 export interface IngressContribution {
   readonly passthrough: readonly PassthroughClaim[];
   readonly tls: readonly TlsClaim[];
   readonly routes: readonly RouteClaim[];
+  readonly canaries: readonly CanaryClaim[];
 }
 
-const empty: IngressContribution = { passthrough: [], tls: [], routes: [] };
+const empty: IngressContribution = { passthrough: [], tls: [], routes: [], canaries: [] };
+
+const annotationField = (name: string): FieldPath => ['metadata', 'annotations', annotationPrefix + name];
 
 /** What one Ingress asks for. Conflicts between Ingresses are settled later, in hosts.ts. */
 export function translateIngress(ingress: Typed<IngressSpec>, ctx: IngressContext): IngressContribution {
@@ -72,17 +110,18 @@ export function translateIngress(ingress: Typed<IngressSpec>, ctx: IngressContex
   for (const issue of parsed.issues) {
     ctx.report.add(issue.severity, issue.code, object, issue.message, ['metadata', 'annotations', issue.annotation]);
   }
-  const canaryField: FieldPath = ['metadata', 'annotations', `${annotationPrefix}canary`];
-  if (parsed.value.canary || parsed.issues.some((issue) => issue.annotation === `${annotationPrefix}canary` && issue.severity === 'error')) {
+  const annotations = parsed.value;
+  const canaryInvalid = parsed.issues.some((issue) => issue.annotation === `${annotationPrefix}canary` && issue.leavesOut);
+  if (canaryInvalid) {
     ctx.report.error(
-      'canary-unsupported',
+      'canary-invalid',
       object,
-      'canary Ingresses are not implemented yet: this Ingress is left out and takes no host or path; the main Ingress for its hosts keeps all their traffic',
-      canaryField,
+      'the canary annotation is not a boolean, so this Ingress is left out: read as a main Ingress, it would compete for the host and path it means to split',
+      annotationField('canary'),
     );
     return empty;
   }
-  if (parsed.issues.some((issue) => issue.severity === 'error')) {
+  if (parsed.issues.some((issue) => issue.leavesOut)) {
     ctx.report.error(
       'ingress-skipped',
       object,
@@ -90,9 +129,19 @@ export function translateIngress(ingress: Typed<IngressSpec>, ctx: IngressContex
     );
     return empty;
   }
-  return parsed.value.sslPassthrough
-    ? translatePassthrough(object, spec, parsed.value, ctx)
-    : translateTerminating(object, spec, parsed.value, ctx);
+  if (annotations.canary.enabled) return { ...empty, canaries: translateCanary(object, spec, annotations, ctx) };
+  const canaryKeys = Object.keys(object.metadata.annotations).filter((key) => key.startsWith(`${annotationPrefix}canary-`));
+  if (canaryKeys.length > 0) {
+    ctx.report.warning(
+      'canary-not-enabled',
+      object,
+      `${canaryKeys.map((key) => key.slice(annotationPrefix.length)).join(', ')} have no effect without canary: "true"`,
+      ['metadata', 'annotations', canaryKeys[0]!],
+    );
+  }
+  return annotations.tls.sslPassthrough
+    ? translatePassthrough(object, spec, annotations, ctx)
+    : translateTerminating(object, spec, annotations, ctx);
 }
 
 function translatePassthrough(
@@ -151,7 +200,7 @@ function translatePassthrough(
       `ssl-passthrough hands TLS to the backend untouched, so these do not apply to its TLS traffic: ${ignored.join('; ')}`,
     );
   }
-  return { passthrough: claims, tls: [], routes: [] };
+  return { ...empty, passthrough: claims };
 }
 
 function translateTerminating(
@@ -160,6 +209,13 @@ function translateTerminating(
   annotations: IngressAnnotations,
   ctx: IngressContext,
 ): IngressContribution {
+  const built = buildBehaviour(object, annotations, ctx);
+  if (!built) {
+    ctx.report.error('ingress-skipped', object, 'this Ingress is not rendered until the access control its annotations ask for can be set up (see the errors above)');
+    return empty;
+  }
+  const errorPages = customErrorPages(object, annotations, ctx);
+
   const tls: TlsClaim[] = [];
   (spec.tls ?? []).forEach((entry, tlsIndex) => {
     const secretName = entry.secretName;
@@ -181,8 +237,21 @@ function translateTerminating(
   });
 
   const redirects: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect'> = {
-    ...(annotations.sslRedirect !== undefined && { sslRedirect: annotations.sslRedirect }),
-    forceSslRedirect: annotations.forceSslRedirect,
+    ...(annotations.tls.sslRedirect !== undefined && { sslRedirect: annotations.tls.sslRedirect }),
+    forceSslRedirect: annotations.tls.forceSslRedirect,
+  };
+  const rewriteTarget = annotations.paths.rewriteTarget;
+  const allPaths = (spec.rules ?? []).flatMap((rule) => (rule.http?.paths ?? []).map((p) => p.path || '/'));
+  // As ingress-nginx: a rewrite-target that differs from a path turns the paths into regexes.
+  const regex = annotations.paths.useRegex || (rewriteTarget !== undefined && allPaths.some((path) => path !== rewriteTarget));
+  if (rewriteTarget !== undefined && !regex) {
+    ctx.report.info('rewrite-target-unchanged', object, 'rewrite-target equals every path, so nothing is rewritten', annotationField('rewrite-target'));
+  }
+  const shared = {
+    ...redirects,
+    companions: [...built.companions, ...errorPages.companions],
+    ...(built.clientCertificate && { clientCertificate: built.clientCertificate }),
+    references: built.references,
   };
   const routes: RouteClaim[] = [];
   const hosts: string[] = [];
@@ -199,18 +268,32 @@ function translateTerminating(
     (rule.http?.paths ?? []).forEach((p, pathIndex) => {
       const pathField: FieldPath = [...rulePath, 'http', 'paths', pathIndex];
       const path = p.path === undefined || p.path === '' ? '/' : p.path;
-      if (!isSafePath(path)) {
-        ctx.report.error(
-          'path-invalid',
-          object,
-          'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /; this path is not rendered',
-          [...pathField, 'path'],
-        );
+      const groups = regex ? checkedRegexPath(path, object, [...pathField, 'path'], ctx) : isSafePath(path) ? 0 : undefined;
+      if (groups === undefined) {
+        if (!regex) {
+          ctx.report.error(
+            'path-invalid',
+            object,
+            'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /; this path is not rendered',
+            [...pathField, 'path'],
+          );
+        }
         return;
       }
-      const proxy = buildProxy(p.backend, annotations, object, [...pathField, 'backend'], ctx);
+      if (regex && rewriteTarget !== undefined && highestGroupReference(rewriteTarget) > groups) {
+        ctx.report.warning(
+          'rewrite-target-group-missing',
+          object,
+          `rewrite-target uses $${highestGroupReference(rewriteTarget)}, but this path has ${groups} group(s); nginx puts nothing in its place`,
+          [...pathField, 'path'],
+        );
+      }
+      const target = backendFor(p.backend, annotations, built, errorPages, object, [...pathField, 'backend'], ctx);
+      const behaviour = locationBehaviour(built, errorPages, object, p.backend, path, rewriteTarget, regex);
       const comment = `${object.metadata.namespace}/${object.metadata.name} ${p.pathType} ${path}`;
-      for (const location of locationsFor(p.pathType, path)) {
+      // A regex path is quoted: its braces and backslashes must not reach nginx's config parser bare.
+      const locations = regex ? [{ modifier: '~*' as const, path: `"^${path}"`, exact: false }] : locationsFor(p.pathType, path);
+      for (const location of locations) {
         routes.push({
           ingress: object,
           field: [...pathField, 'path'],
@@ -221,15 +304,17 @@ function translateTerminating(
           ingressPath: path,
           pathType: p.pathType,
           comment,
-          ...(proxy && { proxy }),
-          ...redirects,
+          ...target,
+          ...shared,
+          behaviour,
         });
       }
     });
   });
 
   if (spec.defaultBackend) {
-    const proxy = buildProxy(spec.defaultBackend, annotations, object, ['spec', 'defaultBackend'], ctx);
+    const target = backendFor(spec.defaultBackend, annotations, built, errorPages, object, ['spec', 'defaultBackend'], ctx);
+    const behaviour = locationBehaviour(built, errorPages, object, spec.defaultBackend, '/', undefined, false);
     const comment = `${object.metadata.namespace}/${object.metadata.name} defaultBackend`;
     // The default backend catches what no path of this Ingress matches on its hosts, and on the default server.
     for (const host of new Set(['', ...hosts])) {
@@ -245,12 +330,175 @@ function translateTerminating(
         ingressPath: '/',
         pathType: 'defaultBackend',
         comment,
-        ...(proxy && { proxy }),
-        ...redirects,
+        ...target,
+        ...shared,
+        behaviour,
       });
     }
   }
-  return { passthrough: [], tls, routes };
+  const weak = weakClaims(object, annotations, tls, routes, hosts, ctx.settings.httpRedirectCode);
+  return { ...empty, tls: [...tls, ...weak.tls], routes: [...routes, ...weak.routes] };
+}
+
+/**
+ * `server-alias` names and the `www.` twins of `from-to-www-redirect`, as weak claims: the aliases
+ * serve the Ingress's own routes, the twins one redirect. Their TLS uses the Ingress's first certificate.
+ */
+function weakClaims(
+  object: SourceObject,
+  annotations: IngressAnnotations,
+  tls: readonly TlsClaim[],
+  routes: readonly RouteClaim[],
+  hosts: readonly string[],
+  redirectCode: number,
+): { tls: TlsClaim[]; routes: RouteClaim[] } {
+  const named = [...new Set(hosts.filter((host) => host !== ''))];
+  const secret = tls.find((claim) => claim.secret)?.secret;
+  const out: { tls: TlsClaim[]; routes: RouteClaim[] } = { tls: [], routes: [] };
+  const addTls = (host: string, weak: WeakClaim, field: FieldPath) => {
+    if (tls.length > 0) out.tls.push({ ingress: object, field, host, ...(secret && { secret }), weak });
+  };
+  const aliasField = annotationField('server-alias');
+  for (const alias of annotations.paths.serverAlias) {
+    if (named.includes(alias)) continue;
+    addTls(alias, 'server-alias', aliasField);
+    const source = routes.filter((route) => route.host === (named[0] ?? ''));
+    for (const route of source) out.routes.push({ ...route, host: alias, field: aliasField, weak: 'server-alias' });
+  }
+  if (annotations.paths.fromToWwwRedirect) {
+    const wwwField = annotationField('from-to-www-redirect');
+    for (const host of named) {
+      if (host.startsWith('*.')) continue;
+      const twin = host.startsWith('www.') ? host.slice(4) : `www.${host}`;
+      if (named.includes(twin) || annotations.paths.serverAlias.includes(twin)) continue;
+      addTls(twin, 'from-to-www-redirect', wwwField);
+      out.routes.push({
+        ingress: object,
+        field: wwwField,
+        host: twin,
+        modifier: '',
+        path: '/',
+        fallback: false,
+        exact: false,
+        ordinal: 0,
+        ingressPath: '/',
+        pathType: 'Prefix',
+        comment: `${object.metadata.namespace}/${object.metadata.name} from-to-www-redirect to ${host}`,
+        implicitSslName: false,
+        forceSslRedirect: false,
+        companions: [],
+        references: [],
+        behaviour: { ...emptyBehaviour, redirect: { code: redirectCode, url: `$scheme://${host}$request_uri` } },
+        weak: 'from-to-www-redirect',
+      });
+    }
+  }
+  return out;
+}
+
+/** A behaviour that does nothing, for the redirect of a `www.` twin. */
+const emptyBehaviour: LocationBehaviour = {
+  variables: [],
+  refusedWhen: [],
+  rateLimits: [],
+  errorPages: [],
+  repeatHsts: false,
+};
+
+/** The Ingress's behaviour with what depends on the path: the rewrite, and the variables error pages read. */
+function locationBehaviour(
+  built: IngressBehaviour,
+  errorPages: CustomErrorPages,
+  object: SourceObject,
+  ref: IngressBackend,
+  path: string,
+  rewriteTarget: string | undefined,
+  regex: boolean,
+): LocationBehaviour {
+  const rewrite = regex && rewriteTarget !== undefined && rewriteTarget !== path ? { regex: `(?i)${path}`, target: rewriteTarget } : undefined;
+  const service = ref.service;
+  const port = service?.port.number ?? (service?.port.name !== undefined && /^[a-z0-9-]+$/.test(service.port.name) ? service.port.name : '-');
+  // What the error locations send as X-Namespace and friends; set wherever one of them may be reached.
+  const variables =
+    errorPages.pages.length > 0
+      ? [
+          { name: 'i2n_namespace', value: object.metadata.namespace },
+          { name: 'i2n_ingress_name', value: object.metadata.name },
+          { name: 'i2n_service_name', value: service && isKubernetesName(service.name) ? service.name : '-' },
+          { name: 'i2n_service_port', value: String(port) },
+        ]
+      : [];
+  return {
+    ...built.behaviour,
+    variables,
+    ...(rewrite && { rewrite }),
+    errorPages: errorPages.pages,
+  };
+}
+
+interface CustomErrorPages {
+  readonly pages: LocationBehaviour['errorPages'];
+  readonly intercept: boolean;
+  readonly companions: readonly Location[];
+  /** The `default-backend`, for paths whose Service has no ready endpoints. */
+  readonly defaultBackend?: ResolvedBackend;
+}
+
+/**
+ * `custom-http-errors` answered by `default-backend` (its first port), in named locations that get
+ * ingress-nginx's `X-Code`, `X-Format`, ... headers; without `default-backend`, nginx's own page.
+ */
+function customErrorPages(object: SourceObject, annotations: IngressAnnotations, ctx: IngressContext): CustomErrorPages {
+  const { customHttpErrors, defaultBackend: serviceName, disableInterceptErrors } = annotations.errors;
+  let defaultBackend: ResolvedBackend | undefined;
+  if (serviceName !== undefined) {
+    const service = ctx.resources.services.get(`${object.metadata.namespace}/${serviceName}`);
+    const port = service?.spec.ports?.[0]?.port;
+    if (port === undefined) {
+      ctx.report.error(
+        'default-backend-unresolved',
+        object,
+        `default-backend names Service ${object.metadata.namespace}/${serviceName}, which is not in the input or has no port; errors are answered by nginx itself`,
+        annotationField('default-backend'),
+      );
+    } else {
+      defaultBackend = resolveBackend({ service: { name: serviceName, port: { number: port } } }, object, annotationField('default-backend'), ctx, 'errors are answered by nginx itself');
+    }
+  }
+  const companions: Location[] = [];
+  const pages = customHttpErrors.map((code) => {
+    const name = defaultBackend ? `@i2n_error_${defaultBackend.upstream}_${code}` : `@i2n_status_${code}`;
+    const errorPage: ErrorPageLocation = {
+      code,
+      ...(defaultBackend && {
+        proxy: defaultBackend.runtimeName !== undefined
+          ? { pass: 'http://$i2n_backend', resolve: defaultBackend.runtimeName, upstream: defaultBackend.upstream }
+          : { pass: `http://${defaultBackend.upstream}`, upstream: defaultBackend.upstream },
+      }),
+    };
+    companions.push({
+      modifier: '',
+      path: name,
+      comment: `custom-http-errors ${code} of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
+      plainHttp: { redirect: false, serve: true },
+      errorPage,
+    });
+    return { code, target: name };
+  });
+  return { pages, intercept: pages.length > 0 && !disableInterceptErrors, companions, ...(defaultBackend && { defaultBackend }) };
+}
+
+/** A `use-regex` path checked against the safe grammar; its number of groups, or undefined (reported). */
+function checkedRegexPath(path: string, object: SourceObject, field: FieldPath, ctx: IngressContext): number | undefined {
+  const checked = path.startsWith('/') ? checkSafeRegex(path, pathRegexAlphabet) : { ok: false as const, problem: 'does not start with "/"' };
+  if (checked.ok) return checked.value.capturingGroups;
+  ctx.report.error(
+    'path-invalid',
+    object,
+    `as a regular expression (use-regex) this path ${checked.problem}; paths take literals, . ^ $ | ( ) (?: ) [ ] * + ? {n,m} and \\d \\w \\s escapes, without nested repetition. This path is not rendered`,
+    field,
+  );
+  return undefined;
 }
 
 /**
@@ -288,6 +536,7 @@ function resolveBackend(
   field: FieldPath,
   ctx: IngressContext,
   consequence = 'this path answers 503',
+  defaultBackend?: ResolvedBackend,
 ): ResolvedBackend | undefined {
   if (!ref.service) {
     ctx.report.error(
@@ -300,6 +549,10 @@ function resolveBackend(
   }
   const resolution = resolveServiceBackend(ctx.resources, object.metadata.namespace, ref.service, ctx.backendPolicy);
   if (!resolution.ok) {
+    if (resolution.noEndpoints && defaultBackend) {
+      ctx.report.warning('backend-no-endpoints', object, `${resolution.problem}; this path is served by the default-backend ${defaultBackend.description}, as in ingress-nginx`, [...field, 'service']);
+      return defaultBackend;
+    }
     ctx.report.error('backend-unresolved', object, `${resolution.problem}; ${consequence}`, [
       ...field,
       'service',
@@ -312,7 +565,7 @@ function resolveBackend(
   return resolution.value;
 }
 
-const protocols: Record<IngressAnnotations['backendProtocol'], BackendProtocol> = {
+const protocols: Record<IngressAnnotations['tls']['backendProtocol'], BackendProtocol> = {
   HTTP: 'http',
   HTTPS: 'https',
   GRPC: 'grpc',
@@ -320,49 +573,95 @@ const protocols: Record<IngressAnnotations['backendProtocol'], BackendProtocol> 
   AUTO_HTTP: 'auto',
 };
 
-function buildProxy(
+/** The proxy of one path: its backend, with the Ingress's protocol, TLS, headers and tuning. */
+function backendFor(
   ref: IngressBackend,
   annotations: IngressAnnotations,
+  built: IngressBehaviour,
+  { defaultBackend, intercept: interceptErrors }: CustomErrorPages,
   object: SourceObject,
   field: FieldPath,
   ctx: IngressContext,
-): Proxy | undefined {
-  const backend = resolveBackend(ref, object, field, ctx);
-  if (!backend) return undefined;
-  const protocol = protocols[annotations.backendProtocol];
+): Pick<RouteClaim, 'proxy' | 'backend' | 'implicitSslName'> {
+  const resolved = resolveBackend(ref, object, field, ctx, 'this path answers 503', defaultBackend);
+  if (!resolved) return { implicitSslName: false };
+  const proxied = proxyFor(resolved, annotations, object, ctx);
+  if (!proxied) return { implicitSslName: false };
+  const proxy: Proxy = {
+    ...proxied.proxy,
+    host: built.host ?? '$i2n_best_host',
+    httpVersion: built.httpVersion,
+    headers: built.headers,
+    ...(built.tuning && { tuning: built.tuning }),
+    interceptErrors,
+  };
+  if (proxy.resolve !== undefined && proxy.tuning?.redirect === 'default') {
+    ctx.report.warning('proxy-redirect-default-ignored', object, defaultRedirectProblem, annotationField('proxy-redirect-from'));
+    return { proxy: withoutDefaultRedirect(proxy), backend: proxied.backend, implicitSslName: proxied.implicitSslName };
+  }
+  return { proxy, backend: proxied.backend, implicitSslName: proxied.implicitSslName };
+}
+
+export const defaultRedirectProblem =
+  'proxy-redirect-from: default rewrites redirects from the proxy_pass address, which nginx cannot do when it chooses the backend per request (a name it resolves then, or a canary split); the backend\'s redirects are passed unchanged';
+
+/** The proxy without `proxy_redirect default`, for a `proxy_pass` with variables. */
+export function withoutDefaultRedirect(proxy: Proxy): Proxy {
+  if (!proxy.tuning) return proxy;
+  const tuning: { -readonly [Key in keyof ProxyTuning]: ProxyTuning[Key] } = { ...proxy.tuning };
+  delete tuning.redirect;
+  return { ...proxy, tuning };
+}
+
+/** Protocol and TLS to one backend: the part of the proxy that a canary backend shares with its main. */
+function proxyFor(
+  backend: ResolvedBackend,
+  annotations: IngressAnnotations,
+  object: SourceObject,
+  ctx: IngressContext,
+): { proxy: Omit<Proxy, 'host' | 'httpVersion' | 'headers'>; backend: ResolvedBackend; implicitSslName: boolean } | undefined {
+  const protocol = protocols[annotations.tls.backendProtocol];
   if (protocol === 'http' || protocol === 'grpc') {
     if (annotations.proxySsl.secret || annotations.proxySsl.verify) {
       ctx.report.warning(
         'proxy-ssl-ignored',
         object,
-        `proxy-ssl-* annotations only apply to HTTPS backends; set backend-protocol to HTTPS or GRPCS (it is ${annotations.backendProtocol})`,
-        ['metadata', 'annotations', `${annotationPrefix}backend-protocol`],
+        `proxy-ssl-* annotations only apply to HTTPS backends; set backend-protocol to HTTPS or GRPCS (it is ${annotations.tls.backendProtocol})`,
+        annotationField('backend-protocol'),
       );
     }
-    return proxyTo(protocol, backend);
+    return { proxy: proxyTo(protocol, backend), backend, implicitSslName: false };
   }
   const ssl = buildProxySsl(annotations.proxySsl, backend, object, ctx);
   if (!ssl) return undefined;
-  // nginx keeps idle connections and TLS sessions per upstream block. Locations that reach one
-  // Service with different TLS settings (name, CA, client certificate) must not share them, or one
-  // location's verified connection would carry another's traffic unchecked.
+  const variant = tlsVariant(backend, ssl, ctx);
+  const secret = annotations.proxySsl.secret;
+  const sslWithSource = { ...ssl, ...(secret && { secret: { kind: 'Secret', namespace: secret.namespace, name: secret.name } }) };
+  return { proxy: { ...proxyTo(protocol, variant), ssl: sslWithSource }, backend: variant, implicitSslName: ssl.verify && annotations.proxySsl.name === undefined };
+}
+
+/**
+ * nginx keeps idle connections and TLS sessions per upstream block. Locations that reach one Service
+ * with different TLS settings (name, CA, client certificate) must not share them, or one location's
+ * verified connection would carry another's traffic unchecked.
+ */
+function tlsVariant(backend: ResolvedBackend, ssl: ProxySsl, ctx: IngressContext): ResolvedBackend {
   const digest = createHash('sha256').update(JSON.stringify(ssl)).digest('hex').slice(0, 10);
   const variant: ResolvedBackend = { ...backend, upstream: `${backend.upstream}_tls_${digest}` };
   ctx.backends.set(variant.upstream, variant);
-  const secret = annotations.proxySsl.secret;
-  return { ...proxyTo(protocol, variant), ssl: { ...ssl, ...(secret && { secret: { kind: 'Secret', namespace: secret.namespace, name: secret.name } }) } };
+  return variant;
 }
 
-function proxyTo(protocol: BackendProtocol, backend: ResolvedBackend): Proxy {
+function proxyTo(protocol: BackendProtocol, backend: ResolvedBackend): Omit<Proxy, 'host' | 'httpVersion' | 'headers'> {
   // AUTO_HTTP speaks to the backend in the scheme the client used, as ingress-nginx does.
   const scheme = protocol === 'auto' ? '$scheme' : protocol;
   const grpc = protocol === 'grpc' || protocol === 'grpcs';
   const module = grpc ? 'grpc' : 'proxy';
   const service = backend.service;
   if (backend.runtimeName !== undefined) {
-    return { upstream: backend.upstream, grpc, module, resolve: backend.runtimeName, pass: `${scheme}://$i2n_backend`, service };
+    return { upstream: backend.upstream, grpc, module, scheme, resolve: backend.runtimeName, pass: `${scheme}://$i2n_backend`, interceptErrors: false, service };
   }
-  return { upstream: backend.upstream, grpc, module, pass: `${scheme}://${backend.upstream}`, service };
+  return { upstream: backend.upstream, grpc, module, scheme, pass: `${scheme}://${backend.upstream}`, interceptErrors: false, service };
 }
 
 function buildProxySsl(
@@ -371,7 +670,7 @@ function buildProxySsl(
   object: SourceObject,
   ctx: IngressContext,
 ): ProxySsl | undefined {
-  const secretField: FieldPath = ['metadata', 'annotations', `${annotationPrefix}proxy-ssl-secret`];
+  const secretField = annotationField('proxy-ssl-secret');
   let trustedCertificate: string | undefined;
   let clientCertificate: ProxySsl['clientCertificate'];
   if (settings.secret) {
@@ -403,7 +702,7 @@ function buildProxySsl(
       'proxy-ssl-verify-without-ca',
       object,
       'proxy-ssl-verify is on but there is no CA to verify with; set proxy-ssl-secret to a Secret holding ca.crt. The backend answers 503 rather than being reached unverified',
-      ['metadata', 'annotations', `${annotationPrefix}proxy-ssl-verify`],
+      annotationField('proxy-ssl-verify'),
     );
     return undefined;
   }

@@ -1,19 +1,20 @@
 import { z } from 'zod';
-import type { AnnotationRule } from './rule.js';
+import { rule } from './rule.js';
 
 /**
  * The ingress-nginx backend protocols we render. FCGI (and the long-removed AJP) would need directives
  * we do not generate, so they are rejected like any other unknown value rather than proxied as HTTP.
  */
 export const backendProtocolNames = ['HTTP', 'HTTPS', 'GRPC', 'GRPCS', 'AUTO_HTTP'] as const;
-
 export type BackendProtocolName = (typeof backendProtocolNames)[number];
 
-export const backendProtocolAnnotations: { readonly backendProtocol: AnnotationRule<BackendProtocolName> } = {
-  backendProtocol: {
+export const backendProtocolAnnotations = {
+  backendProtocol: rule<BackendProtocolName>({
     name: 'backend-protocol',
     schema: z.string().trim().toUpperCase().pipe(z.enum(backendProtocolNames)),
     defaultValue: 'HTTP',
     accepted: `one of ${backendProtocolNames.join(', ')} (case-insensitive)`,
-  },
+    // Falling back to HTTP would send in plain text what the backend expects encrypted.
+    failsClosed: true,
+  }),
 };

@@ -1,22 +1,32 @@
 /**
  * Reads the ingress-nginx annotations of one Ingress into checked values. Never throws: a rejected
- * value becomes an issue plus the field's default, and the translator decides how to degrade.
+ * value becomes an issue plus the field's fallback, and the translator decides how to degrade (an issue
+ * that `leavesOut` keeps the whole Ingress out).
  */
 import type { Severity } from '../../../model/diagnostics.js';
+import { compareStrings } from '../../../model/order.js';
 import { describeRejectedValue, quoteKey } from '../../allowlist.js';
-import { backendProtocolAnnotations, type BackendProtocolName } from './backend-protocol.js';
-import { proxySslAnnotations, type NamespacedName } from './proxy-ssl.js';
-import { annotationPrefix, type AnnotationRule } from './rule.js';
-import { isSnippetKey, snippetRefusedReason } from './snippets.js';
+import { backendProtocolAnnotations } from './backend-protocol.js';
+import { basicAuthAnnotations } from './basic-auth.js';
 import { canaryAnnotations } from './canary.js';
+import { catalogEntry } from './catalog.js';
+import { clientCertificateAnnotations } from './client-certificate.js';
+import { corsAnnotations } from './cors.js';
+import { errorAnnotations } from './errors.js';
+import { externalAuthAnnotations } from './external-auth.js';
+import { pathAnnotations } from './paths.js';
+import { proxySslAnnotations } from './proxy-ssl.js';
+import { proxyAnnotations } from './proxy.js';
+import { rateLimitAnnotations } from './rate-limit.js';
+import { annotationPrefix, type AnnotationRule, type RuleTable, type ValuesOf } from './rule.js';
+import { isSnippetKey, snippetRefusedReason } from './snippets.js';
+import { sourceRangeAnnotations } from './source-range.js';
 import { sslPassthroughAnnotations } from './ssl-passthrough.js';
 import { sslRedirectAnnotations } from './ssl-redirect.js';
-import { isAccessControlAnnotation, isUnsupportedAnnotation } from './unsupported.js';
-import { compareStrings } from '../../../model/order.js';
 
 export { annotationPrefix } from './rule.js';
 export { backendProtocolNames, type BackendProtocolName } from './backend-protocol.js';
-export type { NamespacedName } from './proxy-ssl.js';
+export type { NamespacedName, SecretReference } from './references.js';
 
 export interface AnnotationIssue {
   severity: Severity;
@@ -24,92 +34,81 @@ export interface AnnotationIssue {
   /** Full annotation key, prefix included. */
   annotation: string;
   message: string;
+  /** The Ingress must not be rendered: a refused annotation, or a rejected value that fails closed. */
+  leavesOut: boolean;
 }
 
-export interface IngressAnnotations {
-  canary: boolean;
-  sslPassthrough: boolean;
-  /** undefined = not set (the ConfigMap's `ssl-redirect` applies). */
-  sslRedirect?: boolean;
-  forceSslRedirect: boolean;
-  backendProtocol: BackendProtocolName;
-  proxySsl: {
-    secret?: NamespacedName;
-    verify: boolean;
-    verifyDepth: number;
-    name?: string;
-    serverName: boolean;
-    protocols: string;
-    ciphers: string;
-  };
+/** Every annotation we implement, by family; each family file holds its rules. */
+const families = {
+  canary: canaryAnnotations,
+  tls: { ...sslPassthroughAnnotations, ...sslRedirectAnnotations, ...backendProtocolAnnotations },
+  proxySsl: proxySslAnnotations,
+  proxy: proxyAnnotations,
+  paths: pathAnnotations,
+  sourceRange: sourceRangeAnnotations,
+  basicAuth: basicAuthAnnotations,
+  clientCertificate: clientCertificateAnnotations,
+  externalAuth: externalAuthAnnotations,
+  rateLimit: rateLimitAnnotations,
+  cors: corsAnnotations,
+  errors: errorAnnotations,
+} as const;
+
+type Families = typeof families;
+
+export type IngressAnnotations = { [Family in keyof Families]: ValuesOf<Families[Family]> } & {
   /**
    * Full keys of annotations present that act on HTTP traffic (everything in our prefix except
-   * ssl-passthrough) — the translator warns that they are ignored for passthrough hosts.
+   * ssl-passthrough and the canary family): the translator says they are ignored where they cannot act.
    */
   httpLevelAnnotations: string[];
-}
-
-/** One field per annotation we implement; `IngressAnnotations` groups them. */
-interface AnnotationValues {
-  canary: boolean;
-  sslPassthrough: boolean;
-  sslRedirect: boolean | undefined;
-  forceSslRedirect: boolean;
-  backendProtocol: BackendProtocolName;
-  proxySslSecret: NamespacedName | undefined;
-  proxySslVerify: boolean;
-  proxySslVerifyDepth: number;
-  proxySslName: string | undefined;
-  proxySslServerName: boolean;
-  proxySslProtocols: string;
-  proxySslCiphers: string;
-}
-
-type AnnotationTable = { readonly [Field in keyof AnnotationValues]: AnnotationRule<AnnotationValues[Field]> };
-
-/** Every annotation we implement, assembled from the family files; the compiler checks it is complete. */
-const annotationTable: AnnotationTable = {
-  ...canaryAnnotations,
-  ...sslPassthroughAnnotations,
-  ...sslRedirectAnnotations,
-  ...backendProtocolAnnotations,
-  ...proxySslAnnotations,
 };
 
-const implementedNames: ReadonlySet<string> = new Set(Object.values(annotationTable).map((rule) => rule.name));
+const allRules: readonly AnnotationRule<unknown>[] = Object.values(families).flatMap((family: RuleTable) => Object.values(family));
+
+/** Names (and aliases) of the annotations we implement, without the prefix. */
+export const implementedAnnotationNames: ReadonlySet<string> = new Set(allRules.flatMap((rule) => [rule.name, ...(rule.aliases ?? [])]));
+
+const canaryNames: ReadonlySet<string> = new Set(Object.values(canaryAnnotations).map((rule) => rule.name));
 
 export function parseIngressAnnotations(annotations: Readonly<Record<string, string>>): {
   value: IngressAnnotations;
   issues: AnnotationIssue[];
 } {
   const issues: AnnotationIssue[] = [];
+  const differing: { key: string; note: string }[] = [];
   const ours = Object.keys(annotations)
     .filter((key) => key.startsWith(annotationPrefix))
     .sort(compareStrings);
 
   for (const key of ours) {
     const name = key.slice(annotationPrefix.length);
-    if (implementedNames.has(name)) continue;
+    const entry = catalogEntry(name);
     if (isSnippetKey(name)) {
       issues.push({
         severity: 'error',
         code: 'snippet-refused',
         annotation: key,
         message: `${quoteKey(key)} is refused. ${snippetRefusedReason}`,
+        leavesOut: true,
       });
-    } else if (isAccessControlAnnotation(name)) {
+    } else if (implementedAnnotationNames.has(name)) {
+      if (entry?.status === 'differs') differing.push({ key, note: entry.note });
+    } else if (entry?.status === 'refused') {
       issues.push({
         severity: 'error',
-        code: 'annotation-access-control-unsupported',
+        code: 'annotation-refused',
         annotation: key,
-        message: `${quoteKey(key)} restricts access, and ingress2nginx does not implement it; rendering the Ingress without it would open the backend to everyone, so the Ingress is not rendered. Protect the backend another way (e.g. in the application or a NetworkPolicy) and remove the annotation.`,
+        message: `${quoteKey(key)} is ${entry.note}; the Ingress is not rendered.`,
+        leavesOut: true,
       });
-    } else if (isUnsupportedAnnotation(name)) {
+    } else if (entry) {
       issues.push({
         severity: 'warning',
         code: 'annotation-unsupported',
         annotation: key,
-        message: `${quoteKey(key)} is an ingress-nginx annotation that ingress2nginx does not implement; ignored.`,
+        message: `${quoteKey(key)} is an ingress-nginx annotation that ingress2nginx ignores: ${entry.note}.`,
+        leavesOut: false,
       });
     } else {
       issues.push({
@@ -117,50 +116,53 @@ export function parseIngressAnnotations(annotations: Readonly<Record<string, str
         code: 'annotation-unknown',
         annotation: key,
         message: `${quoteKey(key)} is not an ingress-nginx annotation known to ingress2nginx (a typo?); it is ignored.`,
+        leavesOut: false,
       });
     }
   }
 
-  const read = <Field extends keyof AnnotationValues>(field: Field): AnnotationValues[Field] =>
-    readAnnotation(annotationTable[field], annotations, issues);
-
-  const value: IngressAnnotations = {
-    canary: read('canary'),
-    sslPassthrough: read('sslPassthrough'),
-    sslRedirect: read('sslRedirect'),
-    forceSslRedirect: read('forceSslRedirect'),
-    backendProtocol: read('backendProtocol'),
-    proxySsl: {
-      secret: read('proxySslSecret'),
-      verify: read('proxySslVerify'),
-      verifyDepth: read('proxySslVerifyDepth'),
-      name: read('proxySslName'),
-      serverName: read('proxySslServerName'),
-      protocols: read('proxySslProtocols'),
-      ciphers: read('proxySslCiphers'),
-    },
-    httpLevelAnnotations: ours.filter((key) => key !== annotationPrefix + annotationTable.sslPassthrough.name),
+  const readFamily = <Table extends RuleTable>(table: Table): ValuesOf<Table> =>
+    Object.fromEntries(Object.entries(table).map(([field, rule]) => [field, readAnnotation(rule, annotations, issues)])) as ValuesOf<Table>;
+  const value = {
+    ...(Object.fromEntries(Object.entries(families).map(([family, table]) => [family, readFamily(table)])) as {
+      [Family in keyof Families]: ValuesOf<Families[Family]>;
+    }),
+    httpLevelAnnotations: ours.filter((key) => {
+      const name = key.slice(annotationPrefix.length);
+      return name !== sslPassthroughAnnotations.sslPassthrough.name && !canaryNames.has(name);
+    }),
   };
-
+  // Where a value was accepted and we differ from ingress-nginx, say so at the annotation.
+  const rejected = new Set(issues.filter((issue) => issue.code === 'annotation-invalid').map((issue) => issue.annotation));
+  for (const { key, note } of differing) {
+    if (rejected.has(key)) continue;
+    issues.push({ severity: 'info', code: 'annotation-differs', annotation: key, message: `${quoteKey(key)} differs from ingress-nginx on purpose: ${note}.`, leavesOut: false });
+  }
   issues.sort((a, b) => compareStrings(a.annotation, b.annotation) || compareStrings(a.code, b.code));
   return { value, issues };
 }
 
-function readAnnotation<T>(
-  rule: AnnotationRule<T>,
-  annotations: Readonly<Record<string, string>>,
-  issues: AnnotationIssue[],
-): T {
-  const key = annotationPrefix + rule.name;
-  const raw = annotations[key];
-  if (raw === undefined) return rule.defaultValue;
+/** What zod says of a refinement without a message of its own; ours say what is wrong. */
+const zodDefaultMessage = 'Invalid input';
+
+function readAnnotation<T>(rule: AnnotationRule<T>, annotations: Readonly<Record<string, string>>, issues: AnnotationIssue[]): T {
+  const name = [rule.name, ...(rule.aliases ?? [])].find((candidate) => annotations[annotationPrefix + candidate] !== undefined);
+  if (name === undefined) return rule.defaultValue;
+  const key = annotationPrefix + name;
+  const raw = annotations[key]!;
   const parsed = rule.schema.safeParse(raw);
   if (parsed.success) return parsed.data;
+  // Our refinements explain what is wrong in words of their own, never by quoting the value.
+  const problem = parsed.error.issues.find((issue) => issue.code === 'custom' && issue.message !== zodDefaultMessage)?.message;
+  const fallback = rule.failsClosed
+    ? ' The Ingress is not rendered until this is fixed: a fallback could open a backend or send its traffic where it was not meant to go.'
+    : ' Falling back to its default, as ingress-nginx does.';
   issues.push({
     severity: 'error',
     code: 'annotation-invalid',
     annotation: key,
-    message: `${quoteKey(key)} rejected: the value ${describeRejectedValue(raw)}. Expected ${rule.accepted}.`,
+    message: `${quoteKey(key)} rejected: the value ${describeRejectedValue(raw)}${problem ? ` (it ${problem})` : ''}. Expected ${rule.accepted}.${fallback}`,
+    leavesOut: rule.failsClosed === true,
   });
-  return rule.defaultValue;
+  return rule.fallbackValue !== undefined ? rule.fallbackValue : rule.defaultValue;
 }

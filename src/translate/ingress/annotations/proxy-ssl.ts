@@ -4,16 +4,13 @@ import {
   integerInRange,
   isCipherList,
   isDnsHostname,
-  isKubernetesName,
   onOrOff,
   parseSslProtocols,
 } from '../../allowlist.js';
-import type { AnnotationRule } from './rule.js';
+import { namespacedName, type NamespacedName } from './references.js';
+import { rule } from './rule.js';
 
-export interface NamespacedName {
-  readonly namespace: string;
-  readonly name: string;
-}
+export type { NamespacedName } from './references.js';
 
 /** Protocols we let an Ingress ask for towards its backend; older ones are broken or deprecated. */
 export const proxySslProtocolsAllowed = ['TLSv1.2', 'TLSv1.3'] as const;
@@ -24,23 +21,6 @@ export const proxySslProtocolsAllowed = ['TLSv1.2', 'TLSv1.3'] as const;
  */
 export const maxProxySslVerifyDepth = 100;
 
-const namespacedName = z
-  .string()
-  .trim()
-  .transform((value, context): NamespacedName => {
-    const parts = value.split('/');
-    const [namespace, name] = parts;
-    if (parts.length !== 2 || namespace === undefined || name === undefined) {
-      context.addIssue({ code: 'custom', message: 'expected namespace/name' });
-      return z.NEVER;
-    }
-    if (!isKubernetesName(namespace) || !isKubernetesName(name)) {
-      context.addIssue({ code: 'custom', message: 'namespace and name must be DNS-1123 names' });
-      return z.NEVER;
-    }
-    return { namespace, name };
-  });
-
 const proxySslProtocols = z.string().transform((value, context) => {
   const parsed = parseSslProtocols(value, proxySslProtocolsAllowed);
   if (!parsed.ok) {
@@ -50,57 +30,52 @@ const proxySslProtocols = z.string().transform((value, context) => {
   return parsed.value;
 });
 
-export const proxySslAnnotations: {
-  readonly proxySslSecret: AnnotationRule<NamespacedName | undefined>;
-  readonly proxySslVerify: AnnotationRule<boolean>;
-  readonly proxySslVerifyDepth: AnnotationRule<number>;
-  readonly proxySslName: AnnotationRule<string | undefined>;
-  readonly proxySslServerName: AnnotationRule<boolean>;
-  readonly proxySslProtocols: AnnotationRule<string>;
-  readonly proxySslCiphers: AnnotationRule<string>;
-} = {
-  proxySslSecret: {
+/** The one variable `proxy-ssl-name` may hold: the request's host, a common multi-tenant pattern. */
+const requestHostVariable = '$host';
+
+export const proxySslAnnotations = {
+  secret: rule<NamespacedName | undefined>({
     name: 'proxy-ssl-secret',
     schema: namespacedName,
     defaultValue: undefined,
     accepted: 'namespace/name of a Secret, both parts lowercase DNS-1123 names',
-  },
-  proxySslVerify: {
-    name: 'proxy-ssl-verify',
-    schema: onOrOff,
-    defaultValue: false,
-    accepted: 'on or off',
-  },
-  proxySslVerifyDepth: {
+    failsClosed: true,
+  }),
+  verify: rule({ name: 'proxy-ssl-verify', schema: onOrOff, defaultValue: false, accepted: 'on or off', failsClosed: true }),
+  verifyDepth: rule({
     name: 'proxy-ssl-verify-depth',
     schema: integerInRange(1, maxProxySslVerifyDepth),
     defaultValue: 1,
     accepted: `an integer from 1 to ${maxProxySslVerifyDepth}`,
-  },
-  proxySslName: {
+    failsClosed: true,
+  }),
+  name: rule<string | undefined>({
     name: 'proxy-ssl-name',
-    // nginx allows variables in proxy_ssl_name; we take only a literal host name.
-    schema: z.string().trim().toLowerCase().refine(isDnsHostname),
+    // nginx allows any variables in proxy_ssl_name; we take a literal host name, or `$host`.
+    schema: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .refine((value) => value === requestHostVariable || isDnsHostname(value)),
     defaultValue: undefined,
-    accepted: 'a DNS host name (letters, digits, "-" and ".", no variables)',
-  },
-  proxySslServerName: {
-    name: 'proxy-ssl-server-name',
-    schema: onOrOff,
-    defaultValue: false,
-    accepted: 'on or off',
-  },
-  proxySslProtocols: {
+    accepted: 'a DNS host name (letters, digits, "-" and "."), or $host',
+    failsClosed: true,
+  }),
+  serverName: rule({ name: 'proxy-ssl-server-name', schema: onOrOff, defaultValue: false, accepted: 'on or off', failsClosed: true }),
+  protocols: rule({
     name: 'proxy-ssl-protocols',
     schema: proxySslProtocols,
-    // ingress-nginx defaults to "TLSv1 TLSv1.1 TLSv1.2"; we do not offer the first two at all.
-    defaultValue: 'TLSv1.2',
+    // ingress-nginx defaults to "TLSv1 TLSv1.1 TLSv1.2"; we offer neither of the first two, and a
+    // backend that speaks only TLS 1.3 must be reachable.
+    defaultValue: 'TLSv1.2 TLSv1.3',
     accepted: `a space-separated list of ${proxySslProtocolsAllowed.join(', ')}`,
-  },
-  proxySslCiphers: {
+    failsClosed: true,
+  }),
+  ciphers: rule({
     name: 'proxy-ssl-ciphers',
     schema: z.string().trim().refine(isCipherList),
     defaultValue: 'DEFAULT',
     accepted: cipherListDescription,
-  },
+    failsClosed: true,
+  }),
 };

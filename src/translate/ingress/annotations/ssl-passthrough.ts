@@ -1,11 +1,6 @@
-import { trueOrFalse } from '../../allowlist.js';
-import type { AnnotationRule } from './rule.js';
+import { goBool, goBoolText } from '../../allowlist.js';
+import { rule } from './rule.js';
 
-export const sslPassthroughAnnotations: { readonly sslPassthrough: AnnotationRule<boolean> } = {
-  sslPassthrough: {
-    name: 'ssl-passthrough',
-    schema: trueOrFalse,
-    defaultValue: false,
-    accepted: 'true or false',
-  },
+export const sslPassthroughAnnotations = {
+  sslPassthrough: rule({ name: 'ssl-passthrough', schema: goBool, defaultValue: false, accepted: goBoolText }),
 };

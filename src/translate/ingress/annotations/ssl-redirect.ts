@@ -1,21 +1,13 @@
-import { trueOrFalse } from '../../allowlist.js';
-import type { AnnotationRule } from './rule.js';
+import { goBool, goBoolText } from '../../allowlist.js';
+import { rule } from './rule.js';
 
-export const sslRedirectAnnotations: {
-  readonly sslRedirect: AnnotationRule<boolean | undefined>;
-  readonly forceSslRedirect: AnnotationRule<boolean>;
-} = {
-  sslRedirect: {
+export const sslRedirectAnnotations = {
+  sslRedirect: rule({
     name: 'ssl-redirect',
-    schema: trueOrFalse,
-    // Absent means "as the ConfigMap's ssl-redirect says", which the translator applies.
+    schema: goBool,
+    // Absent (or rejected) means "as the ConfigMap's ssl-redirect says", which the translator applies.
     defaultValue: undefined,
-    accepted: 'true or false',
-  },
-  forceSslRedirect: {
-    name: 'force-ssl-redirect',
-    schema: trueOrFalse,
-    defaultValue: false,
-    accepted: 'true or false',
-  },
+    accepted: goBoolText,
+  }),
+  forceSslRedirect: rule({ name: 'force-ssl-redirect', schema: goBool, defaultValue: false, accepted: goBoolText }),
 };

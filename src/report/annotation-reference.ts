@@ -1,0 +1,59 @@
+/**
+ * The README's annotation reference, generated from the catalog (`npm run docs` writes it; a test fails
+ * when the README and the catalog disagree), so the table users read is the table the parser uses.
+ */
+import { annotationCatalog, configMapCatalog, type AnnotationEntry, type CatalogStatus } from '../translate/ingress/annotations/catalog.js';
+
+export const referenceBegin = '<!-- annotation-reference:begin (generated from src/translate/ingress/annotations/catalog.ts by `npm run docs`; do not edit) -->';
+export const referenceEnd = '<!-- annotation-reference:end -->';
+
+const statusWords: Record<CatalogStatus, string> = {
+  supported: 'supported',
+  differs: '**differs**',
+  ignored: 'ignored (warning)',
+  refused: '**refused** (error)',
+};
+
+function cell(text: string): string {
+  return text.replaceAll('|', '\\|');
+}
+
+/** The reference in Markdown, between the markers. */
+export function annotationReference(): string {
+  const families = new Map<string, AnnotationEntry[]>();
+  for (const entry of annotationCatalog) families.set(entry.family, [...(families.get(entry.family) ?? []), entry]);
+  const count = (status: CatalogStatus) => annotationCatalog.filter((entry) => entry.status === status).length;
+  const lines = [
+    referenceBegin,
+    '',
+    `${annotationCatalog.length} ingress-nginx annotations (prefix \`nginx.ingress.kubernetes.io/\`): ${count('supported')} supported as in ingress-nginx, ` +
+      `${count('differs')} supported with a difference on purpose (an info diagnostic says so at the Ingress), ${count('ignored')} ignored with a ` +
+      `warning, ${count('refused')} refused with an error that leaves the Ingress out. Names not listed here get an \`annotation-unknown\` warning.`,
+  ];
+  for (const [family, entries] of families) {
+    lines.push('', `### ${family}`, '', '| annotation | status | default | what ingress2nginx does |', '|---|---|---|---|');
+    for (const entry of [...entries].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      lines.push(`| \`${entry.name}\` | ${statusWords[entry.status]} | ${cell(entry.defaultValue)} | ${cell(entry.note)} |`);
+    }
+  }
+  lines.push(
+    '',
+    '### ConfigMap keys',
+    '',
+    'Keys of the controller ConfigMap (`--configmap`) that ingress2nginx reads; every other key gets an info diagnostic and has no effect.',
+    '',
+    '| key | status | default | notes |',
+    '|---|---|---|---|',
+  );
+  for (const entry of configMapCatalog) lines.push(`| \`${entry.key}\` | ${statusWords[entry.status]} | ${cell(entry.defaultValue)} | ${cell(entry.note)} |`);
+  lines.push('', referenceEnd);
+  return lines.join('\n');
+}
+
+/** `readme` with the reference between the markers replaced; undefined when the markers are missing. */
+export function withReference(readme: string): string | undefined {
+  const begin = readme.indexOf(referenceBegin);
+  const end = readme.indexOf(referenceEnd);
+  if (begin === -1 || end === -1 || end < begin) return undefined;
+  return readme.slice(0, begin) + annotationReference() + readme.slice(end + referenceEnd.length);
+}

@@ -1,0 +1,706 @@
+/**
+ * Every ingress-nginx annotation and controller ConfigMap key, and what ingress2nginx does with it. This
+ * one table drives the parser (which names are refused, ignored or unknown), the `audit` report, and the
+ * README's annotation reference (generated from it; a test fails when the README drifts).
+ *
+ * Statuses:
+ * - `supported`: rendered with ingress-nginx's behaviour and default.
+ * - `differs`: rendered, with a difference on purpose that `note` states (the README and a diagnostic
+ *   at the resource say so too).
+ * - `ignored`: no effect; a warning names it. Only for annotations whose absence cannot open a backend.
+ * - `refused`: an error, and the Ingress is left out: ignoring it would open or change access in a way
+ *   ingress-nginx would not (snippets, access control we cannot enforce).
+ *
+ * Names and defaults come from ingress-nginx's annotation parsers (internal/ingress/annotations) and its
+ * ConfigMap defaults (internal/ingress/controller/config/config.go).
+ */
+
+export type CatalogStatus = 'supported' | 'differs' | 'ignored' | 'refused';
+
+export interface AnnotationEntry {
+  /** Without the `nginx.ingress.kubernetes.io/` prefix. */
+  readonly name: string;
+  /** Heading of the README section the entry is listed under. */
+  readonly family: string;
+  readonly status: CatalogStatus;
+  /** ingress-nginx's default (and ours), in words; empty when it has none. */
+  readonly defaultValue: string;
+  /** What it does here; for `differs` how it differs, for `ignored` and `refused` what to do instead. */
+  readonly note: string;
+}
+
+export interface ConfigMapEntry {
+  readonly key: string;
+  readonly status: CatalogStatus;
+  readonly defaultValue: string;
+  readonly note: string;
+}
+
+const paths = 'Paths and redirects';
+const proxy = 'Proxy tuning';
+const tls = 'TLS and backends';
+const access = 'Access control';
+const canary = 'Canaries';
+const cors = 'CORS';
+const errors = 'Error pages';
+const balancing = 'Load balancing and affinity';
+const observability = 'Logging, tracing, WAF';
+const snippets = 'Snippets';
+
+const snippetNote =
+  'refused: raw nginx configuration is how ingress-nginx got CVE-2021-25742 and IngressNightmare (CVE-2025-1974); use the annotation or ConfigMap key for the behaviour, or ask for one';
+
+export const annotationCatalog: readonly AnnotationEntry[] = [
+  // ------------------------------------------------------------------ TLS and backends
+  {
+    name: 'ssl-passthrough',
+    family: tls,
+    status: 'differs',
+    defaultValue: 'false',
+    note: 'nginx routes the TLS connection by SNI to the backend of path `/` (no Go proxy in the data path, client addresses kept, wildcard hosts work); other paths, `spec.tls` and HTTP-level annotations do not apply to it (warning)',
+  },
+  {
+    name: 'ssl-redirect',
+    family: tls,
+    status: 'differs',
+    defaultValue: 'ConfigMap `ssl-redirect` (`true`)',
+    note: 'redirect from HTTP for hosts with TLS, with ConfigMap `http-redirect-code` (308); the target keeps the request URI as sent (ingress-nginx drops a trailing `/` unless `preserve-trailing-slash`). An invalid value uses the ConfigMap default, with an error',
+  },
+  {
+    name: 'force-ssl-redirect',
+    family: tls,
+    status: 'supported',
+    defaultValue: 'false',
+    note: 'redirect from HTTP even without TLS; an invalid value counts as `false`, with an error',
+  },
+  {
+    name: 'preserve-trailing-slash',
+    family: tls,
+    status: 'ignored',
+    defaultValue: '`false`',
+    note: 'HTTPS redirects always keep the request URI as it was sent, as with `true`',
+  },
+  {
+    name: 'use-port-in-redirects',
+    family: tls,
+    status: 'ignored',
+    defaultValue: 'false',
+    note: 'HTTPS redirects name the HTTPS port whenever it is not 443',
+  },
+  {
+    name: 'backend-protocol',
+    family: tls,
+    status: 'supported',
+    defaultValue: '`HTTP`',
+    note: '`HTTP`, `HTTPS`, `GRPC`, `GRPCS`, `AUTO_HTTP`; `FCGI` is rejected, and an invalid value leaves the Ingress out rather than proxying in plain HTTP what the backend expects encrypted',
+  },
+  {
+    name: 'proxy-ssl-secret',
+    family: tls,
+    status: 'supported',
+    defaultValue: '',
+    note: '`namespace/name` of a Secret with `ca.crt` (and optionally `tls.crt`/`tls.key` to present); another namespace only with `--allow-cross-namespace-secrets`',
+  },
+  {
+    name: 'proxy-ssl-verify',
+    family: tls,
+    status: 'differs',
+    defaultValue: '`off`',
+    note: '`on` without a CA is an error and the path answers 503 (never reached unverified); with `on`, `proxy_ssl_name` and SNI are always set (to the Service DNS name unless `proxy-ssl-name`)',
+  },
+  { name: 'proxy-ssl-verify-depth', family: tls, status: 'supported', defaultValue: '`1`', note: '1 to 100' },
+  {
+    name: 'proxy-ssl-name',
+    family: tls,
+    status: 'differs',
+    defaultValue: 'the Service DNS name when verifying',
+    note: 'a DNS name, or `$host` (the request host); no other variables',
+  },
+  { name: 'proxy-ssl-server-name', family: tls, status: 'supported', defaultValue: '`off` (`on` when verifying)', note: 'send SNI to the backend' },
+  {
+    name: 'proxy-ssl-protocols',
+    family: tls,
+    status: 'differs',
+    defaultValue: '`TLSv1.2 TLSv1.3`',
+    note: 'only TLSv1.2 and TLSv1.3 (ingress-nginx defaults to `TLSv1 TLSv1.1 TLSv1.2`, which cannot reach a TLS 1.3-only backend)',
+  },
+  { name: 'proxy-ssl-ciphers', family: tls, status: 'supported', defaultValue: '`DEFAULT`', note: 'checked by OpenSSL before it reaches nginx' },
+  {
+    name: 'ssl-ciphers',
+    family: tls,
+    status: 'ignored',
+    defaultValue: '',
+    note: 'cipher lists are per listener here; set ConfigMap `ssl-ciphers`',
+  },
+  { name: 'ssl-prefer-server-ciphers', family: tls, status: 'ignored', defaultValue: '', note: 'always `on`' },
+  {
+    name: 'auth-tls-secret',
+    family: access,
+    status: 'differs',
+    defaultValue: '',
+    note: '`namespace/name` (or `name`) of a Secret with `ca.crt` (and optionally `ca.crl`) to verify client certificates with; the requirement applies to this Ingress\'s paths only (ingress-nginx applies it to every path of the host). Another namespace only with `--allow-cross-namespace-secrets`. A host can have one client CA: a newer Ingress that names another one answers 503',
+  },
+  {
+    name: 'auth-tls-verify-client',
+    family: access,
+    status: 'supported',
+    defaultValue: '`on`',
+    note: '`on` (no or a bad certificate: 400), `optional` (a bad certificate: 400), `optional_no_ca`, `off`',
+  },
+  { name: 'auth-tls-verify-depth', family: access, status: 'supported', defaultValue: '`1`', note: '1 to 100; one depth per host' },
+  {
+    name: 'auth-tls-error-page',
+    family: access,
+    status: 'supported',
+    defaultValue: '',
+    note: 'an `http(s)` URL or a path that clients without a valid certificate are redirected to',
+  },
+  {
+    name: 'auth-tls-pass-certificate-to-upstream',
+    family: access,
+    status: 'supported',
+    defaultValue: '`false`',
+    note: 'sends the URL-encoded certificate in `ssl-client-cert`; `ssl-client-verify`, `ssl-client-subject-dn`, `ssl-client-issuer-dn` are always sent',
+  },
+  {
+    name: 'auth-tls-match-cn',
+    family: access,
+    status: 'differs',
+    defaultValue: '',
+    note: '`CN=<regex>` matched against the subject DN (403 otherwise); the regex is checked against a safe grammar (the CVE-2025-1097 injection cannot pass it), and nested repetition is refused',
+  },
+  // ------------------------------------------------------------------ access control
+  {
+    name: 'whitelist-source-range',
+    family: access,
+    status: 'supported',
+    defaultValue: 'ConfigMap `whitelist-source-range`',
+    note: 'comma-separated CIDRs allowed to reach the paths (403 for others), on the real client address; alias of `allowlist-source-range`',
+  },
+  {
+    name: 'allowlist-source-range',
+    family: access,
+    status: 'supported',
+    defaultValue: 'ConfigMap `whitelist-source-range`',
+    note: 'as `whitelist-source-range` (which it wins over)',
+  },
+  {
+    name: 'denylist-source-range',
+    family: access,
+    status: 'supported',
+    defaultValue: 'ConfigMap `denylist-source-range`',
+    note: 'comma-separated CIDRs refused with 403, checked before the allow-list',
+  },
+  {
+    name: 'satisfy',
+    family: access,
+    status: 'differs',
+    defaultValue: '`all`',
+    note: '`all` only (every check must pass); `any` is refused, because it would let one passing check open the path',
+  },
+  {
+    name: 'auth-type',
+    family: access,
+    status: 'differs',
+    defaultValue: '',
+    note: '`basic` with `auth-secret`; `digest` is refused (stock nginx has no digest module)',
+  },
+  {
+    name: 'auth-secret',
+    family: access,
+    status: 'differs',
+    defaultValue: '',
+    note: '`name` or `namespace/name` of the Secret with the users; written beside nginx.conf as a key file (mode 0600, owned by the nginx worker user when we run as root). Another namespace only with `--allow-cross-namespace-secrets`',
+  },
+  {
+    name: 'auth-secret-type',
+    family: access,
+    status: 'supported',
+    defaultValue: '`auth-file`',
+    note: '`auth-file` (key `auth` holds htpasswd lines) or `auth-map` (each key a user, each value a password hash)',
+  },
+  { name: 'auth-realm', family: access, status: 'supported', defaultValue: '', note: 'letters, digits, spaces and `-._~/:`' },
+  {
+    name: 'auth-url',
+    family: access,
+    status: 'differs',
+    defaultValue: '',
+    note: 'nginx `auth_request` to this `http(s)` URL; a 2xx lets the request through, 401/403 are returned. A Service DNS name of a Service in the input is reached at its address; other names need `--resolver` (so DNS can never stop the config from loading). Variables: `$host`, `$http_host`, `$scheme`, `$request_uri`, `$escaped_request_uri` (the last one is not escaped in stock nginx)',
+  },
+  {
+    name: 'auth-method',
+    family: access,
+    status: 'supported',
+    defaultValue: 'the request method',
+    note: 'method of the auth subrequest (`GET`, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`, `OPTIONS`)',
+  },
+  {
+    name: 'auth-signin',
+    family: access,
+    status: 'differs',
+    defaultValue: '',
+    note: 'a 401 from the auth service becomes a 302 to this URL, with `rd=` the original URL unless the URL already has it (not URL-encoded in stock nginx)',
+  },
+  {
+    name: 'auth-response-headers',
+    family: access,
+    status: 'supported',
+    defaultValue: '',
+    note: 'comma-separated headers copied from the auth response to the backend request',
+  },
+  { name: 'auth-request-redirect', family: access, status: 'ignored', defaultValue: '', note: '`X-Auth-Request-Redirect` is the request URI' },
+  { name: 'auth-signin-redirect-param', family: access, status: 'ignored', defaultValue: '`rd`', note: 'the parameter is `rd`' },
+  {
+    name: 'auth-always-set-cookie',
+    family: access,
+    status: 'ignored',
+    defaultValue: '`false`',
+    note: 'a `Set-Cookie` from the auth service is passed on with successful responses only',
+  },
+  {
+    name: 'auth-cache-key',
+    family: access,
+    status: 'ignored',
+    defaultValue: '',
+    note: 'auth responses are not cached: every request asks the auth service',
+  },
+  { name: 'auth-cache-duration', family: access, status: 'ignored', defaultValue: '', note: 'auth responses are not cached' },
+  { name: 'auth-keepalive', family: access, status: 'ignored', defaultValue: '`0`', note: 'the auth subrequest opens its own connections' },
+  { name: 'auth-keepalive-share-vars', family: access, status: 'ignored', defaultValue: '`false`', note: 'needs Lua' },
+  { name: 'auth-keepalive-requests', family: access, status: 'ignored', defaultValue: '`1000`', note: 'see `auth-keepalive`' },
+  { name: 'auth-keepalive-timeout', family: access, status: 'ignored', defaultValue: '`60`', note: 'see `auth-keepalive`' },
+  {
+    name: 'auth-proxy-set-headers',
+    family: access,
+    status: 'refused',
+    defaultValue: '',
+    note: 'refused: headers from a ConfigMap are not rendered; the auth service receives the standard `X-Original-*` headers',
+  },
+  {
+    name: 'enable-global-auth',
+    family: access,
+    status: 'ignored',
+    defaultValue: '`true`',
+    note: 'there is no global external auth (ConfigMap `global-auth-url` is not supported)',
+  },
+  {
+    name: 'limit-rps',
+    family: access,
+    status: 'supported',
+    defaultValue: '',
+    note: 'requests per second per client address, burst `limit-rps × limit-burst-multiplier`, excess answered with ConfigMap `limit-req-status-code` (503)',
+  },
+  { name: 'limit-rpm', family: access, status: 'supported', defaultValue: '', note: 'requests per minute per client address, as `limit-rps`' },
+  {
+    name: 'limit-connections',
+    family: access,
+    status: 'supported',
+    defaultValue: '',
+    note: 'concurrent connections per client address, excess answered with ConfigMap `limit-conn-status-code` (503)',
+  },
+  { name: 'limit-burst-multiplier', family: access, status: 'supported', defaultValue: '`5`', note: 'burst size as a multiple of the rate' },
+  {
+    name: 'limit-whitelist',
+    family: access,
+    status: 'supported',
+    defaultValue: '',
+    note: 'comma-separated CIDRs the rate limits do not apply to; alias of `limit-allowlist`',
+  },
+  { name: 'limit-allowlist', family: access, status: 'supported', defaultValue: '', note: 'as `limit-whitelist` (which it wins over)' },
+  { name: 'limit-rate', family: access, status: 'supported', defaultValue: '`0` (off)', note: 'response rate per connection, KB/s' },
+  { name: 'limit-rate-after', family: access, status: 'supported', defaultValue: '`0`', note: 'KB sent before `limit-rate` applies' },
+  {
+    name: 'global-rate-limit',
+    family: access,
+    status: 'ignored',
+    defaultValue: '',
+    note: 'removed from ingress-nginx; needs Lua and memcached. Use `limit-rps` (per nginx replica)',
+  },
+  { name: 'global-rate-limit-window', family: access, status: 'ignored', defaultValue: '', note: 'see `global-rate-limit`' },
+  { name: 'global-rate-limit-key', family: access, status: 'ignored', defaultValue: '', note: 'see `global-rate-limit`' },
+  { name: 'global-rate-limit-ignored-cidrs', family: access, status: 'ignored', defaultValue: '', note: 'see `global-rate-limit`' },
+  // ------------------------------------------------------------------ canaries
+  {
+    name: 'canary',
+    family: canary,
+    status: 'differs',
+    defaultValue: '`false`',
+    note: 'the Ingress only diverts traffic of paths (same host, path and path type) of a main Ingress in its own namespace; it claims no host or path, and its `spec.tls` and other annotations have no effect (warning). Another namespace\'s Ingress is never split (ingress-nginx merges across namespaces). An invalid value leaves the Ingress out rather than making it a main Ingress',
+  },
+  {
+    name: 'canary-by-header',
+    family: canary,
+    status: 'supported',
+    defaultValue: '',
+    note: 'header name (letters, digits, `-`); `always` sends to the canary, `never` to the main backend, anything else falls through to the cookie and the weight',
+  },
+  {
+    name: 'canary-by-header-value',
+    family: canary,
+    status: 'supported',
+    defaultValue: '',
+    note: 'the header value (exact, case-sensitive) that sends to the canary; others fall through',
+  },
+  {
+    name: 'canary-by-header-pattern',
+    family: canary,
+    status: 'differs',
+    defaultValue: '',
+    note: 'a regex (safe grammar, no nested repetition) for the header value; ignored when `canary-by-header-value` is set',
+  },
+  {
+    name: 'canary-by-cookie',
+    family: canary,
+    status: 'supported',
+    defaultValue: '',
+    note: 'cookie name; `always` / `never` as for the header, checked after it',
+  },
+  {
+    name: 'canary-weight',
+    family: canary,
+    status: 'differs',
+    defaultValue: '`0`',
+    note: 'share of the remaining requests, chosen at random per request (`split_clients` over `$request_id`, to 0.01%)',
+  },
+  {
+    name: 'canary-weight-total',
+    family: canary,
+    status: 'supported',
+    defaultValue: '`100`',
+    note: 'what `canary-weight` is a share of; values up to 100 count as 100, as in ingress-nginx',
+  },
+  // ------------------------------------------------------------------ paths and redirects
+  {
+    name: 'use-regex',
+    family: paths,
+    status: 'differs',
+    defaultValue: '`false`',
+    note: 'this Ingress\'s paths become case-insensitive regexes anchored at the start (`~* "^path"`), checked against a safe grammar; ingress-nginx turns every path of the host into a regex, we only this Ingress\'s, and another Ingress\'s Exact and Prefix paths (other than `/`) keep their requests. Between Ingresses the older one\'s regexes are tried first, within one the longer',
+  },
+  {
+    name: 'rewrite-target',
+    family: paths,
+    status: 'differs',
+    defaultValue: '',
+    note: 'implies `use-regex`; the URI sent to the backend, with `$1`…`$9` from the path\'s groups (`rewrite "(?i)path" target break`)',
+  },
+  {
+    name: 'app-root',
+    family: paths,
+    status: 'differs',
+    defaultValue: '',
+    note: 'a request for `/` is redirected (302) to this path, in this Ingress\'s locations only (ingress-nginx does it for the whole host)',
+  },
+  {
+    name: 'permanent-redirect',
+    family: paths,
+    status: 'supported',
+    defaultValue: '',
+    note: 'an `http(s)` URL answered instead of proxying; no variables',
+  },
+  {
+    name: 'permanent-redirect-code',
+    family: paths,
+    status: 'supported',
+    defaultValue: '`301`',
+    note: '300 to 308; others count as 301',
+  },
+  {
+    name: 'temporal-redirect',
+    family: paths,
+    status: 'supported',
+    defaultValue: '',
+    note: 'as `permanent-redirect`, and wins over it',
+  },
+  { name: 'temporal-redirect-code', family: paths, status: 'supported', defaultValue: '`302`', note: '300 to 307; others count as 302' },
+  {
+    name: 'from-to-www-redirect',
+    family: paths,
+    status: 'differs',
+    defaultValue: '`false`',
+    note: 'the `www.` twin of each host redirects to it (ConfigMap `http-redirect-code`), unless any other resource claims that name; its TLS uses this Ingress\'s certificate when it covers the name, else the default certificate',
+  },
+  {
+    name: 'relative-redirects',
+    family: paths,
+    status: 'ignored',
+    defaultValue: '`false`',
+    note: 'redirects issued by nginx are absolute',
+  },
+  {
+    name: 'server-alias',
+    family: paths,
+    status: 'differs',
+    defaultValue: '',
+    note: 'comma-separated extra host names (DNS names or `*.` wildcards; no regexes) served like the Ingress\'s hosts, unless any other resource claims them',
+  },
+  {
+    name: 'x-forwarded-prefix',
+    family: paths,
+    status: 'supported',
+    defaultValue: '',
+    note: 'value of an `X-Forwarded-Prefix` header to the backend (a path)',
+  },
+  {
+    name: 'upstream-vhost',
+    family: paths,
+    status: 'supported',
+    defaultValue: '',
+    note: '`Host` header sent to the backend (a host name with an optional port; no variables)',
+  },
+  // ------------------------------------------------------------------ proxy tuning
+  { name: 'proxy-body-size', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-body-size` (`1m`)', note: '`client_max_body_size` (`0` = unlimited)' },
+  { name: 'client-body-buffer-size', family: proxy, status: 'supported', defaultValue: 'ConfigMap `client-body-buffer-size` (`8k`)', note: '`client_body_buffer_size`' },
+  { name: 'proxy-connect-timeout', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-connect-timeout` (`5`)', note: 'seconds' },
+  { name: 'proxy-read-timeout', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-read-timeout` (`60`)', note: 'seconds' },
+  { name: 'proxy-send-timeout', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-send-timeout` (`60`)', note: 'seconds' },
+  { name: 'proxy-buffering', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffering` (`off`)', note: '`on` or `off`' },
+  { name: 'proxy-buffer-size', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffer-size` (`4k`)', note: 'also the size of each of the `proxy-buffers-number` buffers' },
+  { name: 'proxy-buffers-number', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffers-number` (`4`)', note: '1 to 1024' },
+  { name: 'proxy-busy-buffers-size', family: proxy, status: 'ignored', defaultValue: '', note: 'nginx sizes busy buffers from the buffers' },
+  { name: 'proxy-max-temp-file-size', family: proxy, status: 'ignored', defaultValue: '`1024m`', note: 'nginx\'s default (1024m) applies' },
+  { name: 'proxy-request-buffering', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-request-buffering` (`on`)', note: '`on` or `off`' },
+  { name: 'proxy-http-version', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-http-version` (`1.1`)', note: '`1.0` or `1.1`' },
+  {
+    name: 'proxy-next-upstream',
+    family: proxy,
+    status: 'supported',
+    defaultValue: 'ConfigMap `proxy-next-upstream` (`error timeout`)',
+    note: 'space-separated: `error`, `timeout`, `invalid_header`, `http_500`, `http_502`, `http_503`, `http_504`, `http_403`, `http_404`, `http_429`, `non_idempotent`, or `off`',
+  },
+  { name: 'proxy-next-upstream-tries', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-next-upstream-tries` (`3`)', note: '`0` = unlimited' },
+  { name: 'proxy-next-upstream-timeout', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-next-upstream-timeout` (`0`)', note: 'seconds, `0` = unlimited' },
+  {
+    name: 'proxy-redirect-from',
+    family: proxy,
+    status: 'supported',
+    defaultValue: '`off`',
+    note: '`off`, `default`, or a URL prefix rewritten in `Location`/`Refresh` to `proxy-redirect-to`',
+  },
+  { name: 'proxy-redirect-to', family: proxy, status: 'supported', defaultValue: '`off`', note: 'replacement for `proxy-redirect-from`' },
+  { name: 'proxy-cookie-domain', family: proxy, status: 'ignored', defaultValue: '`off`', note: 'cookies are passed unchanged' },
+  { name: 'proxy-cookie-path', family: proxy, status: 'ignored', defaultValue: '`off`', note: 'cookies are passed unchanged' },
+  {
+    name: 'connection-proxy-header',
+    family: proxy,
+    status: 'ignored',
+    defaultValue: '',
+    note: '`Connection` to the backend is `upgrade` for WebSocket requests and empty otherwise (keepalive)',
+  },
+  {
+    name: 'custom-headers',
+    family: proxy,
+    status: 'ignored',
+    defaultValue: '',
+    note: 'response headers from a ConfigMap need the headers-more module; set them in the application',
+  },
+  { name: 'http2-push-preload', family: proxy, status: 'ignored', defaultValue: '`false`', note: 'HTTP/2 push was removed from nginx 1.25.1' },
+  {
+    name: 'service-upstream',
+    family: proxy,
+    status: 'ignored',
+    defaultValue: '`false`',
+    note: 'the backend address follows `--upstreams` (`service`, the default, is the ClusterIP as this annotation asks)',
+  },
+  { name: 'mirror-target', family: proxy, status: 'ignored', defaultValue: '', note: 'request mirroring is not rendered' },
+  { name: 'mirror-request-body', family: proxy, status: 'ignored', defaultValue: '`on`', note: 'see `mirror-target`' },
+  { name: 'mirror-host', family: proxy, status: 'ignored', defaultValue: '', note: 'see `mirror-target`' },
+  { name: 'mirror-uri', family: proxy, status: 'ignored', defaultValue: '', note: 'see `mirror-target`' },
+  {
+    name: 'fastcgi-index',
+    family: proxy,
+    status: 'ignored',
+    defaultValue: '',
+    note: 'FastCGI backends are not supported (`backend-protocol: FCGI` is refused)',
+  },
+  { name: 'fastcgi-params-configmap', family: proxy, status: 'ignored', defaultValue: '', note: 'see `fastcgi-index`' },
+  // ------------------------------------------------------------------ CORS
+  {
+    name: 'enable-cors',
+    family: cors,
+    status: 'differs',
+    defaultValue: '`false`',
+    note: 'CORS headers on responses to allowed origins, and a 204 for their preflight `OPTIONS`; headers are set with `add_header … always` (stock nginx), so they are added, not replaced, if the backend sends its own',
+  },
+  {
+    name: 'cors-allow-origin',
+    family: cors,
+    status: 'differs',
+    defaultValue: '`*`',
+    note: 'comma-separated origins (`https://a.example`, `https://*.example`, ports, `null`) or `*`; a list with an invalid origin allows none (an error), where ingress-nginx would fall back to `*`',
+  },
+  {
+    name: 'cors-allow-methods',
+    family: cors,
+    status: 'supported',
+    defaultValue: '`GET, PUT, POST, DELETE, PATCH, OPTIONS`',
+    note: 'method names',
+  },
+  {
+    name: 'cors-allow-headers',
+    family: cors,
+    status: 'supported',
+    defaultValue: 'ingress-nginx\'s list (`DNT,Keep-Alive,User-Agent,…,Authorization`)',
+    note: 'header names',
+  },
+  { name: 'cors-allow-credentials', family: cors, status: 'supported', defaultValue: '`true`', note: '' },
+  { name: 'cors-expose-headers', family: cors, status: 'supported', defaultValue: '', note: 'header names or `*`' },
+  { name: 'cors-max-age', family: cors, status: 'supported', defaultValue: '`1728000`', note: 'seconds' },
+  // ------------------------------------------------------------------ error pages
+  {
+    name: 'custom-http-errors',
+    family: errors,
+    status: 'differs',
+    defaultValue: '',
+    note: 'comma-separated codes (400–599) from the backend answered by `default-backend`, which gets `X-Code`, `X-Format`, `X-Original-URI`, `X-Namespace`, `X-Ingress-Name`, `X-Service-Name`, `X-Service-Port`, `X-Request-ID`; without `default-backend`, nginx answers them with its own page (there is no controller default backend)',
+  },
+  {
+    name: 'default-backend',
+    family: errors,
+    status: 'differs',
+    defaultValue: '',
+    note: 'a Service of the Ingress\'s namespace (its first port) for `custom-http-errors`, and for paths whose Service has no ready endpoints (`--upstreams endpoints`)',
+  },
+  {
+    name: 'disable-proxy-intercept-errors',
+    family: errors,
+    status: 'supported',
+    defaultValue: '`false`',
+    note: '`true` keeps the backend\'s own error responses despite `custom-http-errors`',
+  },
+  // ------------------------------------------------------------------ load balancing and affinity
+  {
+    name: 'affinity',
+    family: balancing,
+    status: 'ignored',
+    defaultValue: '',
+    note: 'cookie affinity needs Lua (or NGINX Plus `sticky`); requests are balanced without it. Use Service `sessionAffinity: ClientIP` with `--upstreams service`, or make the application stateless',
+  },
+  { name: 'affinity-mode', family: balancing, status: 'ignored', defaultValue: '`balanced`', note: 'see `affinity`' },
+  { name: 'affinity-canary-behavior', family: balancing, status: 'ignored', defaultValue: '`sticky`', note: 'see `affinity`' },
+  { name: 'session-cookie-name', family: balancing, status: 'ignored', defaultValue: '`INGRESSCOOKIE`', note: 'see `affinity`' },
+  { name: 'session-cookie-path', family: balancing, status: 'ignored', defaultValue: '', note: 'see `affinity`' },
+  { name: 'session-cookie-domain', family: balancing, status: 'ignored', defaultValue: '', note: 'see `affinity`' },
+  { name: 'session-cookie-expires', family: balancing, status: 'ignored', defaultValue: '', note: 'see `affinity`' },
+  { name: 'session-cookie-max-age', family: balancing, status: 'ignored', defaultValue: '', note: 'see `affinity`' },
+  { name: 'session-cookie-secure', family: balancing, status: 'ignored', defaultValue: '', note: 'see `affinity`' },
+  { name: 'session-cookie-samesite', family: balancing, status: 'ignored', defaultValue: '', note: 'see `affinity`' },
+  { name: 'session-cookie-conditional-samesite-none', family: balancing, status: 'ignored', defaultValue: '', note: 'see `affinity`' },
+  { name: 'session-cookie-change-on-failure', family: balancing, status: 'ignored', defaultValue: '', note: 'see `affinity`' },
+  {
+    name: 'load-balance',
+    family: balancing,
+    status: 'ignored',
+    defaultValue: '`round_robin`',
+    note: 'nginx balances round-robin over the upstream (`ewma` needs Lua)',
+  },
+  {
+    name: 'upstream-hash-by',
+    family: balancing,
+    status: 'ignored',
+    defaultValue: '',
+    note: 'requests are balanced round-robin; use Service `sessionAffinity: ClientIP` for client stickiness',
+  },
+  { name: 'upstream-hash-by-subset', family: balancing, status: 'ignored', defaultValue: '', note: 'see `upstream-hash-by`' },
+  { name: 'upstream-hash-by-subset-size', family: balancing, status: 'ignored', defaultValue: '', note: 'see `upstream-hash-by`' },
+  // ------------------------------------------------------------------ logging, tracing, WAF
+  { name: 'enable-access-log', family: observability, status: 'ignored', defaultValue: '`true`', note: 'the access log is set for the whole config (`--access-log`)' },
+  { name: 'enable-rewrite-log', family: observability, status: 'ignored', defaultValue: '`false`', note: 'not rendered' },
+  { name: 'enable-opentelemetry', family: observability, status: 'ignored', defaultValue: '`false`', note: 'needs the OpenTelemetry module, which stock nginx does not have' },
+  { name: 'opentelemetry-trust-incoming-span', family: observability, status: 'ignored', defaultValue: '', note: 'see `enable-opentelemetry`' },
+  { name: 'opentelemetry-operation-name', family: observability, status: 'ignored', defaultValue: '', note: 'see `enable-opentelemetry`' },
+  { name: 'enable-opentracing', family: observability, status: 'ignored', defaultValue: '', note: 'removed from ingress-nginx; see `enable-opentelemetry`' },
+  { name: 'opentracing-trust-incoming-span', family: observability, status: 'ignored', defaultValue: '', note: 'see `enable-opentracing`' },
+  {
+    name: 'enable-modsecurity',
+    family: observability,
+    status: 'refused',
+    defaultValue: '`false`',
+    note: 'refused: stock nginx has no ModSecurity module, and serving without the WAF the Ingress asks for would expose the backend. Put a WAF in front, or remove the annotation knowingly',
+  },
+  { name: 'enable-owasp-core-rules', family: observability, status: 'refused', defaultValue: '`false`', note: 'refused, as `enable-modsecurity`' },
+  { name: 'modsecurity-transaction-id', family: observability, status: 'ignored', defaultValue: '', note: 'see `enable-modsecurity`' },
+  { name: 'modsecurity-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
+  { name: 'influxdb-measurement', family: observability, status: 'ignored', defaultValue: '', note: 'removed from ingress-nginx' },
+  { name: 'influxdb-port', family: observability, status: 'ignored', defaultValue: '', note: 'removed from ingress-nginx' },
+  { name: 'influxdb-host', family: observability, status: 'ignored', defaultValue: '', note: 'removed from ingress-nginx' },
+  { name: 'influxdb-server-name', family: observability, status: 'ignored', defaultValue: '', note: 'removed from ingress-nginx' },
+  { name: 'enable-influxdb', family: observability, status: 'ignored', defaultValue: '', note: 'removed from ingress-nginx' },
+  // ------------------------------------------------------------------ snippets
+  { name: 'configuration-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
+  { name: 'server-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
+  { name: 'stream-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
+  { name: 'auth-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
+];
+
+/** ConfigMap keys that ingress2nginx reads; every other ingress-nginx key has no effect (an info diagnostic). */
+export const configMapCatalog: readonly ConfigMapEntry[] = [
+  { key: 'ssl-protocols', status: 'supported', defaultValue: '`TLSv1.2 TLSv1.3`', note: 'SSLv2/SSLv3 are refused' },
+  { key: 'ssl-ciphers', status: 'supported', defaultValue: 'ingress-nginx\'s ECDHE/DHE AEAD list', note: 'checked by OpenSSL' },
+  { key: 'ssl-redirect', status: 'supported', defaultValue: '`true`', note: '' },
+  { key: 'http-redirect-code', status: 'supported', defaultValue: '`308`', note: '301, 302, 307 or 308' },
+  { key: 'hsts', status: 'supported', defaultValue: '`true`', note: '' },
+  { key: 'hsts-max-age', status: 'supported', defaultValue: '`31536000`', note: '' },
+  { key: 'hsts-include-subdomains', status: 'supported', defaultValue: '`true`', note: '' },
+  { key: 'hsts-preload', status: 'supported', defaultValue: '`false`', note: '' },
+  {
+    key: 'use-forwarded-headers',
+    status: 'differs',
+    defaultValue: '`false`',
+    note: 'X-Forwarded-For/-Proto/-Port/-Host are trusted only from `proxy-real-ip-cidr`, and only over plain HTTP',
+  },
+  {
+    key: 'compute-full-forwarded-for',
+    status: 'differs',
+    defaultValue: '`false`',
+    note: 'with `use-forwarded-headers`, X-Forwarded-For to the backend is the received chain plus the peer, when the peer is trusted',
+  },
+  { key: 'proxy-real-ip-cidr', status: 'supported', defaultValue: '`0.0.0.0/0`', note: '' },
+  {
+    key: 'use-proxy-protocol',
+    status: 'differs',
+    defaultValue: '`false`',
+    note: 'PROXY header from an outer load balancer on both ports; with `use-forwarded-headers` too, plain HTTP takes the client from X-Forwarded-For when the PROXY source is in `proxy-real-ip-cidr`, else the PROXY source',
+  },
+  { key: 'ssl-reject-handshake', status: 'supported', defaultValue: '`false`', note: '' },
+  {
+    key: 'upstream-keepalive-connections',
+    status: 'differs',
+    defaultValue: '`320`',
+    note: 'per upstream block, `0` = off; past 100 blocks shared out among them, never below 16 each (nginx allocates every block\'s cache when it loads)',
+  },
+  { key: 'worker-processes', status: 'supported', defaultValue: '`auto`', note: '' },
+  { key: 'max-worker-connections', status: 'differs', defaultValue: '`16384`', note: '`0` is refused' },
+  { key: 'generate-request-id', status: 'supported', defaultValue: '`true`', note: 'X-Request-ID to the backend: the client\'s, else a random one' },
+  { key: 'proxy-body-size', status: 'supported', defaultValue: '`1m`', note: '' },
+  { key: 'client-body-buffer-size', status: 'supported', defaultValue: '`8k`', note: '' },
+  { key: 'proxy-connect-timeout', status: 'supported', defaultValue: '`5`', note: 'seconds' },
+  { key: 'proxy-read-timeout', status: 'supported', defaultValue: '`60`', note: 'seconds' },
+  { key: 'proxy-send-timeout', status: 'supported', defaultValue: '`60`', note: 'seconds' },
+  { key: 'proxy-buffering', status: 'supported', defaultValue: '`off`', note: '' },
+  { key: 'proxy-buffer-size', status: 'supported', defaultValue: '`4k`', note: '' },
+  { key: 'proxy-buffers-number', status: 'supported', defaultValue: '`4`', note: '' },
+  { key: 'proxy-request-buffering', status: 'supported', defaultValue: '`on`', note: '' },
+  { key: 'proxy-http-version', status: 'supported', defaultValue: '`1.1`', note: '' },
+  { key: 'proxy-next-upstream', status: 'supported', defaultValue: '`error timeout`', note: '' },
+  { key: 'proxy-next-upstream-tries', status: 'supported', defaultValue: '`3`', note: '' },
+  { key: 'proxy-next-upstream-timeout', status: 'supported', defaultValue: '`0`', note: '' },
+  { key: 'whitelist-source-range', status: 'supported', defaultValue: '', note: 'CIDRs allowed on every path without its own allow-list' },
+  { key: 'denylist-source-range', status: 'supported', defaultValue: '', note: 'CIDRs refused on every path without its own deny-list' },
+  { key: 'limit-req-status-code', status: 'supported', defaultValue: '`503`', note: '400 to 599' },
+  { key: 'limit-conn-status-code', status: 'supported', defaultValue: '`503`', note: '400 to 599' },
+  {
+    key: 'first-namespace-owns-host',
+    status: 'differs',
+    defaultValue: '`false`',
+    note: 'ours: a host belongs to the namespace that claimed it first; other namespaces cannot add to it',
+  },
+  { key: 'allow-snippet-annotations', status: 'ignored', defaultValue: '`false`', note: 'snippets are refused whatever it says' },
+];
+
+const byName = new Map(annotationCatalog.map((entry) => [entry.name, entry]));
+
+/** The catalog entry for an annotation name (without the prefix). */
+export function catalogEntry(name: string): AnnotationEntry | undefined {
+  return byName.get(name);
+}

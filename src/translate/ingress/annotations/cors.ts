@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { goBool, goBoolText, integerInRange } from '../../allowlist.js';
+import { rule } from './rule.js';
+
+/**
+ * Cross-origin resource sharing, with ingress-nginx's defaults. A rejected value of the origin list or
+ * of `cors-allow-credentials` falls back to the strictest value (no origin, no credentials): their
+ * ingress-nginx defaults (`*`, `true`) would allow more than the user wrote.
+ */
+
+const defaultCorsMethods = 'GET, PUT, POST, DELETE, PATCH, OPTIONS';
+const defaultCorsHeaders =
+  'DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization';
+const defaultCorsMaxAge = 1_728_000;
+
+/** `*`, or origins: `scheme://host[:port]` with an optional `*.` first label, or `null`. */
+export type CorsOrigins = { readonly any: true } | { readonly any: false; readonly origins: readonly string[] };
+
+const origin = /^([a-z][a-z0-9+.-]*:\/\/(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?|null)$/;
+
+const origins = z.string().transform((value, context): CorsOrigins => {
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.includes('*')) return { any: true };
+  if (items.length === 0 || !items.every((item) => origin.test(item))) {
+    context.addIssue({ code: 'custom', message: 'has an item that is not an origin' });
+    return z.NEVER;
+  }
+  return { any: false, origins: [...new Set(items.map((item) => item.toLowerCase()))] };
+});
+
+/** A list of tokens (method or header names) as ingress-nginx accepts it, rebuilt as `a, b, c`. */
+function tokenList(token: RegExp, separator: string) {
+  return z.string().transform((value, context) => {
+    const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+    if (items.length === 0 || items.length > 64 || !items.every((item) => token.test(item))) {
+      context.addIssue({ code: 'custom', message: 'has an item that is not accepted' });
+      return z.NEVER;
+    }
+    return items.join(separator);
+  });
+}
+
+export const corsAnnotations = {
+  enabled: rule({ name: 'enable-cors', schema: goBool, defaultValue: false, accepted: goBoolText }),
+  allowOrigin: rule<CorsOrigins>({
+    name: 'cors-allow-origin',
+    schema: origins,
+    defaultValue: { any: true },
+    fallbackValue: { any: false, origins: [] },
+    accepted: 'comma-separated origins such as https://app.example.com, https://*.example.com:8443 or null, or *',
+  }),
+  allowMethods: rule({
+    name: 'cors-allow-methods',
+    schema: tokenList(/^[A-Za-z]{1,32}$/, ', '),
+    defaultValue: defaultCorsMethods,
+    accepted: 'comma-separated method names',
+  }),
+  allowHeaders: rule({
+    name: 'cors-allow-headers',
+    schema: tokenList(/^[A-Za-z0-9_-]{1,64}$/, ','),
+    defaultValue: defaultCorsHeaders,
+    accepted: 'comma-separated header names (letters, digits, "-", "_")',
+  }),
+  allowCredentials: rule({
+    name: 'cors-allow-credentials',
+    schema: goBool,
+    defaultValue: true,
+    fallbackValue: false,
+    accepted: goBoolText,
+  }),
+  exposeHeaders: rule<string | undefined>({
+    name: 'cors-expose-headers',
+    schema: tokenList(/^([A-Za-z0-9_-]{1,64}|\*)$/, ','),
+    defaultValue: undefined,
+    accepted: 'comma-separated header names or *',
+  }),
+  maxAge: rule({
+    name: 'cors-max-age',
+    schema: integerInRange(0, 2_147_483_647),
+    defaultValue: defaultCorsMaxAge,
+    accepted: 'a number of seconds',
+  }),
+};

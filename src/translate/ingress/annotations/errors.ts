@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { goBool, goBoolText } from '../../allowlist.js';
+import { rule } from './rule.js';
+
+/** Error responses answered by another Service (`custom-http-errors`, `default-backend`). */
+
+const statusCodes = z.string().transform((value, context) => {
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length === 0 || !items.every((item) => /^[45][0-9]{2}$/.test(item))) {
+    context.addIssue({ code: 'custom', message: 'has an item that is not a status code from 400 to 599' });
+    return z.NEVER;
+  }
+  return [...new Set(items.map(Number))].sort((a, b) => a - b);
+});
+
+/** A Service name as ingress-nginx's `default-backend` takes it: a DNS-1035 label. */
+const serviceName = z.string().trim().regex(/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/);
+
+export const errorAnnotations = {
+  customHttpErrors: rule<readonly number[]>({
+    name: 'custom-http-errors',
+    schema: statusCodes,
+    defaultValue: [],
+    accepted: 'comma-separated status codes from 400 to 599',
+  }),
+  defaultBackend: rule<string | undefined>({
+    name: 'default-backend',
+    schema: serviceName,
+    defaultValue: undefined,
+    accepted: 'the name of a Service in the Ingress namespace',
+  }),
+  disableInterceptErrors: rule({ name: 'disable-proxy-intercept-errors', schema: goBool, defaultValue: false, accepted: goBoolText }),
+};

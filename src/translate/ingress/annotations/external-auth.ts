@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import { isHeaderName, isHostWithPort, isPathWithQuery } from '../../allowlist.js';
+import { rule } from './rule.js';
+
+/**
+ * External authentication (`auth-url`): nginx asks another service about every request first. It
+ * guards access: a rejected value leaves the Ingress out.
+ */
+
+/**
+ * The variables an auth URL may use, as in oauth2-proxy's documented annotations. Stock nginx cannot
+ * URL-encode, so `$escaped_request_uri` (set by a Lua module in ingress-nginx) stands for the request
+ * URI as it was sent.
+ */
+const authUrlVariables: Readonly<Record<string, string>> = {
+  $host: '$host',
+  $http_host: '$http_host',
+  $scheme: '$scheme',
+  $request_uri: '$request_uri',
+  $escaped_request_uri: '$request_uri',
+};
+
+export interface AuthUrl {
+  /** The URL as nginx gets it, variables spelled as nginx knows them. */
+  readonly url: string;
+  readonly scheme: 'http' | 'https';
+  /** `host[:port]` when literal; undefined when it is a variable (`$host`). */
+  readonly authority?: string;
+  /** Path and query after the authority, `/` when there is none. */
+  readonly path: string;
+}
+
+const variablePattern = /\$[a-z_]+/g;
+
+/** Parses `http(s)://authority/path?query` with the variables above in the authority (alone) or the rest. */
+function parseAuthUrl(value: string): AuthUrl | undefined {
+  const match = /^(https?):\/\/([^/?#]+)(.*)$/.exec(value);
+  if (!match || value.length > 2048) return undefined;
+  const [, scheme = 'http', authority = '', rest = ''] = match;
+  let unknown = false;
+  const spell = (text: string) =>
+    text.replace(variablePattern, (name) => {
+      const known = authUrlVariables[name];
+      if (known === undefined) unknown = true;
+      return known ?? name;
+    });
+  // A placeholder of path characters stands for each variable while the rest is checked.
+  const literal = (text: string) => text.replace(variablePattern, 'x');
+  const path = rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest;
+  if (!isPathWithQuery(literal(path))) return undefined;
+  let literalAuthority: string | undefined;
+  if (authority === '$host' || authority === '$http_host') literalAuthority = undefined;
+  else if (isHostWithPort(authority.toLowerCase())) literalAuthority = authority.toLowerCase();
+  else return undefined;
+  const url = `${scheme}://${literalAuthority ?? spell(authority)}${spell(path)}`;
+  if (unknown) return undefined;
+  return { url, scheme: scheme as 'http' | 'https', ...(literalAuthority !== undefined && { authority: literalAuthority }), path: spell(path) };
+}
+
+const authUrl = z.string().trim().transform((value, context) => {
+  const parsed = parseAuthUrl(value);
+  if (!parsed) {
+    context.addIssue({ code: 'custom', message: 'is not an accepted URL' });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const authUrlText = `an http:// or https:// URL (host or $host, optional port, path and query; variables ${Object.keys(authUrlVariables).join(', ')})`;
+
+const authMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+const headerList = z.string().transform((value, context) => {
+  const headers = value.split(',').map((header) => header.trim()).filter((header) => header !== '');
+  if (headers.length === 0 || headers.length > 32 || !headers.every(isHeaderName)) {
+    context.addIssue({ code: 'custom', message: 'is not a list of header names' });
+    return z.NEVER;
+  }
+  return [...new Set(headers)];
+});
+
+export const externalAuthAnnotations = {
+  url: rule<AuthUrl | undefined>({ name: 'auth-url', schema: authUrl, defaultValue: undefined, accepted: authUrlText, failsClosed: true }),
+  method: rule<(typeof authMethods)[number] | undefined>({
+    name: 'auth-method',
+    schema: z.string().trim().toUpperCase().pipe(z.enum(authMethods)),
+    defaultValue: undefined,
+    accepted: authMethods.join(', '),
+    failsClosed: true,
+  }),
+  signin: rule<AuthUrl | undefined>({ name: 'auth-signin', schema: authUrl, defaultValue: undefined, accepted: authUrlText, failsClosed: true }),
+  responseHeaders: rule<readonly string[]>({
+    name: 'auth-response-headers',
+    schema: headerList,
+    defaultValue: [],
+    accepted: 'comma-separated header names (letters, digits and "-"; at most 32)',
+    failsClosed: true,
+  }),
+};

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { goBool, goBoolText, isDnsHostname, isHostWithPort, isHttpUrl, isSafePath, isWildcardHostname } from '../../allowlist.js';
+import { rule } from './rule.js';
+
+/**
+ * How an Ingress's paths match and what the backend sees of the URI: regex paths, rewrites, redirects,
+ * the `Host` and prefix sent along, and extra host names. None of them guards access; a rejected value
+ * falls back to "not set", as in ingress-nginx.
+ */
+
+/**
+ * A rewrite target: an optional leading `/`, the Ingress path characters and `$1`…`$9` for the path's
+ * groups. `$` followed by anything else would name an nginx variable, which is refused.
+ */
+function isRewriteTarget(value: string): boolean {
+  return value.length <= 1024 && /^\/?([A-Za-z0-9._~%!&()*+,=:@/-]|\$[1-9])*$/.test(value) && value !== '';
+}
+
+/** The highest `$n` a rewrite target uses. */
+export function highestGroupReference(target: string): number {
+  return Math.max(0, ...[...target.matchAll(/\$([1-9])/g)].map((match) => Number(match[1])));
+}
+
+/** The header value of `x-forwarded-prefix`: a path. */
+const prefix = z.string().trim().refine(isSafePath);
+
+const redirectUrl = z.string().trim().refine(isHttpUrl);
+const redirectUrlText = 'an http:// or https:// URL (host, optional port, path and query; no variables)';
+
+/** ingress-nginx's ranges; a code outside them falls back to the default code, not to "no redirect". */
+const redirectCode = z.string().trim().regex(/^[0-9]{1,3}$/).transform(Number);
+
+/** Host names, comma-separated: DNS names or `*.` wildcards, lowercased. */
+const hostList = z.string().transform((value, context) => {
+  const hosts = value.split(',').map((host) => host.trim().toLowerCase()).filter((host) => host !== '');
+  if (hosts.length === 0 || !hosts.every((host) => isDnsHostname(host) || isWildcardHostname(host))) {
+    context.addIssue({ code: 'custom', message: 'has an item that is not a host name' });
+    return z.NEVER;
+  }
+  return [...new Set(hosts)].sort();
+});
+
+export const pathAnnotations = {
+  useRegex: rule({ name: 'use-regex', schema: goBool, defaultValue: false, accepted: goBoolText }),
+  rewriteTarget: rule<string | undefined>({
+    name: 'rewrite-target',
+    schema: z.string().trim().refine(isRewriteTarget),
+    defaultValue: undefined,
+    accepted: 'a path of letters, digits, - . _ ~ % ! & ( ) * + , = : @ / and $1 to $9 for the groups of the path',
+  }),
+  appRoot: rule<string | undefined>({
+    name: 'app-root',
+    schema: z.string().trim().refine((value) => isSafePath(value) && value !== '/'),
+    defaultValue: undefined,
+    accepted: 'an absolute path other than / (letters, digits, - . _ ~ % ! & ( ) * + , = : @ /)',
+  }),
+  xForwardedPrefix: rule<string | undefined>({
+    name: 'x-forwarded-prefix',
+    schema: prefix,
+    defaultValue: undefined,
+    accepted: 'an absolute path (letters, digits, - . _ ~ % ! & ( ) * + , = : @ /)',
+  }),
+  upstreamVhost: rule<string | undefined>({
+    name: 'upstream-vhost',
+    schema: z.string().trim().toLowerCase().refine(isHostWithPort),
+    defaultValue: undefined,
+    accepted: 'a host name or IP address with an optional :port (no variables)',
+  }),
+  permanentRedirect: rule<string | undefined>({ name: 'permanent-redirect', schema: redirectUrl, defaultValue: undefined, accepted: redirectUrlText }),
+  permanentRedirectCode: rule({ name: 'permanent-redirect-code', schema: redirectCode, defaultValue: 301, accepted: 'an HTTP status code' }),
+  temporalRedirect: rule<string | undefined>({ name: 'temporal-redirect', schema: redirectUrl, defaultValue: undefined, accepted: redirectUrlText }),
+  temporalRedirectCode: rule({ name: 'temporal-redirect-code', schema: redirectCode, defaultValue: 302, accepted: 'an HTTP status code' }),
+  fromToWwwRedirect: rule({ name: 'from-to-www-redirect', schema: goBool, defaultValue: false, accepted: goBoolText }),
+  serverAlias: rule<readonly string[]>({
+    name: 'server-alias',
+    schema: hostList,
+    defaultValue: [],
+    accepted: 'comma-separated host names (DNS names or *. wildcards; regular expressions are not accepted)',
+  }),
+};
+
+/** ingress-nginx: a permanent code outside 300–308 is 301, a temporal one outside 300–307 is 302. */
+export function permanentCode(code: number): number {
+  return code >= 300 && code <= 308 ? code : 301;
+}
+
+export function temporalCode(code: number): number {
+  return code >= 300 && code <= 307 ? code : 302;
+}

@@ -1,0 +1,448 @@
+/**
+ * What an Ingress's annotations do to each of its locations besides choosing the backend: access
+ * checks (addresses, client certificates, passwords, external auth, rate limits), redirects, CORS,
+ * request headers and proxy tuning. Built once per Ingress; the translator adds the per-path parts.
+ *
+ * Everything that guards access fails closed: when it cannot be set up (a Secret missing, an auth
+ * service nginx could not reach without DNS at load time), the Ingress is left out with an error.
+ */
+import type { FieldPath } from '../../model/diagnostics.js';
+import type {
+  AuthEndpoint,
+  ClientCertificateCheck,
+  CorsHeaders,
+  ExternalAuthUse,
+  GeoBlock,
+  LimitZone,
+  Location,
+  LocationBehaviour,
+  MapBlock,
+  ProxyTuning,
+} from '../../model/nginx.js';
+import type { SourceObject } from '../../sources/snapshot.js';
+import { isIpAddress } from '../allowlist.js';
+import { externalNameProblem, isSpecialAddress, resolveServiceBackend } from '../backends.js';
+import { annotationPrefix, type IngressAnnotations, type SecretReference } from './annotations/index.js';
+import type { AuthUrl } from './annotations/external-auth.js';
+import type { CorsOrigins } from './annotations/cors.js';
+import { permanentCode, temporalCode } from './annotations/paths.js';
+import type { ControllerSettings } from './configmap.js';
+import { digestOf, escapeLiteral, regexKey } from './extensions.js';
+import type { IngressContext } from './ingress.js';
+
+/** The server-level half of `auth-tls-*` that an Ingress asks of each of its hosts. */
+export interface ClientCertificateRequest {
+  readonly caFile: string;
+  readonly crlFile?: string;
+  readonly depth: number;
+  readonly secret: string;
+}
+
+/** The per-Ingress part of every location of the Ingress. */
+export interface IngressBehaviour {
+  readonly behaviour: LocationBehaviour;
+  /** Locations the behaviour needs beside its own on each host (the auth endpoint). */
+  readonly companions: readonly Location[];
+  readonly clientCertificate?: ClientCertificateRequest;
+  /** Request headers to the backend besides the standard ones. */
+  readonly headers: readonly { readonly name: string; readonly value: string }[];
+  /** `upstream-vhost`, else undefined (the client's host is sent). */
+  readonly host?: string;
+  readonly tuning?: ProxyTuning;
+  readonly httpVersion: '1.0' | '1.1';
+  /** Names of the http-level groups (zones, maps) the behaviour refers to. */
+  readonly references: readonly string[];
+}
+
+/** Where the internal auth locations live: no Ingress path is expected under it. */
+const authEndpointPrefix = '/.ingress2nginx/auth/';
+
+const annotationField = (name: string): FieldPath => ['metadata', 'annotations', annotationPrefix + name];
+
+/** The behaviour of an Ingress's locations, or undefined when something that guards access cannot be set up. */
+export function buildBehaviour(object: SourceObject, annotations: IngressAnnotations, ctx: IngressContext): IngressBehaviour | undefined {
+  const settings = ctx.settings;
+  const references: string[] = [];
+  const companions: Location[] = [];
+  const headers: { name: string; value: string }[] = [];
+  let ok = true;
+  const fail = (code: string, message: string, annotation: string): void => {
+    ctx.report.error(code, object, `${message}; the Ingress is not rendered until this is fixed, since the annotation guards access`, annotationField(annotation));
+    ok = false;
+  };
+
+  // ---------------------------------------------------------------- client certificates
+  const tlsAuth = annotations.clientCertificate;
+  let clientCertificate: ClientCertificateRequest | undefined;
+  let clientCertificateCheck: ClientCertificateCheck | undefined;
+  const tlsAuthPresent = Object.keys(object.metadata.annotations).some((key) => key.startsWith(`${annotationPrefix}auth-tls-`));
+  if (tlsAuth.secret) {
+    const ref = secretIn(object, tlsAuth.secret);
+    const ca = crossNamespaceAllowed(object, ref, ctx) ? ctx.secrets.caBundle(ref) : undefined;
+    if (!ca) {
+      fail('auth-tls-secret-cross-namespace', `auth-tls-secret names a Secret in namespace ${ref.namespace}; move it to ${object.metadata.namespace} or pass --allow-cross-namespace-secrets`, 'auth-tls-secret');
+    } else if (!ca.ok) {
+      fail('auth-tls-secret-invalid', ca.problem, 'auth-tls-secret');
+    } else {
+      const crl = ctx.secrets.revocationList(ref);
+      if (crl && !crl.ok) fail('auth-tls-secret-invalid', crl.problem, 'auth-tls-secret');
+      else if (tlsAuth.verifyClient !== 'off') {
+        clientCertificate = {
+          caFile: ca.value,
+          ...(crl?.ok && { crlFile: crl.value }),
+          depth: tlsAuth.verifyDepth,
+          secret: `${ref.namespace}/${ref.name}`,
+        };
+        clientCertificateCheck = {
+          rejectUnverified: tlsAuth.verifyClient === 'on' || tlsAuth.verifyClient === 'optional',
+          requireCertificate: tlsAuth.verifyClient === 'on',
+          ...(tlsAuth.matchCn !== undefined && { matchCn: tlsAuth.matchCn }),
+          ...(tlsAuth.errorPage !== undefined && { errorPage: tlsAuth.errorPage }),
+        };
+        headers.push(
+          { name: 'ssl-client-verify', value: '$ssl_client_verify' },
+          { name: 'ssl-client-subject-dn', value: '$ssl_client_s_dn' },
+          { name: 'ssl-client-issuer-dn', value: '$ssl_client_i_dn' },
+        );
+        if (tlsAuth.passCertificate) headers.push({ name: 'ssl-client-cert', value: '$ssl_client_escaped_cert' });
+      }
+    }
+  } else if (tlsAuthPresent) {
+    // ingress-nginx ignores the other auth-tls-* without a secret, which leaves the backend open to
+    // clients without a certificate while the Ingress reads as if it required one.
+    fail('auth-tls-without-secret', 'auth-tls-* annotations without auth-tls-secret cannot verify any client certificate', 'auth-tls-secret');
+  }
+
+  // ---------------------------------------------------------------- basic authentication
+  const basic = annotations.basicAuth;
+  let basicAuth: LocationBehaviour['basicAuth'];
+  if (basic.type === 'basic') {
+    if (!basic.secret) {
+      fail('auth-secret-missing', 'auth-type basic needs auth-secret, the Secret with the users', 'auth-type');
+    } else {
+      const ref = secretIn(object, basic.secret);
+      const file = crossNamespaceAllowed(object, ref, ctx) ? ctx.secrets.htpasswd(ref, basic.secretType) : undefined;
+      if (!file) {
+        fail('auth-secret-cross-namespace', `auth-secret names a Secret in namespace ${ref.namespace}; move it to ${object.metadata.namespace} or pass --allow-cross-namespace-secrets`, 'auth-secret');
+      } else if (!file.ok) {
+        fail('auth-secret-invalid', file.problem, 'auth-secret');
+      } else {
+        basicAuth = { realm: basic.realm ?? '', userFile: file.value };
+        // As ingress-nginx: the credentials are for nginx, not for the backend.
+        headers.push({ name: 'Authorization', value: '""' });
+      }
+    }
+  } else if (basic.secret !== undefined || basic.realm !== undefined) {
+    fail('auth-type-missing', 'auth-secret and auth-realm protect nothing without auth-type: basic', 'auth-type');
+  }
+
+  // ---------------------------------------------------------------- external authentication
+  const external = annotations.externalAuth;
+  let externalAuth: ExternalAuthUse | undefined;
+  if (external.url) {
+    const endpoint = authEndpoint(external.url, external.method, ctx);
+    if (!endpoint.ok) {
+      fail('auth-url-unreachable', endpoint.problem, 'auth-url');
+    } else {
+      const path = `${authEndpointPrefix}${digestOf(JSON.stringify(endpoint.value))}`;
+      companions.push({
+        modifier: '=',
+        path,
+        comment: `auth-url of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
+        plainHttp: { redirect: false, serve: true },
+        authEndpoint: endpoint.value,
+      });
+      const responseHeaders = external.responseHeaders.map((header) => {
+        const variable = header.toLowerCase().replaceAll('-', '_');
+        return { header, variable: `i2n_auth_${variable}`, upstreamVariable: `upstream_http_${variable}` };
+      });
+      for (const header of responseHeaders) headers.push({ name: header.header, value: `$${header.variable}` });
+      externalAuth = {
+        endpoint: path,
+        ...(external.signin && { signin: signinUrl(external.signin) }),
+        responseHeaders,
+      };
+    }
+  } else if (external.signin !== undefined || external.method !== undefined || external.responseHeaders.length > 0) {
+    fail('auth-url-missing', 'auth-signin, auth-method and auth-response-headers do nothing without auth-url', 'auth-url');
+  }
+
+  // ---------------------------------------------------------------- rate limits
+  const limits = annotations.rateLimit;
+  const rateLimits: { zone: string; burst: number }[] = [];
+  let connectionLimit: LocationBehaviour['connectionLimit'];
+  if (limits.rps !== undefined || limits.rpm !== undefined || limits.connections !== undefined) {
+    const id = digestOf(object.metadata.namespace, object.metadata.name);
+    const key = limitKey(object, id, limits.allowlist, ctx);
+    const comment = `Ingress ${object.metadata.namespace}/${object.metadata.name}`;
+    const zones: LimitZone[] = [];
+    for (const [rate, unit] of [
+      [limits.rps, 's'],
+      [limits.rpm, 'm'],
+    ] as const) {
+      if (rate === undefined) continue;
+      const zone = `i2n_${id}_rp${unit}`;
+      zones.push({ comment, kind: 'req', name: zone, key: key.variable, rate: `${rate}r/${unit}` });
+      rateLimits.push({ zone, burst: rate * limits.burstMultiplier });
+    }
+    if (limits.connections !== undefined) {
+      const zone = `i2n_${id}_conn`;
+      zones.push({ comment, kind: 'conn', name: zone, key: key.variable });
+      connectionLimit = { zone, limit: limits.connections };
+    }
+    for (const zone of zones) {
+      ctx.extensions.define(zone.name, { limitZones: [zone], geos: key.geos, maps: key.maps });
+      references.push(zone.name);
+    }
+  } else if (limits.allowlist.length > 0) {
+    ctx.report.warning('limit-allowlist-without-limit', object, 'limit-whitelist has no effect without limit-rps, limit-rpm or limit-connections', annotationField('limit-whitelist'));
+  }
+
+  // ---------------------------------------------------------------- CORS
+  let cors: CorsHeaders | undefined;
+  if (annotations.cors.enabled) {
+    const policy = corsPolicy(annotations.cors, ctx);
+    cors = policy.headers;
+    references.push(policy.reference);
+  }
+
+  // ---------------------------------------------------------------- redirects
+  const paths = annotations.paths;
+  let redirect: LocationBehaviour['redirect'];
+  if (paths.temporalRedirect !== undefined) redirect = { code: temporalCode(paths.temporalRedirectCode), url: paths.temporalRedirect };
+  else if (paths.permanentRedirect !== undefined) redirect = { code: permanentCode(paths.permanentRedirectCode), url: paths.permanentRedirect };
+
+  if (paths.xForwardedPrefix !== undefined) headers.push({ name: 'X-Forwarded-Prefix', value: paths.xForwardedPrefix });
+
+  if (!ok) return undefined;
+  const proxy = annotations.proxy;
+  const ranges = sourceRanges(annotations.sourceRange.deny ?? settings.denylistSourceRange, annotations.sourceRange.allow ?? settings.whitelistSourceRange, ctx);
+  references.push(...ranges);
+  const tuning = proxyTuning(annotations, settings);
+  return {
+    behaviour: {
+      variables: [],
+      ...(clientCertificateCheck && { clientCertificate: clientCertificateCheck }),
+      ...(paths.appRoot !== undefined && { appRoot: paths.appRoot }),
+      ...(redirect && { redirect }),
+      ...(cors && { cors }),
+      refusedWhen: ranges,
+      ...(basicAuth && { basicAuth }),
+      ...(externalAuth && { externalAuth }),
+      rateLimits,
+      ...(connectionLimit && { connectionLimit }),
+      ...(limits.rate !== undefined && { limitRate: limits.rate }),
+      ...(limits.rateAfter !== undefined && { limitRateAfter: limits.rateAfter }),
+      ...(proxy.bodySize !== undefined && { clientMaxBodySize: proxy.bodySize }),
+      ...(proxy.clientBodyBufferSize !== undefined && { clientBodyBufferSize: proxy.clientBodyBufferSize }),
+      errorPages: [],
+      repeatHsts: false,
+    },
+    companions,
+    ...(clientCertificate && { clientCertificate }),
+    headers,
+    ...(paths.upstreamVhost !== undefined && { host: paths.upstreamVhost }),
+    ...(tuning && { tuning }),
+    httpVersion: proxy.httpVersion ?? settings.proxyHttpVersion,
+    references,
+  };
+}
+
+/** The location adds response headers, which in nginx replaces the server's `add_header` (HSTS). */
+export function addsResponseHeaders(behaviour: LocationBehaviour): boolean {
+  return behaviour.cors !== undefined || behaviour.externalAuth !== undefined;
+}
+
+function secretIn(object: SourceObject, ref: SecretReference): { namespace: string; name: string } {
+  return { namespace: ref.namespace ?? object.metadata.namespace, name: ref.name };
+}
+
+function crossNamespaceAllowed(object: SourceObject, ref: { namespace: string }, ctx: IngressContext): boolean {
+  return ref.namespace === object.metadata.namespace || ctx.allowCrossNamespaceSecrets;
+}
+
+/** ingress-nginx appends `rd=<original URL>` to the sign-in URL unless it has its own `rd=`. */
+function signinUrl(signin: AuthUrl): string {
+  if (/[?&]rd=/.test(signin.url)) return signin.url;
+  return `${signin.url}${signin.url.includes('?') ? '&' : '?'}rd=$scheme://$http_host$request_uri`;
+}
+
+type Reach = { readonly ok: true; readonly value: AuthEndpoint } | { readonly ok: false; readonly problem: string };
+
+/**
+ * How nginx reaches the auth service. A Service in the input (by its cluster DNS name) is reached like
+ * any backend; a literal address directly (never the node's own or a metadata address); any other name,
+ * or `$host`, only with `--resolver`, so that a name that does not resolve fails the request and never
+ * the config load. Other names are held to the ExternalName rules (no metadata services, the operator's
+ * allowed domains).
+ */
+function authEndpoint(url: AuthUrl, method: string | undefined, ctx: IngressContext): Reach {
+  const policy = ctx.backendPolicy;
+  const base = { ...(method !== undefined && { method }) };
+  const defaultPort = url.scheme === 'https' ? 443 : 80;
+  if (url.authority === undefined) {
+    if (!policy.runtimeDns) return { ok: false, problem: 'auth-url names its host with a variable, which nginx resolves per request only with --resolver' };
+    return { ok: true, value: { ...base, pass: '$i2n_auth_target', resolve: url.url, host: url.url.split('/')[2] ?? '$host', ...(url.scheme === 'https' && { sslServerName: '$host' }) } };
+  }
+  const [host = '', portText] = url.authority.startsWith('[') ? [url.authority.slice(0, url.authority.indexOf(']') + 1), url.authority.split(']:')[1]] : url.authority.split(':');
+  const port = portText === undefined ? defaultPort : Number(portText);
+  const service = new RegExp(`^([a-z0-9-]+)\\.([a-z0-9-]+)\\.svc\\.${escapeLiteral(policy.clusterDomain)}$`).exec(host);
+  if (service) {
+    const [, name = '', namespace = ''] = service;
+    const resolution = resolveServiceBackend(ctx.resources, namespace, { name, port: { number: port } }, policy);
+    if (!resolution.ok) return { ok: false, problem: `auth-url: ${resolution.problem}` };
+    const backend = resolution.value;
+    ctx.backends.set(backend.upstream, backend);
+    const ssl = url.scheme === 'https' ? { sslServerName: host } : {};
+    if (backend.runtimeName !== undefined) {
+      return { ok: true, value: { ...base, ...ssl, pass: '$i2n_auth_target', resolve: `${url.scheme}://${backend.runtimeName}${url.path}`, host: url.authority } };
+    }
+    return { ok: true, value: { ...base, ...ssl, pass: `${url.scheme}://${backend.upstream}${url.path}`, host: url.authority, upstream: backend.upstream } };
+  }
+  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
+  if (isIpAddress(bare)) {
+    if (isSpecialAddress(bare)) return { ok: false, problem: `auth-url points at ${bare}, an address of the node itself or a metadata service; refused` };
+    return { ok: true, value: { ...base, pass: url.url, host: url.authority } };
+  }
+  const external = externalNameProblem(host, { externalNameDisabled: false, externalNameSuffixes: policy.externalNameSuffixes });
+  if (!external.ok) return { ok: false, problem: `auth-url: ${external.problem.replace('spec.externalName', 'the host')}` };
+  if (!policy.runtimeDns) {
+    return {
+      ok: false,
+      problem: `auth-url names ${host}, which is not a Service in the input; nginx can look it up per request only with --resolver (at load time, a name that does not resolve would stop the whole config)`,
+    };
+  }
+  return { ok: true, value: { ...base, pass: '$i2n_auth_target', resolve: url.url, host: url.authority, ...(url.scheme === 'https' && { sslServerName: host }) } };
+}
+
+/**
+ * The zone key: the client address, or empty (not limited) for `limit-whitelist` addresses, looked up
+ * with `geo` on the client address as the access checks see it.
+ */
+function limitKey(
+  object: SourceObject,
+  id: string,
+  allowlist: readonly string[],
+  ctx: IngressContext,
+): { variable: string; geos: GeoBlock[]; maps: MapBlock[] } {
+  if (allowlist.length === 0) return { variable: ctx.limitKey, geos: [], maps: [] };
+  const comment = `limit-whitelist of Ingress ${object.metadata.namespace}/${object.metadata.name}`;
+  const exempt = `i2n_${id}_limit_exempt`;
+  const variable = `i2n_${id}_limit_key`;
+  return {
+    variable: `$${variable}`,
+    geos: [{ comment, source: ctx.clientAddress, variable: exempt, defaultValue: '0', entries: allowlist.map((network) => ({ network, value: '1' })) }],
+    maps: [{ comment, source: `$${exempt}`, variable, entries: [{ key: '1', value: '""' }], defaultValue: ctx.limitKey }],
+  };
+}
+
+/** Per-location proxy settings for the annotations that differ from the ConfigMap's defaults. */
+function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettings): ProxyTuning | undefined {
+  const proxy = annotations.proxy;
+  const buffersSet = proxy.bufferSize !== undefined || proxy.buffersNumber !== undefined;
+  const size = proxy.bufferSize ?? settings.proxyBufferSize;
+  const number = proxy.buffersNumber ?? settings.proxyBuffersNumber;
+  const redirect =
+    proxy.redirectFrom === undefined
+      ? undefined
+      : proxy.redirectFrom === 'off' || proxy.redirectFrom === 'default'
+        ? proxy.redirectFrom
+        : proxy.redirectTo !== undefined && proxy.redirectTo !== 'off'
+          ? `${proxy.redirectFrom} ${proxy.redirectTo}`
+          : undefined;
+  const onOff = (value: boolean) => (value ? 'on' : 'off');
+  const tuning: ProxyTuning = {
+    ...(proxy.connectTimeout !== undefined && { connectTimeout: `${proxy.connectTimeout}s` }),
+    ...(proxy.readTimeout !== undefined && { readTimeout: `${proxy.readTimeout}s` }),
+    ...(proxy.sendTimeout !== undefined && { sendTimeout: `${proxy.sendTimeout}s` }),
+    ...(proxy.buffering !== undefined && { buffering: onOff(proxy.buffering) }),
+    // nginx's default busy size is two buffers, which must stay below all buffers but one.
+    ...(buffersSet && { buffers: { size, number, ...(number < 4 && { busySize: size }) } }),
+    ...(proxy.requestBuffering !== undefined && { requestBuffering: onOff(proxy.requestBuffering) }),
+    ...(proxy.nextUpstream !== undefined && { nextUpstream: proxy.nextUpstream }),
+    ...(proxy.nextUpstreamTries !== undefined && { nextUpstreamTries: String(proxy.nextUpstreamTries) }),
+    ...(proxy.nextUpstreamTimeout !== undefined && { nextUpstreamTimeout: `${proxy.nextUpstreamTimeout}s` }),
+    ...(redirect !== undefined && { redirect }),
+  };
+  return Object.keys(tuning).length > 0 ? tuning : undefined;
+}
+
+/**
+ * CORS as http-level maps keyed on the request's origin: each header's value is empty (so nginx does
+ * not send it) unless the origin is allowed. With `*` every header is a literal. The maps are named by a
+ * digest of the policy, so Ingresses with the same policy share them.
+ */
+function corsPolicy(cors: IngressAnnotations['cors'], ctx: IngressContext): { headers: CorsHeaders; reference: string } {
+  const id = digestOf(JSON.stringify(cors));
+  const prefix = `i2n_cors_${id}`;
+  const preflight = `${prefix}_preflight`;
+  const comment = 'CORS (enable-cors)';
+  const quoted = (value: string) => `"${value}"`;
+  const values = {
+    methods: quoted(cors.allowMethods),
+    headers: quoted(cors.allowHeaders),
+    ...(cors.allowCredentials && { credentials: 'true' }),
+    ...(cors.exposeHeaders !== undefined && { exposeHeaders: quoted(cors.exposeHeaders) }),
+    maxAge: String(cors.maxAge),
+  };
+  const origins: CorsOrigins = cors.allowOrigin;
+  if (origins.any) {
+    const maps: MapBlock[] = [
+      { comment, source: '$request_method', variable: preflight, entries: [{ key: 'OPTIONS', value: '1' }], defaultValue: '""' },
+    ];
+    ctx.extensions.define(preflight, { maps });
+    return { headers: { origin: '*', ...values, preflight: `$${preflight}` }, reference: preflight };
+  }
+  const originVariable = `${prefix}_origin`;
+  const alternatives = origins.origins.map((origin) => escapeLiteral(origin).replace('\\*', '[A-Za-z0-9-]+'));
+  // An empty list (a rejected annotation) allows no origin: the map never matches.
+  const entries = alternatives.length > 0 ? [{ key: regexKey(`^(${alternatives.join('|')})$`, true), value: '$http_origin' }] : [];
+  const maps: MapBlock[] = [
+    { comment, source: '$http_origin', variable: originVariable, entries, defaultValue: '""' },
+    { comment, source: `"$request_method:$${originVariable}"`, variable: preflight, entries: [{ key: regexKey('^OPTIONS:.'), value: '1' }], defaultValue: '""' },
+  ];
+  const headers: Record<string, string> = {};
+  for (const [field, value] of Object.entries(values)) {
+    const variable = `${prefix}_${field.toLowerCase()}`;
+    maps.push({ comment, source: `$${originVariable}`, variable, entries: [{ key: '""', value: '""' }], defaultValue: value });
+    headers[field] = `$${variable}`;
+  }
+  ctx.extensions.define(preflight, { maps });
+  return {
+    headers: {
+      origin: `$${originVariable}`,
+      methods: headers['methods']!,
+      headers: headers['headers']!,
+      ...(headers['credentials'] !== undefined && { credentials: headers['credentials'] }),
+      ...(headers['exposeHeaders'] !== undefined && { exposeHeaders: headers['exposeHeaders'] }),
+      maxAge: headers['maxAge']!,
+      preflight: `$${preflight}`,
+    },
+    reference: preflight,
+  };
+}
+
+/**
+ * `denylist-source-range` and `whitelist-source-range` as `geo` blocks on the client address (as the
+ * access checks see it), each 1 for an address the location refuses. Named by a digest of the list,
+ * so Ingresses with the same list share one block.
+ */
+function sourceRanges(deny: readonly string[], allow: readonly string[], ctx: IngressContext): string[] {
+  const source = ctx.clientAddress;
+  const variables: string[] = [];
+  if (deny.length > 0) {
+    const variable = `i2n_deny_${digestOf(...deny)}`;
+    ctx.extensions.define(variable, {
+      geos: [{ comment: 'denylist-source-range', source, variable, defaultValue: '0', entries: deny.map((network) => ({ network, value: '1' })) }],
+    });
+    variables.push(variable);
+  }
+  if (allow.length > 0) {
+    const variable = `i2n_allow_${digestOf(...allow)}`;
+    ctx.extensions.define(variable, {
+      geos: [{ comment: 'whitelist-source-range', source, variable, defaultValue: '1', entries: allow.map((network) => ({ network, value: '0' })) }],
+    });
+    variables.push(variable);
+  }
+  return variables;
+}
