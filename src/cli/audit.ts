@@ -2,12 +2,26 @@ import type { Command } from 'commander';
 import { build } from '../render/build.js';
 import { formatAuditJson, formatAuditMarkdown, formatAuditText } from '../report/migration-format.js';
 import { migrationReport } from '../report/migration.js';
-import { diagnosticsOf, exitCodes, readSources, translateOptionsOf, withCommonOptions, type CliIo } from './common.js';
-import type { CommonFlags } from './options.js';
+import { loadClusterAccess } from '../sources/cluster/access.js';
+import { ApiClient } from '../sources/cluster/client.js';
+import { readClusterOnce } from '../sources/cluster/once.js';
+import { referencedObjects } from '../translate/references.js';
+import { collect, diagnosticsOf, exitCodes, readSources, translateOptionsOf, withCommonOptions, type CliIo } from './common.js';
+import { parseSeconds, UsageError, type CommonFlags } from './options.js';
+
+interface AuditFlags extends Omit<CommonFlags, 'filename'> {
+  readonly filename?: string[];
+  readonly cluster: boolean;
+  readonly kubeconfig?: string;
+  readonly namespace?: string[];
+  readonly upstreams: 'service' | 'endpoints';
+  readonly timeout: number;
+}
 
 /**
- * `audit`: the migration report. Exit 1 when an Ingress would not be served as written, or with
- * `--strict` when an annotation in use is ignored or unknown; 0 otherwise.
+ * `audit`: the migration report, from manifests or from the live cluster. Exit 1 when an Ingress would
+ * not be served as written, or with `--strict` when an annotation in use is ignored or unknown; 0
+ * otherwise.
  */
 export function auditCommand(program: Command, io: CliIo, setExitCode: (code: number) => void): void {
   withCommonOptions(
@@ -16,13 +30,42 @@ export function auditCommand(program: Command, io: CliIo, setExitCode: (code: nu
       .description('migration report: the ingress-nginx annotations and ConfigMap keys in use, what ingress2nginx does with each, and the Ingresses it would not serve as written'),
     ['text', 'json', 'markdown'],
     'report format',
-  ).action(async (flags: CommonFlags) => {
-    const source = await readSources(flags.filename, io);
-    const result = build(source.snapshot, await translateOptionsOf(flags, io, false));
-    const report = migrationReport(source.snapshot, { ...result, diagnostics: await diagnosticsOf(source, result) }, flags.configmap);
-    io.stdout(flags.format === 'json' ? formatAuditJson(report) : flags.format === 'markdown' ? formatAuditMarkdown(report) : formatAuditText(report));
-    const blocked = report.ingressesWithErrors.length > 0;
-    const lossy = report.annotations.some((usage) => usage.status === 'ignored' || usage.status === 'unknown');
-    setExitCode(blocked || (flags.strict && lossy) ? exitCodes.inputErrors : exitCodes.clean);
-  });
+    'optional',
+  )
+    .option('--cluster', 'read the cluster (one list of each kind) instead of -f manifests', false)
+    .option('--kubeconfig <path>', 'with --cluster: kubeconfig file (default: $KUBECONFIG, else the Pod service account)')
+    .option('--namespace <namespace>', 'with --cluster: read only this namespace (repeatable; default: all)', collect)
+    .option('--timeout <seconds>', 'with --cluster: give up when the API has not answered every list by then', parseSeconds, 30)
+    .action(async (flags: AuditFlags) => {
+      const fromFiles = flags.filename !== undefined;
+      if (fromFiles === flags.cluster) throw new UsageError('give either -f (manifests) or --cluster (the live cluster)');
+      if (fromFiles && (flags.kubeconfig !== undefined || flags.namespace !== undefined)) {
+        throw new UsageError('--kubeconfig and --namespace go with --cluster');
+      }
+      const commonFlags: CommonFlags = { ...flags, filename: flags.filename ?? [] };
+      const options = await translateOptionsOf(commonFlags, io, false);
+      const { snapshot, diagnostics, result } = fromFiles
+        ? await (async () => {
+            const source = await readSources(commonFlags.filename, io);
+            const built = build(source.snapshot, options);
+            return { snapshot: source.snapshot, result: built, diagnostics: await diagnosticsOf(source, built) };
+          })()
+        : await (async () => {
+            const access = loadClusterAccess({ ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }), env: io.env ?? process.env });
+            const live = await readClusterOnce({
+              client: new ApiClient(access.config),
+              namespaces: flags.namespace ?? [],
+              upstreams: flags.upstreams,
+              references: (partial) => referencedObjects(partial, options),
+              timeoutMs: flags.timeout * 1000,
+            });
+            const built = build(live, options);
+            return { snapshot: live, result: built, diagnostics: built.diagnostics };
+          })();
+      const report = migrationReport(snapshot, { ...result, diagnostics }, flags.configmap);
+      io.stdout(flags.format === 'json' ? formatAuditJson(report) : flags.format === 'markdown' ? formatAuditMarkdown(report) : formatAuditText(report));
+      const blocked = report.ingressesWithErrors.length > 0;
+      const lossy = report.annotations.some((usage) => usage.status === 'ignored' || usage.status === 'unknown');
+      setExitCode(blocked || (flags.strict && lossy) ? exitCodes.inputErrors : exitCodes.clean);
+    });
 }

@@ -51,16 +51,21 @@ export const exitCodes = { clean: 0, inputErrors: 1, failure: 2 } as const;
 
 /**
  * Flags of the commands that read manifests from files. `formats` are the choices of `--format`: what
- * it formats (diagnostics, routes, a diff) is the command's to say.
+ * it formats (diagnostics, routes, a diff) is the command's to say. A command that can also read a
+ * cluster makes `-f` optional and checks the choice itself.
  */
 export function withCommonOptions(
   command: Command,
   formats: readonly OutputFormat[] = ['text', 'json'],
   formatDescription = 'diagnostics format',
+  filenames: 'required' | 'optional' = 'required',
 ): Command {
+  const filenameFlags = '-f, --filename <path>';
+  const filenameDescription = 'manifest file, directory (recursive) or - for stdin; repeatable';
   return withTranslateOptions(
-    command
-      .requiredOption('-f, --filename <path>', 'manifest file, directory (recursive) or - for stdin; repeatable', collect)
+    (filenames === 'required'
+      ? command.requiredOption(filenameFlags, filenameDescription, collect)
+      : command.option(filenameFlags, filenameDescription, collect))
       .addOption(new Option('--format <format>', formatDescription).choices([...formats]).default('text'))
       .option('--strict', 'warnings fail too (exit 1)', false),
   )

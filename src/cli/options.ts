@@ -72,6 +72,12 @@ export function parsePort(value: string): number {
   return port;
 }
 
+export function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!/^\d+$/.test(value) || seconds < 1 || seconds > 3600) throw new InvalidArgumentError('expected whole seconds 1-3600');
+  return seconds;
+}
+
 /** Absolute, plain characters, short enough that socket paths under it fit the 107-byte limit. */
 export function parseRunDir(value: string): string {
   const trimmed = value.replace(/\/+$/, '');

@@ -42,7 +42,8 @@ export interface ReflectorOptions {
   /** Called after the store changed (an event, or a list that differs from what was held). */
   readonly onChange: () => void;
   /** Called when the watch had to be restarted, with why; for metrics and the log. */
-  readonly onRestart: (reason: string) => void;
+  /** `status`: the API's HTTP status when the API answered with an error. */
+  readonly onRestart: (reason: string, status?: number) => void;
 }
 
 class Expired extends Error {}
@@ -105,7 +106,7 @@ export class Reflector {
           continue;
         }
         const reason = error instanceof Silent ? error.message : `${(error as Error).message}; retrying in ${Math.round(backoff)} ms`;
-        this.options.onRestart(reason);
+        this.options.onRestart(reason, error instanceof ApiError ? error.status : undefined);
         if (!(error instanceof Silent)) {
           await delay(backoff * (0.5 + Math.random() / 2), undefined, { signal: this.abort.signal }).catch(() => undefined);
           backoff = Math.min(backoff * 2, this.options.timing.backoffMaxMs);

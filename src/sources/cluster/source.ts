@@ -20,7 +20,7 @@ export interface ClusterSourceOptions {
   /** How often to look again for the Gateway API CRDs while they are not served. */
   readonly discoveryIntervalMs: number;
   readonly onChange: () => void;
-  readonly onRestart: (kind: string, reason: string) => void;
+  readonly onRestart: (kind: string, reason: string, status?: number) => void;
 }
 
 const secretKind = watchedKinds.find((k) => k.kind === 'Secret') as WatchedKind;
@@ -119,7 +119,7 @@ export class ClusterSource {
       ...(fieldSelector !== undefined && { fieldSelector }),
       timing: this.options.timing,
       onChange: this.options.onChange,
-      onRestart: (reason) => this.options.onRestart(kind.kind, reason),
+      onRestart: (reason, status) => this.options.onRestart(kind.kind, reason, status),
     });
   }
 
@@ -137,7 +137,7 @@ export class ClusterSource {
         if (resources) served.set(version, resources);
       }
     } catch (error) {
-      this.options.onRestart('GatewayAPI', `discovery failed: ${(error as Error).message}`);
+      this.options.onRestart('GatewayAPI', `discovery failed: ${(error as Error).message}`, error instanceof ApiError ? error.status : undefined);
     }
     const chosen = gatewayKinds
       .filter((k) => k.group !== '')
