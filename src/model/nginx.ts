@@ -141,7 +141,10 @@ export interface PassthroughServer {
 export interface PassthroughBackend {
   readonly serverName: string;
   readonly mapKey: string;
-  /** An upstream block's name, or `name:port` that nginx resolves per connection (`resolver`). */
+  /**
+   * The backend's one address (`ip:port`), an upstream block's name (several addresses or weights), or
+   * `name:port` that nginx resolves per connection (`resolver`).
+   */
   readonly backend: string;
   readonly comment: string;
 }

@@ -3,6 +3,7 @@ import type { UpstreamServer } from '../model/nginx.js';
 import type { ServicePortRef } from '../model/provenance.js';
 import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './allowlist.js';
 import { key, type Resources } from './resources.js';
+import { upstreamName } from './upstream-names.js';
 
 export interface ServiceBackendRef {
   readonly name: string;
@@ -10,7 +11,7 @@ export interface ServiceBackendRef {
 }
 
 export interface ResolvedBackend {
-  /** Upstream block name: `namespace_service_port`, stable and unique per Service port. */
+  /** Upstream block name: `namespace_service_port` behind two letters of its digest (upstream-names.ts), stable and unique per Service port. */
   readonly upstream: string;
   readonly servers: readonly UpstreamServer[];
   /**
@@ -227,7 +228,7 @@ function backend(
   serviceDnsName: string,
 ): ResolvedBackend {
   return {
-    upstream: `${namespace}_${name}_${port}`,
+    upstream: upstreamName(`${namespace}_${name}_${port}`),
     servers,
     serviceDnsName,
     description: `Service ${namespace}/${name} port ${port}`,

@@ -16,6 +16,7 @@ import type { PassthroughRoute, TerminatedHost } from './ingress/hosts.js';
 import { byString, compareAge, groupBy } from './precedence.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
+import { readablePart, upstreamName } from './upstream-names.js';
 
 export interface StreamInput {
   readonly handoff: Handoff;
@@ -55,6 +56,8 @@ interface PassthroughTarget {
   /** Upstream block name, or `name:port` resolved per connection. */
   readonly backend: string;
   readonly noRetry: boolean;
+  /** What `backend` is, when it is an address that does not say so itself. */
+  readonly description?: string;
 }
 
 /** What one SNI host name on one port leads to, with who asked for it. */
@@ -116,7 +119,7 @@ export function buildStream(input: StreamInput): StreamParts {
     const backends = route.backend ? [{ ...route.backend, weight: 1 }] : [];
     ingressClaims.push({
       serverName: route.host,
-      target: route.backend ? builder.passthroughTarget(builder.destination(backends, 0)) : builder.rejectTarget(),
+      target: route.backend ? builder.passthroughTarget(backends, 0) : builder.rejectTarget(),
       comment: route.comment,
       owner: route.owner,
       origin: {
@@ -185,7 +188,8 @@ export function buildStream(input: StreamInput): StreamParts {
           };
           shared.set(kind, (entry = { server, routes: [] }));
         }
-        entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment });
+        const backendComment = target.description === undefined ? comment : `${comment} to ${target.description}`;
+        entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment: backendComment });
         return { serverName, mapKey: mapKey(serverName), target: `unix:${entry.server.socket}`, comment, origin };
       };
       const frontRoutes = routes.map(frontRoute);
@@ -366,7 +370,7 @@ class StreamBuilder {
     }
     const servers: UpstreamServer[] = backends.flatMap((b) => b.servers.map((s) => ({ address: s.address, weight: b.weight })));
     if (rejectedWeight > 0) servers.push({ address: this.rejectTarget(), weight: rejectedWeight, neverMarkedDown: true });
-    const name = `weighted_${digest(JSON.stringify(servers))}`;
+    const name = upstreamName(`weighted_${digest(JSON.stringify(servers))}`);
     if (rejectedWeight > 0) this.rejecting.add(name);
     if (!this.upstreams.has(name)) {
       const parts = backends.map((b) => `${b.description} weight ${b.weight}`);
@@ -376,14 +380,26 @@ class StreamBuilder {
     return { upstream: name };
   }
 
-  passthroughTarget(destination: Destination): PassthroughTarget {
+  /**
+   * Where a passthrough server proxies a backend set to. A lone backend with one address is named by that
+   * address, with no upstream block: a stream `proxy_pass` with a variable looks an upstream block up by
+   * name per connection, through all of them (`ngx_stream_proxy_handler`), while an address is connected to
+   * as it is, with the same single-peer behaviour an upstream block of one server has.
+   */
+  passthroughTarget(backends: readonly WeightedBackend[], rejectedWeight: number): PassthroughTarget {
+    const only = backends[0];
+    const address = only?.servers[0]?.address;
+    if (backends.length === 1 && only && rejectedWeight === 0 && only.runtimeName === undefined && only.servers.length === 1 && address) {
+      return { backend: address, noRetry: false, description: only.description };
+    }
+    const destination = this.destination(backends, rejectedWeight);
     return { backend: destination.resolve ?? destination.upstream, noRetry: this.rejecting.has(destination.upstream) };
   }
 
   gatewayTarget(route: SniRoutePlan): string | PassthroughTarget {
     if (route.backends.length === 0) return this.rejectTarget();
+    if (route.mode === 'Passthrough') return this.passthroughTarget(route.backends, route.rejectedWeight);
     const destination = this.destination(route.backends, route.rejectedWeight);
-    if (route.mode === 'Passthrough') return this.passthroughTarget(destination);
     const server: Omit<TerminateServer, 'socket' | 'comment'> = {
       certificates: route.certificates,
       ...destination,
@@ -417,7 +433,7 @@ class StreamBuilder {
 
   parts(): Omit<StreamParts, 'frontends' | 'passthroughServers'> {
     return {
-      upstreams: [...this.upstreams.values()].sort(byString((u) => u.name)),
+      upstreams: [...this.upstreams.values()].sort(byString((u) => readablePart(u.name))),
       terminateServers: [...this.terminateServers.values()].sort(byString((s) => s.socket)),
       ...(this.rejectSocket !== undefined && { rejectSocket: this.rejectSocket }),
     };

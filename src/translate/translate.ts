@@ -32,6 +32,7 @@ import { nginxFeatures } from './nginx-version.js';
 import { sharePlainHttpServers } from './redirect-server.js';
 import { shareSslContexts } from './ssl-contexts.js';
 import { buildStream, hashSizes } from './stream.js';
+import { readablePart } from './upstream-names.js';
 
 /** Written into route and policy status as the controller that programs them. */
 export const controllerName = 'ingress2nginx.dev/controller';
@@ -364,7 +365,7 @@ function httpUpstreams(
   const keepalive = keepalivePerUpstream(settings.upstreamKeepaliveConnections, upstreams.length);
   return upstreams
     .map((backend) => ({ name: backend.upstream, servers: backend.servers, keepalive, comment: backend.description }))
-    .sort(byString((u) => u.name));
+    .sort(byString((u) => readablePart(u.name)));
 }
 
 /** Up to this many upstream blocks, each keeps `upstream-keepalive-connections` idle connections. */

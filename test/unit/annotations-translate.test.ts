@@ -7,6 +7,7 @@ import { bundledDefaultCertificate } from '../../src/translate/default-certifica
 import { translate } from '../../src/translate/translate.js';
 import { gateway, object, passthrough, service, tlsRoute } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
+import { upstreamName } from '../../src/translate/upstream-names.js';
 
 /**
  * Decisions of the annotation translation that real traffic cannot show on one machine, or shows only
@@ -124,7 +125,7 @@ describe('external auth: nginx must reach the service without DNS at load time',
 
   it('reaches a Service of the input at its upstream', () => {
     const { model } = run([...services('auth'), ...services(), ingress('sso', { host: 'a.example.test', annotations: { 'auth-url': 'http://app.auth.svc.cluster.local/check' } })]);
-    expect(model.http.upstreams.map((u) => u.name)).toContain('auth_app_80');
+    expect(model.http.upstreams.map((u) => u.name)).toContain(upstreamName('auth_app_80'));
   });
 });
 
@@ -187,7 +188,7 @@ describe('canaries', () => {
     const { model } = run(objects);
     const proxy = locationOf(model, 'app.example.test')!.proxy!;
     expect(proxy.pass).toMatch(/^https:\/\/\$i2n_canary_[0-9a-f]{12}_weight$/);
-    expect(proxy.canary?.upstream).toMatch(/^web_app-v2_80_tls_[0-9a-f]{10}$/);
+    expect(proxy.canary?.upstream).toMatch(/^[a-z]{2}_web_app-v2_80_tls_[0-9a-f]{10}$/);
     expect(proxy.ssl?.name).toMatch(/^\$i2n_canary_[0-9a-f]{12}_ssl_name$/);
     const names = model.http.extensions.maps.find((m) => m.variable.endsWith('_ssl_name'))!;
     expect(names.entries.map((e) => e.value)).toEqual(['app-v2.web.svc.cluster.local']);
@@ -197,9 +198,9 @@ describe('canaries', () => {
 
   it('weight alone: 0 leaves the main backend, the total or more switches it', () => {
     const none = run([...services(), main(), canary('c', { 'canary-weight': '0' })]);
-    expect(locationOf(none.model, 'app.example.test')!.proxy!.pass).toBe('http://web_app_80');
+    expect(locationOf(none.model, 'app.example.test')!.proxy!.pass).toBe(`http://${upstreamName('web_app_80')}`);
     const all = run([...services(), main(), canary('c', { 'canary-weight': '500', 'canary-weight-total': '500' })]);
-    expect(locationOf(all.model, 'app.example.test')!.proxy!.pass).toBe('http://web_app-v2_80');
+    expect(locationOf(all.model, 'app.example.test')!.proxy!.pass).toBe(`http://${upstreamName('web_app-v2_80')}`);
     const share = run([...services(), main(), canary('c', { 'canary-weight': '1', 'canary-weight-total': '3' })]);
     // Totals up to 100 count as 100, as in ingress-nginx.
     expect(share.model.http.extensions.splits[0]?.share).toBe('1');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkConfig, type NginxCheck } from '../../src/apply/check.js';
+import { upstreamName } from '../../src/translate/upstream-names.js';
 import { runCli } from '../support/cli.js';
 import { fixturesRoot } from '../support/golden.js';
 import { requireNginx } from '../support/nginx.js';
@@ -204,7 +205,7 @@ const fields: readonly Field[] = [
   annotationRow(
     'backend-protocol',
     (p) => `HTTPS${p}${marker}`,
-    { value: 'HTTPS', renders: 'proxy_pass https://web_secure_443_tls_' },
+    { value: 'HTTPS', renders: `proxy_pass https://${upstreamName('web_secure_443')}_tls_` },
     { ...plainTarget, serviceName: 'secure', port: { number: 443 } },
   ),
   {
@@ -212,7 +213,7 @@ const fields: readonly Field[] = [
     place: (value) => ({ target: { ...plainTarget, serviceName: value } }),
     hostile: (p) => `app${p}${marker}`,
     expected: { code: 'backend-unresolved', field: 'spec.rules[0].http.paths[0].backend.service.name' },
-    control: { value: `app-${marker}`, renders: `upstream web_app-${marker}_80 {` },
+    control: { value: `app-${marker}`, renders: `upstream ${upstreamName(`web_app-${marker}_80`)} {` },
   },
   {
     name: 'service port name',
@@ -275,7 +276,7 @@ const fields: readonly Field[] = [
   annotationRow('cors-expose-headers', (p) => `X-A${p}${marker}`, { value: `x-${marker}`, renders: `"x-${marker}"` }, withAnnotations({ 'enable-cors': 'true' })),
   // Error pages.
   annotationRow('custom-http-errors', (p) => `404${p}${marker}`, { value: '418', renders: 'error_page 418 = @i2n_status_418;' }, plainTarget),
-  annotationRow('default-backend', (p) => `app${p}${marker}`, { value: `app-${marker}`, renders: `@i2n_error_web_app-${marker}_80_404` }, withAnnotations({ 'custom-http-errors': '404' })),
+  annotationRow('default-backend', (p) => `app${p}${marker}`, { value: `app-${marker}`, renders: `@i2n_error_${upstreamName(`web_app-${marker}_80`)}_404` }, withAnnotations({ 'custom-http-errors': '404' })),
   // Access control.
   annotationRow('whitelist-source-range', (p) => `10.0.0.0/8${p}${marker}`, { value: '10.9.0.0/16', renders: '10.9.0.0/16 0;' }, plainTarget),
   annotationRow('denylist-source-range', (p) => `10.0.0.0/8${p}${marker}`, { value: '10.9.0.0/16', renders: '10.9.0.0/16 1;' }, plainTarget),
@@ -284,7 +285,7 @@ const fields: readonly Field[] = [
   annotationRow('auth-tls-secret', (p) => `web/trust${p}${marker}`, { value: `web/trust-${marker}`, renders: `ssl_client_certificate ca/web_trust-${marker}.crt;` }, { ...plainTarget, host: `www.${validHost}`, tls: { hosts: [`www.${validHost}`], secretName: 'app-tls' } }),
   annotationRow('auth-tls-match-cn', (p) => `CN=a${p}${marker}`, { value: `CN=${marker}$`, renders: `!~ "CN=${marker}$"` }, withAnnotations({ 'auth-tls-secret': 'trust' }), ['space']),
   annotationRow('auth-tls-error-page', (p) => `https://a.example/${p}${marker}`, { value: `https://${marker}.example/cert`, renders: `error_page 495 496 = https://${marker}.example/cert;` }, withAnnotations({ 'auth-tls-secret': 'trust' })),
-  annotationRow('auth-url', (p) => `http://a.example/${p}${marker}`, { value: `http://app-${marker}.web.svc.cluster.local/auth`, renders: `proxy_pass http://web_app-${marker}_80/auth;` }, plainTarget),
+  annotationRow('auth-url', (p) => `http://a.example/${p}${marker}`, { value: `http://app-${marker}.web.svc.cluster.local/auth`, renders: `proxy_pass http://${upstreamName(`web_app-${marker}_80`)}/auth;` }, plainTarget),
   annotationRow('auth-signin', (p) => `https://a.example/${p}${marker}`, { value: `https://${marker}.example/start`, renders: `error_page 401 =302 https://${marker}.example/start?rd=` }, withAnnotations({ 'auth-url': 'http://app.web.svc.cluster.local/auth' })),
   annotationRow('auth-response-headers', (p) => `X-A${p}${marker}`, { value: `X-${marker}`, renders: `auth_request_set $i2n_auth_x_${marker} $upstream_http_x_${marker};` }, withAnnotations({ 'auth-url': 'http://app.web.svc.cluster.local/auth' })),
   annotationRow('limit-rps', (p) => `5${p}${marker}`, { value: '77', renders: 'rate=77r/s;' }, plainTarget),
@@ -294,7 +295,7 @@ const fields: readonly Field[] = [
   annotationRow('canary-by-header-value', (p) => `a${p}${marker}`, { value: marker, renders: `"~^${marker}$"` }, canaryOfValid({ 'canary-by-header': 'X-Canary' }), ['space']),
   annotationRow('canary-by-header-pattern', (p) => `a${p}${marker}`, { value: `^(${marker}|b)$`, renders: `"~^(${marker}|b)$"` }, canaryOfValid({ 'canary-by-header': 'X-Canary' }), ['space']),
   annotationRow('canary-by-cookie', (p) => `a${p}${marker}`, { value: marker, renders: `(?i:${marker})=always` }, canaryOfValid()),
-  annotationRow('canary-weight', (p) => `5${p}${marker}`, { value: '33', renders: '33% web_app_80;' }, canaryOfValid()),
+  annotationRow('canary-weight', (p) => `5${p}${marker}`, { value: '33', renders: `33% ${upstreamName('web_app_80')};` }, canaryOfValid()),
 ];
 
 /** Everything the rows need besides the target: backends, Secrets (with `-pwned` twins for the controls), the valid Ingress. */

@@ -7,6 +7,7 @@ import type { TranslateOptions } from '../../src/translate/options.js';
 import { translate } from '../../src/translate/translate.js';
 import { configMap, gateway, object, passthrough, service, tlsRoute } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
+import { upstreamName } from '../../src/translate/upstream-names.js';
 
 /**
  * Tenant isolation at the model level: no resource takes a host from an older claim, whatever the
@@ -240,8 +241,8 @@ describe('canary Ingresses', () => {
     const root = model.http.virtualHosts[0]!.locations.find((l) => l.path === '/');
     expect(root?.comment).toContain('team-a/main');
     // canary-weight 100: every request goes to the canary, in the main Ingress's location.
-    expect(root?.proxy?.pass).toBe('http://team-a_web-v2_80');
-    expect(root?.proxy?.canary?.upstream).toBe('team-a_web-v2_80');
+    expect(root?.proxy?.pass).toBe(`http://${upstreamName('team-a_web-v2_80')}`);
+    expect(root?.proxy?.canary?.upstream).toBe(upstreamName('team-a_web-v2_80'));
     expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(diagnostics.filter((d) => d.code === 'canary-without-main').map((d) => d.message)).toEqual([
       expect.stringContaining('host only-canary.example.test path / (Prefix)'),
@@ -255,7 +256,7 @@ describe('canary Ingresses', () => {
       ingress('team-b', 'canary', { hosts: ['app.example.test'], annotations: canaryAnnotations }),
     ]);
     const root = model.http.virtualHosts[0]!.locations.find((l) => l.path === '/');
-    expect(root?.proxy?.pass).toBe('http://team-a_web_80');
+    expect(root?.proxy?.pass).toBe(`http://${upstreamName('team-a_web_80')}`);
     expect(root?.proxy?.canary).toBeUndefined();
     expect(about(diagnostics, 'canary-other-namespace')).toEqual(['team-b/canary']);
   });

@@ -6,6 +6,7 @@ import type { Snapshot, SourceObject } from '../../src/sources/snapshot.js';
 import { certificateCoversHost, parseKeyPair, validityAt } from '../../src/translate/certificates.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
 import { translate } from '../../src/translate/translate.js';
+import { upstreamName } from '../../src/translate/upstream-names.js';
 import { createCa, issueCertificate, type CertificateFiles } from '../support/pki.js';
 import { testTranslateOptions } from '../support/options.js';
 
@@ -100,7 +101,7 @@ describe('service backends', () => {
 
   it('resolves named ports through the Service and brackets IPv6 cluster IPs; names need --resolver', () => {
     const { model, diagnostics } = run(...namedServices);
-    expect(model.http.upstreams.map((u) => [u.name, u.servers[0]!.address])).toEqual([['web_v6_8080', '[fd00::10]:8080']]);
+    expect(model.http.upstreams.map((u) => [u.name, u.servers[0]!.address])).toEqual([[upstreamName('web_v6_8080'), '[fd00::10]:8080']]);
     expect(diagnostics.map((d) => [d.resource?.name, d.code])).toEqual([
       ['b', 'backend-unresolved'],
       ['c', 'backend-unresolved'],
@@ -113,7 +114,7 @@ describe('service backends', () => {
       model.http.virtualHosts.find((h) => h.serverName === host)!.locations.find((l) => l.proxy)!.proxy!.resolve;
     expect(resolve('b.example.test')).toBe('headless.web.svc.cluster.local:9000');
     expect(resolve('c.example.test')).toBe('db.example.org:5432');
-    expect(model.http.upstreams.map((u) => u.name)).toEqual(['web_v6_8080']);
+    expect(model.http.upstreams.map((u) => u.name)).toEqual([upstreamName('web_v6_8080')]);
     expect(diagnostics.map((d) => d.code)).toEqual(['service-dns-name']);
   });
 
@@ -258,7 +259,7 @@ describe('HTTPS backends', () => {
       }),
     );
     const proxy = model.http.virtualHosts[0]!.locations[0]!.proxy!;
-    expect(proxy.pass).toMatch(/^https:\/\/web_api_443_tls_[0-9a-f]{10}$/);
+    expect(proxy.pass).toMatch(new RegExp(`^https://${upstreamName('web_api_443')}_tls_[0-9a-f]{10}$`));
     expect(proxy.ssl).toMatchObject({ verify: true, name: 'api.web.svc.cluster.local', serverName: true, trustedCertificate: 'ca/web_trust.crt' });
   });
 });

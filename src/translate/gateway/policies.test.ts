@@ -19,6 +19,7 @@ import {
 } from '../../../test/support/gateway.js';
 import { createCa, issueCertificate, type CertificateFiles } from '../../../test/support/pki.js';
 import type { SourceObject } from '../../sources/snapshot.js';
+import { upstreamName } from '../upstream-names.js';
 
 let caPem = '';
 let serverCert: CertificateFiles;
@@ -189,7 +190,7 @@ describe('BackendTLSPolicy on Terminate routes', () => {
       ]),
     ]);
     expect(agreeing.diagnostics).toEqual([]);
-    expect(entry(agreeing.plan)?.backends.map((b) => b.upstream)).toEqual(['apps_app_8443', 'apps_other_8443']);
+    expect(entry(agreeing.plan)?.backends.map((b) => b.upstream)).toEqual([upstreamName('apps_app_8443'), upstreamName('apps_other_8443')].sort());
 
     const partly = runPlan([
       ...setup([{ name: 'app', port: 8443, weight: 2 }, { name: 'other', port: 8443, weight: 3 }]),
@@ -198,7 +199,7 @@ describe('BackendTLSPolicy on Terminate routes', () => {
       policy('bad', { hostname: 'x.internal', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'missing' }] }, [{ group: '', kind: 'Service', name: 'other' }]),
     ]);
     expect(entry(partly.plan)).toEqual(
-      expect.objectContaining({ backends: [expect.objectContaining({ upstream: 'apps_app_8443', weight: 2 })], rejectedWeight: 3 }),
+      expect.objectContaining({ backends: [expect.objectContaining({ upstream: upstreamName('apps_app_8443'), weight: 2 })], rejectedWeight: 3 }),
     );
     expect(entry(partly.plan)?.backendTls?.policy).toBe('apps/good');
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { upstreamName } from '../upstream-names.js';
 import {
   codes,
   gateway,
@@ -48,7 +49,7 @@ describe('route attachment (parent Accepted)', () => {
             route: { namespace: 'apps', name: 'app' },
             backends: [
               {
-                upstream: 'apps_app_8443',
+                upstream: upstreamName('apps_app_8443'),
                 servers: [{ address: '10.0.0.1:8443' }],
                 weight: 1,
                 description: 'Service apps/app port 8443',
@@ -183,7 +184,7 @@ describe('backend references (parent ResolvedRefs)', () => {
     const { plan, diagnostics } = runPlan([openGateway, route([{ name: 'app', namespace: 'backends', port: 8443 }]), service('backends', 'app', '10.0.0.2', [{ port: 8443 }]), grant]);
     expect(diagnostics).toEqual([]);
     expect(parentConditions(plan, 'apps', 'app')).toEqual(accepted);
-    expect(plan.ports[0]?.routes[0]?.backends.map((b) => b.upstream)).toEqual(['backends_app_8443']);
+    expect(plan.ports[0]?.routes[0]?.backends.map((b) => b.upstream)).toEqual([upstreamName('backends_app_8443')]);
   });
 
   it('splits by weight: weight 0 takes nothing, unresolved weight is closed, one Service port twice adds up', () => {
@@ -201,10 +202,12 @@ describe('backend references (parent ResolvedRefs)', () => {
       service('apps', 'zero', '10.0.0.3', [{ port: 8443 }]),
     ]);
     const entry = plan.ports[0]?.routes[0];
-    expect(entry?.backends.map((b) => [b.upstream, b.weight])).toEqual([
-      ['apps_a_8443', 3],
-      ['apps_b_8443', 2],
-    ]);
+    // Sorted by upstream name.
+    const weights: [string, number][] = [
+      [upstreamName('apps_a_8443'), 3],
+      [upstreamName('apps_b_8443'), 2],
+    ];
+    expect(entry?.backends.map((b) => [b.upstream, b.weight])).toEqual(weights.sort(([a], [b]) => (a < b ? -1 : 1)));
     expect(entry?.rejectedWeight).toBe(2);
   });
 
@@ -365,7 +368,7 @@ describe('older TLSRoute versions', () => {
       app,
     ]);
     expect(codes(diagnostics)).toEqual(['info:api-version-deprecated', 'warning:route-rules-ignored']);
-    expect(plan.ports[0]?.routes[0]?.backends.map((b) => b.upstream)).toEqual(['apps_app_8443']);
+    expect(plan.ports[0]?.routes[0]?.backends.map((b) => b.upstream)).toEqual([upstreamName('apps_app_8443')]);
   });
 
   it('reads v1alpha3 with an info diagnostic', () => {
