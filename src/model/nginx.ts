@@ -82,6 +82,12 @@ export interface StreamConfig {
   readonly upstreams: readonly StreamUpstream[];
   /** Where passthrough connections are proxied to their backends: a few shared listeners per TLS port. */
   readonly passthroughServers: readonly PassthroughServer[];
+  /**
+   * Passthrough hosts whose backends read a PROXY header (`ingress2nginx.dev/backend-proxy-protocol`),
+   * with the `pass` hand-off. (With the PROXY/unix hand-off the front proxies them to the backend itself:
+   * it sends that header on every connection it proxies.)
+   */
+  readonly proxyProtocolServers: readonly ProxyProtocolServer[];
   /** TLS terminated in the stream module, plain TCP (or re-encrypted TLS) to the backend set. */
   readonly terminateServers: readonly TerminateServer[];
   /** Unix socket of a server that closes every connection at once: rejected SNI and backend shares. */
@@ -136,6 +142,27 @@ export interface PassthroughServer {
   readonly routes: readonly PassthroughBackend[];
   /** Its upstreams hold a share for the reject socket: a failed attempt must not be retried elsewhere. */
   readonly noRetry: boolean;
+}
+
+/**
+ * A server that proxies passthrough hosts to backends with a PROXY protocol header first. The front
+ * `pass`es connections to it at a loopback address of the TLS port, not a unix socket: `pass` makes the
+ * address it passes to the connection's local address, and nginx writes the local address into the
+ * header, where a unix socket path is not a valid destination. The front's listener on the port is the
+ * wildcard one, so nothing more is bound, and the header carries the client's address and port, then
+ * this loopback address and the TLS port.
+ */
+export interface ProxyProtocolServer {
+  /** `127.0.0.x:port`. */
+  readonly address: string;
+  readonly port: number;
+  readonly version: 'v1' | 'v2';
+  /** `proxy_protocol` argument: `on` writes version 1, `v2` version 2 (nginx >= 1.31.4). */
+  readonly directive: 'on' | 'v2';
+  /** `$…` variable name (without `$`) that its SNI map sets to the backend. */
+  readonly backendVariable: string;
+  /** Sorted by server name. */
+  readonly routes: readonly PassthroughBackend[];
 }
 
 export interface PassthroughBackend {

@@ -4,10 +4,12 @@ export interface NginxFeatures {
   readonly streamPass: boolean;
   /** The `http2` directive (1.25.1); `listen … http2` is deprecated from then on and warns. */
   readonly http2Directive: boolean;
+  /** `proxy_protocol v2` in the stream module (1.31.4); before, `proxy_protocol on` writes version 1 only. */
+  readonly proxyProtocolV2: boolean;
 }
 
 export function nginxFeatures(version: string): NginxFeatures {
-  return { streamPass: atLeast(version, '1.25.5'), http2Directive: atLeast(version, '1.25.1') };
+  return { streamPass: atLeast(version, '1.25.5'), http2Directive: atLeast(version, '1.25.1'), proxyProtocolV2: atLeast(version, '1.31.4') };
 }
 
 /** `version >= minimum`, both dotted `X.Y.Z`. */

@@ -3,6 +3,7 @@ import type {
   Handoff,
   PassthroughBackend,
   PassthroughServer,
+  ProxyProtocolServer,
   SniFrontend,
   SniRoute,
   StreamUpstream,
@@ -11,6 +12,7 @@ import type {
 } from '../model/nginx.js';
 import type { BackendShare, Claim as ClaimProvenance, Provenance, SniRouteOrigin } from '../model/provenance.js';
 import type { SourceObject } from '../sources/snapshot.js';
+import type { ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
 import type { PortPlan, SniRoutePlan, WeightedBackend } from './gateway/plan.js';
 import type { PassthroughRoute, TerminatedHost } from './ingress/hosts.js';
 import { byString, compareAge, groupBy } from './precedence.js';
@@ -27,6 +29,8 @@ export interface StreamInput {
   readonly trustedProxies: readonly string[];
   /** Ingress passthrough hosts, on the HTTPS port. */
   readonly passthrough: readonly PassthroughRoute[];
+  /** Passthrough hosts whose backends get a PROXY protocol header (`ingress2nginx.dev/backend-proxy-protocol`). */
+  readonly backendProxyProtocol?: ReadonlyMap<string, ProxyProtocolVersion>;
   /**
    * Ingress hosts terminated by the http servers, on the HTTPS port, with the Ingress that claimed each
    * first. One with `spec.tls` keeps its name against a TLSRoute; one without it against a newer one.
@@ -47,6 +51,7 @@ export interface StreamParts {
   readonly frontends: readonly SniFrontend[];
   readonly upstreams: readonly StreamUpstream[];
   readonly passthroughServers: readonly PassthroughServer[];
+  readonly proxyProtocolServers: readonly ProxyProtocolServer[];
   readonly terminateServers: readonly TerminateServer[];
   readonly rejectSocket?: string;
 }
@@ -58,6 +63,8 @@ interface PassthroughTarget {
   readonly noRetry: boolean;
   /** What `backend` is, when it is an address that does not say so itself. */
   readonly description?: string;
+  /** The backend reads a PROXY protocol header of this version first. */
+  readonly proxyProtocol?: ProxyProtocolVersion;
 }
 
 /** What one SNI host name on one port leads to, with who asked for it. */
@@ -76,6 +83,14 @@ interface Claim {
   /** For reports; the claim's losers are added once collisions are settled. */
   readonly origin: SniRouteOrigin;
 }
+
+/**
+ * Where the front `pass`es hosts whose backends read a PROXY header, by version: loopback addresses of the
+ * TLS port that nothing else uses (127.0.0.1 stays the port's own for local clients). The front listens
+ * on the port's wildcard address, which covers them, so they are not bound; `pass` finds the server by the
+ * address alone.
+ */
+const proxyProtocolLoopback: Readonly<Record<ProxyProtocolVersion, string>> = { v1: '127.0.0.2', v2: '127.0.0.3' };
 
 /** nginx's `map` reads these words as its own parameters; as keys they take a leading backslash. */
 const mapParameters: ReadonlySet<string> = new Set(['default', 'hostnames', 'include', 'volatile']);
@@ -117,9 +132,10 @@ export function buildStream(input: StreamInput): StreamParts {
   const ingressClaims = claimsOn(input.httpsPort);
   for (const route of input.passthrough) {
     const backends = route.backend ? [{ ...route.backend, weight: 1 }] : [];
+    const proxyProtocol = input.backendProxyProtocol?.get(route.host);
     ingressClaims.push({
       serverName: route.host,
-      target: route.backend ? builder.passthroughTarget(backends, 0) : builder.rejectTarget(),
+      target: route.backend ? { ...builder.passthroughTarget(backends, 0), ...(proxyProtocol && { proxyProtocol }) } : builder.rejectTarget(),
       comment: route.comment,
       owner: route.owner,
       origin: {
@@ -164,6 +180,7 @@ export function buildStream(input: StreamInput): StreamParts {
   }
 
   const passthroughServers: PassthroughServer[] = [];
+  const proxyProtocolServers: ProxyProtocolServer[] = [];
   const frontends = [...ports.entries()]
     .sort(([a], [b]) => a - b)
     .map(([port, claims]): SniFrontend => {
@@ -175,8 +192,31 @@ export function buildStream(input: StreamInput): StreamParts {
         .filter((c) => !c.terminated || wildcards.some((wildcard) => wildcard !== c.serverName && wildcardCovers(wildcard, c.serverName)))
         .sort(byString((c) => c.serverName));
       const shared = new Map<string, { server: Omit<PassthroughServer, 'routes'>; routes: PassthroughBackend[] }>();
+      const withProxyProtocol = new Map<ProxyProtocolVersion, { server: Omit<ProxyProtocolServer, 'routes'>; routes: PassthroughBackend[] }>();
       const frontRoute = ({ serverName, target, comment, origin }: Claim): SniRoute => {
         if (typeof target === 'string') return { serverName, mapKey: mapKey(serverName), target, comment, origin };
+        const backendComment = target.description === undefined ? comment : `${comment} to ${target.description}`;
+        if (target.proxyProtocol && input.handoff === 'proxy-protocol-unix') {
+          // The front sends a PROXY header on every connection it proxies, with the client's address and
+          // its own: it can be the one hop to such a backend.
+          return { serverName, mapKey: mapKey(serverName), target: target.backend, comment: `${backendComment}, PROXY protocol v1`, origin };
+        }
+        if (target.proxyProtocol) {
+          const version = target.proxyProtocol;
+          let entry = withProxyProtocol.get(version);
+          if (!entry) {
+            const server = {
+              address: `${proxyProtocolLoopback[version]}:${port}`,
+              port,
+              version,
+              directive: version === 'v2' ? ('v2' as const) : ('on' as const),
+              backendVariable: `i2n_proxy_protocol_${port}_${version}`,
+            };
+            withProxyProtocol.set(version, (entry = { server, routes: [] }));
+          }
+          entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment: backendComment });
+          return { serverName, mapKey: mapKey(serverName), target: entry.server.address, comment: `${comment}, PROXY protocol ${version}`, origin };
+        }
         const kind = target.noRetry ? '-once' : '';
         let entry = shared.get(kind);
         if (!entry) {
@@ -188,12 +228,12 @@ export function buildStream(input: StreamInput): StreamParts {
           };
           shared.set(kind, (entry = { server, routes: [] }));
         }
-        const backendComment = target.description === undefined ? comment : `${comment} to ${target.description}`;
         entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment: backendComment });
         return { serverName, mapKey: mapKey(serverName), target: `unix:${entry.server.socket}`, comment, origin };
       };
       const frontRoutes = routes.map(frontRoute);
       for (const { server, routes: backends } of shared.values()) passthroughServers.push({ ...server, routes: backends });
+      for (const { server, routes: backends } of withProxyProtocol.values()) proxyProtocolServers.push({ ...server, routes: backends });
       return {
         port,
         handoffDirective: input.handoff === 'pass' ? 'pass' : 'proxy_pass',
@@ -206,7 +246,12 @@ export function buildStream(input: StreamInput): StreamParts {
       };
     });
 
-  return { frontends, passthroughServers: passthroughServers.sort(byString((s) => s.socket)), ...builder.parts() };
+  return {
+    frontends,
+    passthroughServers: passthroughServers.sort(byString((s) => s.socket)),
+    proxyProtocolServers: proxyProtocolServers.sort(byString((s) => s.address)),
+    ...builder.parts(),
+  };
 }
 
 /**
@@ -431,7 +476,7 @@ class StreamBuilder {
     return `unix:${this.rejectSocket}`;
   }
 
-  parts(): Omit<StreamParts, 'frontends' | 'passthroughServers'> {
+  parts(): Omit<StreamParts, 'frontends' | 'passthroughServers' | 'proxyProtocolServers'> {
     return {
       upstreams: [...this.upstreams.values()].sort(byString((u) => readablePart(u.name))),
       terminateServers: [...this.terminateServers.values()].sort(byString((s) => s.socket)),

@@ -14,6 +14,7 @@ import {
   type VirtualHost,
 } from '../model/nginx.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
+import { passthroughProxyProtocols, requestedProxyProtocol, type ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { gatewayKinds, planGateways, type GatewayPlan, type ResourceStatus } from './gateway/index.js';
 import { ingressClassDecision } from './ingress/classes.js';
@@ -21,7 +22,7 @@ import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, ty
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { claimantsOf, keepOwnedClaims, mergeHosts } from './ingress/hosts.js';
 import { HttpExtensionRegistry } from './ingress/extensions.js';
-import { translateIngress, type IngressContext } from './ingress/ingress.js';
+import { translateIngress, type IngressContext, type IngressContribution } from './ingress/ingress.js';
 import { objectId, type TranslateOptions } from './options.js';
 import { hostOwners, type HostClaimant } from './ownership.js';
 import { byString, compareAge } from './precedence.js';
@@ -92,7 +93,14 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       if (!decision.serve) report.info('ingress-class-skipped', ingress.object, `not ours: ${decision.reason}`);
       return decision.serve;
     });
-  const contributions = ours.map((ingress) => translateIngress(ingress, context));
+  const features = nginxFeatures(options.nginxVersion);
+  const proxyProtocolRequests = new Map<SourceObject, ProxyProtocolVersion>();
+  const contributions = ours.map((ingress): IngressContribution => {
+    const proxyProtocol = requestedProxyProtocol(ingress.object, features, report);
+    if (proxyProtocol === false) return { passthrough: [], tls: [], routes: [], canaries: [] };
+    if (proxyProtocol) proxyProtocolRequests.set(ingress.object, proxyProtocol);
+    return translateIngress(ingress, context);
+  });
 
   const gateways = planGateways({
     objects,
@@ -132,7 +140,6 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
 
   const runDir = options.runDir;
   const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
-  const features = nginxFeatures(options.nginxVersion);
   const handoff: Handoff = features.streamPass ? 'pass' : 'proxy-protocol-unix';
   const stream = buildStream({
     handoff,
@@ -142,6 +149,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     acceptProxyProtocol: settings.useProxyProtocol,
     trustedProxies: settings.proxyRealIpCidr,
     passthrough: merged.passthrough,
+    backendProxyProtocol: passthroughProxyProtocols(proxyProtocolRequests, merged.passthrough, report),
     terminated: merged.terminated,
     gatewayPorts: gateways.ports,
     ...(owners && { hostOwners: owners }),

@@ -1,0 +1,87 @@
+import type { SourceObject } from '../../sources/snapshot.js';
+import type { PassthroughRoute } from './hosts.js';
+import type { NginxFeatures } from '../nginx-version.js';
+import { type Reporter } from '../report.js';
+
+/**
+ * `ingress2nginx.dev/backend-proxy-protocol: "v1" | "v2"` (ours, not ingress-nginx's): the passthrough
+ * backends of this Ingress get a PROXY protocol header with the client's address before the TLS bytes.
+ *
+ * What stock nginx can send (read in its source): the stream module's `proxy_protocol on` writes version 1
+ * (`ngx_proxy_protocol_write`, text); `proxy_protocol v2` exists from nginx 1.31.4 on
+ * (`ngx_proxy_protocol_v2_write`). Before that, "v2" cannot be honoured: it is an error, never a silent v1.
+ */
+export const backendProxyProtocolAnnotation = 'ingress2nginx.dev/backend-proxy-protocol';
+
+export type ProxyProtocolVersion = 'v1' | 'v2';
+
+const field = ['metadata', 'annotations', backendProxyProtocolAnnotation];
+
+/**
+ * The version an Ingress asks for, or `undefined` without the annotation. A value that cannot be honoured
+ * is an error, and, as with the ingress-nginx annotations, the Ingress is not rendered until it is fixed
+ * (`false`): a backend that expects a header would otherwise misread every connection.
+ */
+export function requestedProxyProtocol(
+  object: SourceObject,
+  features: NginxFeatures,
+  report: Reporter,
+): ProxyProtocolVersion | undefined | false {
+  const raw = object.metadata.annotations[backendProxyProtocolAnnotation];
+  if (raw === undefined) return undefined;
+  const value = raw.trim().toLowerCase();
+  if (value === 'v1') return 'v1';
+  if (value === 'v2' && features.proxyProtocolV2) return 'v2';
+  if (value === 'v2') {
+    report.error(
+      'backend-proxy-protocol-unsupported',
+      object,
+      'PROXY protocol v2 to backends needs nginx 1.31.4 or later (stream "proxy_protocol v2"); the nginx this config is rendered for (--nginx-version) writes version 1 only. Use "v1" (servers that read PROXY headers mostly accept both versions), or render for a newer nginx',
+      field,
+    );
+  } else {
+    report.error(
+      'backend-proxy-protocol-invalid',
+      object,
+      `${backendProxyProtocolAnnotation} must be "v1" or "v2" (it is ${JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw)})`,
+      field,
+    );
+  }
+  report.error(
+    'ingress-skipped',
+    object,
+    'this Ingress is not rendered until its annotation errors are fixed, so that no half-applied setting reaches nginx',
+  );
+  return false;
+}
+
+/**
+ * The PROXY protocol version for each passthrough host whose winning Ingress asks for one. An Ingress that
+ * asks but wins no passthrough host (it terminates TLS, or older claims took its hosts) is told that
+ * nothing is sent.
+ */
+export function passthroughProxyProtocols(
+  requested: ReadonlyMap<SourceObject, ProxyProtocolVersion>,
+  routes: readonly PassthroughRoute[],
+  report: Reporter,
+): Map<string, ProxyProtocolVersion> {
+  const byHost = new Map<string, ProxyProtocolVersion>();
+  const served = new Set<SourceObject>();
+  for (const route of routes) {
+    const version = requested.get(route.owner);
+    if (version === undefined) continue;
+    served.add(route.owner);
+    // Without a usable backend the host's connections are closed, and the Ingress is told so already.
+    if (route.backend) byHost.set(route.host, version);
+  }
+  for (const object of requested.keys()) {
+    if (served.has(object)) continue;
+    report.warning(
+      'backend-proxy-protocol-ignored',
+      object,
+      'PROXY protocol to backends applies to ssl-passthrough hosts only, and this Ingress serves none (it terminates TLS, or older Ingresses hold its hosts): no PROXY header is sent',
+      field,
+    );
+  }
+  return byHost;
+}
