@@ -78,7 +78,7 @@ function newNginx(): string | undefined {
   return existsSync(binary) ? binary : undefined;
 }
 
-/** Resident and peak memory of nginx's master: the child of the sidecar that runs `nginx … daemon off`. */
+/** The pid of nginx's master: the child of the sidecar that runs `nginx … daemon off`. */
 async function nginxMaster(sidecarPid: number): Promise<number | undefined> {
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -167,6 +167,10 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
+/**
+ * Resident memory now and at its peak (VmHWM). nginx's master builds the new config while it holds the old
+ * one, so its peak is about two configs: that is what a memory limit on the container has to allow.
+ */
 async function vmPeak(pid: number): Promise<{ rss: number; peak: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
@@ -278,7 +282,7 @@ async function main(): Promise<void> {
         const check = percentile(sidecar.syncs.map((s) => s.checkMs), 50);
         out(
           `  ${String(hosts).padStart(6)} hosts: reload ${((sum / Math.max(count, 1)) * 1000).toFixed(0)} ms mean over ${count}, nginx -t ${check.toFixed(0)} ms median` +
-            `; nginx master RSS ${masterMemory ? (masterMemory.rss / 1e6).toFixed(0) : '?'} MB (target ≤ 500 MB)` +
+            `; nginx master peak ${masterMemory ? (masterMemory.peak / 1e6).toFixed(0) : '?'} MB (VmHWM; target ≤ 500 MB), ${masterMemory ? (masterMemory.rss / 1e6).toFixed(0) : '?'} MB after` +
             `; sidecar RSS ${(memory.rss / 1e6).toFixed(0)} MB, peak ${(memory.peak / 1e6).toFixed(0)} MB (heap used ${(heap / 1e6).toFixed(0)} MB, external ${(external / 1e6).toFixed(0)} MB)`,
         );
         await sidecar.stop();
