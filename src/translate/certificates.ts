@@ -1,6 +1,7 @@
 import { createSecureContext } from 'node:tls';
-import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import { X509Certificate, type KeyObject } from 'node:crypto';
 import type { Checked } from './allowlist.js';
+import { parsePrivateKey } from './private-key.js';
 
 /**
  * Certificate checks done before rendering, so that nginx never fails to start over a bad Secret and
@@ -14,6 +15,37 @@ export interface KeyPair {
   readonly chainPem: string;
   readonly keyPem: string;
   readonly dnsNames: readonly string[];
+}
+
+/**
+ * What the rest of translate needs of a checked key pair, as plain data: it can be computed in a worker
+ * thread ahead of translate (`TranslateOptions.keyPairChecks`) and handed over.
+ */
+export interface KeyPairFacts {
+  readonly chainPem: string;
+  readonly keyPem: string;
+  readonly dnsNames: readonly string[];
+  /** Of the leaf, as X509Certificate reports them. */
+  readonly subject: string;
+  readonly issuer: string;
+  readonly validFrom: string;
+  readonly validTo: string;
+}
+
+/** `parseKeyPair` reduced to `KeyPairFacts`. */
+export function keyPairFacts(certPem: string, keyPem: string): Checked<KeyPairFacts> {
+  const pair = parseKeyPair(certPem, keyPem);
+  if (!pair.ok) return pair;
+  const { leaf, chainPem, dnsNames } = pair.value;
+  return {
+    ok: true,
+    value: { chainPem, keyPem: pair.value.keyPem, dnsNames, subject: leaf.subject, issuer: leaf.issuer, validFrom: leaf.validFrom, validTo: leaf.validTo },
+  };
+}
+
+/** How `TranslateOptions.keyPairChecks` is keyed: the two PEM texts as translate reads them from the Secret. */
+export function keyPairKey(certPem: string, keyPem: string): string {
+  return `${certPem}\u0000${keyPem}`;
 }
 
 /**
@@ -64,7 +96,7 @@ export function parseKeyPair(certPem: string, keyPem: string): Checked<KeyPair> 
   const leaf = chain[0]!;
   let key: KeyObject;
   try {
-    key = createPrivateKey(keyPem);
+    key = parsePrivateKey(keyPem);
   } catch (error) {
     return { ok: false, problem: `tls.key does not parse as a PEM private key (${firstLine(error)})` };
   }
@@ -323,7 +355,7 @@ export function certificateCoversHost(dnsNames: readonly string[], host: string)
 
 export type Validity = 'valid' | 'expired' | 'not-yet-valid';
 
-export function validityAt(certificate: X509Certificate, now: Date): Validity {
+export function validityAt(certificate: Pick<X509Certificate, 'validFrom' | 'validTo'>, now: Date): Validity {
   if (now.getTime() > Date.parse(certificate.validTo)) return 'expired';
   if (now.getTime() < Date.parse(certificate.validFrom)) return 'not-yet-valid';
   return 'valid';
