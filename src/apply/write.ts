@@ -119,14 +119,17 @@ export class OutputFolder {
         await rm(previous, { recursive: true, force: true });
         for (const folder of managedFolders) await makeFolder(join(previous, folder));
       }
-      // Sequential: nginx.conf, last in the list, must never name a key file that is not in place yet.
-      for (const [index, file] of ordered.entries()) {
-        if (!changed[index]) continue;
+      // Key files in parallel, then nginx.conf, last in the list: it must never name a key file that is not in place yet.
+      const move = async (file: OutputFile): Promise<void> => {
         // The file it replaces stays reachable for a restore: a second name, no copy of the bytes.
         if (previous) await link(join(this.dir, file.path), join(previous, file.path)).catch(ignoreMissing);
         await rename(join(staged.dir, file.path), join(this.dir, file.path));
-        written.push(file.path);
-      }
+      };
+      const moving = ordered.filter((_, index) => changed[index]);
+      const keyFiles = moving.filter((file) => file.path !== mainConfigName);
+      await forEachLimited(keyFiles, parallelWrites, move);
+      for (const file of moving.filter((f) => f.path === mainConfigName)) await move(file);
+      written.push(...moving.map((file) => file.path));
       const wanted = new Set(staged.files.map((f) => f.path));
       for (const folder of managedFolders) {
         for (const name of await listFiles(join(this.dir, folder))) {
