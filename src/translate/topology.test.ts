@@ -13,7 +13,7 @@ const acme = (upstream: string, extra: Record<string, unknown> = {}): Location =
   comment: 'acme',
   plainHttp: { redirect: false, serve: true },
   plainHttpOnly: true,
-  proxy: { upstream, grpc: false, module: 'proxy', scheme: 'http', pass: `http://${upstream}`, host: '$i2n_best_host', httpVersion: '1.1', headers: [], interceptErrors: false, ...extra },
+  proxy: { upstream, grpc: false, module: 'proxy', scheme: 'http', pass: `http://${upstream}`, host: '$i2n_best_host', httpVersion: '1.1', headers: [], inheritsRequestHeaders: true, interceptErrors: false, ...extra },
 });
 const notFound: Location = { modifier: '', path: '/', comment: 'none', plainHttp: { redirect: false, serve: true }, returnStatus: 404 };
 const host = (serverName: string, locations: Location[], certificate = `tls/${serverName}.pem`): VirtualHost => ({

@@ -191,6 +191,7 @@ beforeAll(async () => {
     // Headers to the backend.
     site('headers', 'headers.example.test', 'main', { 'x-forwarded-prefix': '/prefix' }),
     site('vhost', 'vhost.example.test', 'main', { 'upstream-vhost': 'internal.example' }),
+    site('plain-headers', 'plain-headers.example.test', 'main', {}),
     // Another namespace's regex on a shared host takes only what this namespace's Prefix paths do not.
     ingressManifest({
       namespace: 'web',
@@ -434,8 +435,21 @@ describe('headers to the backend, as ingress-nginx sends them', () => {
     expect(echoOf(await get('headers.example.test', '/h', { headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id']).toBe('abc-123');
   });
 
-  it('upstream-vhost replaces Host', async () => {
-    expect(echoOf(await get('vhost.example.test')).headers.host).toBe('internal.example');
+  it('upstream-vhost replaces Host, and the other headers stay', async () => {
+    const echo = echoOf(await get('vhost.example.test'));
+    expect(echo.headers).toMatchObject({ host: 'internal.example', 'x-forwarded-host': 'vhost.example.test', 'x-forwarded-for': '127.0.0.1', 'x-scheme': 'http' });
+    expect(echo.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('a location that sets no headers of its own sends the same ones (inherited from the http block)', async () => {
+    // nginx inherits proxy_set_header all or nothing: one location with its own header must not change another's.
+    const plain = echoOf(await get('plain-headers.example.test', '/h', { headers: { 'x-request-id': 'abc-123' } })).headers;
+    const prefixed = echoOf(await get('headers.example.test', '/h', { headers: { 'x-request-id': 'abc-123' } })).headers;
+    const sent = (headers: Record<string, string>) =>
+      Object.fromEntries(Object.entries(headers).filter(([name]) => /^(x-|connection$|upgrade$|proxy$)/.test(name) && name !== 'x-forwarded-prefix' && name !== 'x-forwarded-host'));
+    expect(sent(plain)).toEqual(sent(prefixed));
+    expect(plain).toMatchObject({ host: 'plain-headers.example.test', 'x-forwarded-host': 'plain-headers.example.test', 'x-forwarded-for': '127.0.0.1', 'x-forwarded-port': String(target.httpPort), 'x-request-id': 'abc-123' });
+    expect(plain['x-forwarded-prefix']).toBeUndefined();
   });
 });
 

@@ -592,6 +592,7 @@ function backendFor(
     host: built.host ?? '$i2n_best_host',
     httpVersion: built.httpVersion,
     headers: built.headers,
+    inheritsRequestHeaders: !proxied.proxy.grpc && built.host === undefined && built.headers.length === 0,
     ...(built.tuning && { tuning: built.tuning }),
     interceptErrors,
   };
@@ -619,7 +620,7 @@ function proxyFor(
   annotations: IngressAnnotations,
   object: SourceObject,
   ctx: IngressContext,
-): { proxy: Omit<Proxy, 'host' | 'httpVersion' | 'headers'>; backend: ResolvedBackend; implicitSslName: boolean } | undefined {
+): { proxy: Omit<Proxy, 'host' | 'httpVersion' | 'headers' | 'inheritsRequestHeaders'>; backend: ResolvedBackend; implicitSslName: boolean } | undefined {
   const protocol = protocols[annotations.tls.backendProtocol];
   if (protocol === 'http' || protocol === 'grpc') {
     if (annotations.proxySsl.secret || annotations.proxySsl.verify) {
@@ -652,7 +653,7 @@ function tlsVariant(backend: ResolvedBackend, ssl: ProxySsl, ctx: IngressContext
   return variant;
 }
 
-function proxyTo(protocol: BackendProtocol, backend: ResolvedBackend): Omit<Proxy, 'host' | 'httpVersion' | 'headers'> {
+function proxyTo(protocol: BackendProtocol, backend: ResolvedBackend): Omit<Proxy, 'host' | 'httpVersion' | 'headers' | 'inheritsRequestHeaders'> {
   // AUTO_HTTP speaks to the backend in the scheme the client used, as ingress-nginx does.
   const scheme = protocol === 'auto' ? '$scheme' : protocol;
   const grpc = protocol === 'grpc' || protocol === 'grpcs';
