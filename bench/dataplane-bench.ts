@@ -221,6 +221,35 @@ ${tempPaths(dir)}
 `;
 }
 
+/** The terminating half of the hand-written configs: one TLS server proxying to the origin over keep-alive. */
+function terminatingHttp(dir: string, ports: Ports, listen: string, cert: CertificateFiles): string {
+  return `http {
+${tempPaths(dir)}
+    access_log off;
+    upstream origin {
+        server 127.0.0.1:${ports.backendHttp};
+        keepalive 320;
+    }
+    server {
+        listen ${listen} ssl;
+        server_name tt.bench.test;
+        ssl_certificate ${cert.certFile};
+        ssl_certificate_key ${cert.keyFile};
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:tls:10m;
+        location / {
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_pass http://origin;
+        }
+    }
+}
+`;
+}
+
 /** One hop, written by hand as one would: SNI map to the backend in stream, TLS termination in http. */
 function singleHopConf(dir: string, installation: NginxInstallation, ports: Ports, listen: { passthrough: number; terminated: number }, cert: CertificateFiles): string {
   return `${installation.streamModuleFile ? `load_module ${installation.streamModuleFile};\n` : ''}worker_processes 1;
@@ -238,31 +267,7 @@ stream {
         proxy_pass $backend;
     }
 }
-http {
-${tempPaths(dir)}
-    access_log off;
-    upstream origin {
-        server 127.0.0.1:${ports.backendHttp};
-        keepalive 320;
-    }
-    server {
-        listen 127.0.0.1:${listen.terminated} ssl;
-        server_name tt.bench.test;
-        ssl_certificate ${cert.certFile};
-        ssl_certificate_key ${cert.keyFile};
-        ssl_protocols TLSv1.2 TLSv1.3;
-        ssl_session_cache shared:tls:10m;
-        location / {
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-            proxy_set_header X-Forwarded-Proto $scheme;
-            proxy_pass http://origin;
-        }
-    }
-}
-`;
+${terminatingHttp(dir, ports, `127.0.0.1:${listen.terminated}`, cert)}`;
 }
 
 /** The `pass` topology reduced to what it is (nginx >= 1.25.5): one port, SNI split, no copy on the hand-off. */
@@ -291,31 +296,7 @@ stream {
         proxy_pass $backend;
     }
 }
-http {
-${tempPaths(dir)}
-    access_log off;
-    upstream origin {
-        server 127.0.0.1:${ports.backendHttp};
-        keepalive 320;
-    }
-    server {
-        listen unix:${dir}/https.sock ssl;
-        server_name tt.bench.test;
-        ssl_certificate ${cert.certFile};
-        ssl_certificate_key ${cert.keyFile};
-        ssl_protocols TLSv1.2 TLSv1.3;
-        ssl_session_cache shared:tls:10m;
-        location / {
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-            proxy_set_header X-Forwarded-Proto $scheme;
-            proxy_pass http://origin;
-        }
-    }
-}
-`;
+${terminatingHttp(dir, ports, `unix:${dir}/https.sock`, cert)}`;
 }
 
 /** HAProxy 2.6 one hop: SNI routing in TCP mode, TLS termination in HTTP mode, one thread. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { render } from '../../src/render/render.js';
 import type { Snapshot, SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
+import { testTranslateOptions } from '../support/options.js';
 import { translate } from '../../src/translate/translate.js';
 
 /**
@@ -10,20 +11,7 @@ import { translate } from '../../src/translate/translate.js';
  * (stream `proxy_protocol v2`). The traffic test is test/integration/backend-proxy-protocol.test.ts.
  */
 
-const options: TranslateOptions = {
-  ingressClass: 'nginx',
-  gatewayClass: 'ingress2nginx',
-  systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
-  watchIngressWithoutClass: false,
-  allowCrossNamespaceSecrets: false,
-  clusterDomain: 'cluster.local',
-  httpPort: 80,
-  httpsPort: 8443,
-  runDir: '/run/i2n',
-  nginxVersion: '1.22.1',
-  accessLog: 'off',
-  now: new Date('2026-12-01T00:00:00Z'),
-};
+const options: TranslateOptions = testTranslateOptions({ httpsPort: 8443 });
 
 const service: SourceObject = {
   apiVersion: 'v1',

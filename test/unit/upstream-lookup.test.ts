@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Snapshot, SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
+import { testTranslateOptions } from '../support/options.js';
 import { translate } from '../../src/translate/translate.js';
 import { upstreamName } from '../../src/translate/upstream-names.js';
 
@@ -10,20 +11,7 @@ import { upstreamName } from '../../src/translate/upstream-names.js';
  * maps name a lone backend by its address so that no lookup happens per connection.
  */
 
-const options: TranslateOptions = {
-  ingressClass: 'nginx',
-  gatewayClass: 'ingress2nginx',
-  systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
-  watchIngressWithoutClass: false,
-  allowCrossNamespaceSecrets: false,
-  clusterDomain: 'cluster.local',
-  httpPort: 80,
-  httpsPort: 443,
-  runDir: '/run/i2n',
-  nginxVersion: '1.22.1',
-  accessLog: 'off',
-  now: new Date('2026-12-01T00:00:00Z'),
-};
+const options: TranslateOptions = testTranslateOptions();
 
 function object(kind: string, apiVersion: string, name: string, raw: Record<string, unknown>, extra: Partial<SourceObject['metadata']> = {}): SourceObject {
   return {
