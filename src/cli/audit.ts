@@ -53,7 +53,7 @@ export function auditCommand(program: Command, io: CliIo, setExitCode: (code: nu
         : await (async () => {
             const access = loadClusterAccess({ ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }), env: io.env ?? process.env });
             const live = await readClusterOnce({
-              client: new ApiClient(access.config),
+              client: new ApiClient(access.config, flags.timeout * 1000),
               namespaces: flags.namespace ?? [],
               upstreams: flags.upstreams,
               references: (partial) => referencedObjects(partial, options),

@@ -18,37 +18,6 @@ export interface KeyPair {
 }
 
 /**
- * What the rest of translate needs of a checked key pair, as plain data: it can be computed in a worker
- * thread ahead of translate (`TranslateOptions.keyPairChecks`) and handed over.
- */
-export interface KeyPairFacts {
-  readonly chainPem: string;
-  readonly keyPem: string;
-  readonly dnsNames: readonly string[];
-  /** Of the leaf, as X509Certificate reports them. */
-  readonly subject: string;
-  readonly issuer: string;
-  readonly validFrom: string;
-  readonly validTo: string;
-}
-
-/** `parseKeyPair` reduced to `KeyPairFacts`. */
-export function keyPairFacts(certPem: string, keyPem: string): Checked<KeyPairFacts> {
-  const pair = parseKeyPair(certPem, keyPem);
-  if (!pair.ok) return pair;
-  const { leaf, chainPem, dnsNames } = pair.value;
-  return {
-    ok: true,
-    value: { chainPem, keyPem: pair.value.keyPem, dnsNames, subject: leaf.subject, issuer: leaf.issuer, validFrom: leaf.validFrom, validTo: leaf.validTo },
-  };
-}
-
-/** How `TranslateOptions.keyPairChecks` is keyed: the two PEM texts as translate reads them from the Secret. */
-export function keyPairKey(certPem: string, keyPem: string): string {
-  return `${certPem}\u0000${keyPem}`;
-}
-
-/**
  * The PEM blocks with one of `labels`, in order: each from `-----BEGIN L-----` and a line break to the next
  * `-----END L-----`. One forward scan from one `-----` to the next, with at most one open block per label,
  * so that no text costs more than linear time (a lazy regular expression retried from every unfinished

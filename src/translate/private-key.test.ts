@@ -63,6 +63,28 @@ describe('private keys', () => {
     else expect(() => parsePrivateKey(pem)).toThrow();
   });
 
+  it('agrees with OpenSSL on the PEM framing: blank lines, stray spaces, no final line break', () => {
+    const framings: Record<string, (pem: string) => string> = {
+      'a blank line in the body': (pem) => pem.replace(/(\n[^\r\n]{64}\r?\n)/, '$1\n'),
+      'two blank lines in the body': (pem) => pem.replace(/(\n[^\r\n]{64}\r?\n)/, '$1\n\n'),
+      'a blank line after BEGIN': (pem) => pem.replace(/(-----\r?\n)/, '$1\n'),
+      'a blank line before END': (pem) => pem.replace(/(\r?\n-----END)/, '\n$1'),
+      'a space at the end of a line': (pem) => pem.replace(/(\n[^\r\n]{64})(\r?\n)/, '$1 $2'),
+      'a line of 63': (pem) => pem.replace(/(\n[^\r\n]{63})([^\r\n])(\r?\n)/, '$1$3$2'),
+      'no final line break': (pem) => pem.replace(/\r?\n$/, ''),
+    };
+    for (const [keyName, pem] of Object.entries(usual)) {
+      for (const [framing, frame] of Object.entries(framings)) {
+        const framed = frame(pem);
+        expect(framed, `${framing} changes ${keyName}`).not.toBe(pem);
+        const slow = openssl(framed);
+        const fast = fastPrivateKey(framed);
+        if (!slow) expect(fast, `${keyName}, ${framing}: OpenSSL refuses it, the fast reader took it`).toBeUndefined();
+        else if (fast) expect(fast.equals(slow), `${keyName}, ${framing}`).toBe(true);
+      }
+    }
+  });
+
   it('never takes a corrupted key that OpenSSL refuses, nor reads it differently', () => {
     let taken = 0;
     let seed = 7;

@@ -15,7 +15,7 @@ export function parsePrivateKey(pem: string): KeyObject {
 
 /** The key, when `pem` is one of the encodings above; undefined for OpenSSL to read. Exported for tests. */
 export function fastPrivateKey(pem: string): KeyObject | undefined {
-  const block = /^-----BEGIN (PRIVATE KEY|RSA PRIVATE KEY|EC PRIVATE KEY)-----\r?\n((?:[A-Za-z0-9+/]{4}|\r?\n)*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)\r?\n-----END \1-----\r?\n?$/.exec(pem);
+  const block = pemBlock.exec(pem);
   if (!block) return undefined;
   const der = Buffer.from(block[2]!.replace(/\r?\n/g, ''), 'base64');
   let jwk: JsonWebKey | undefined;
@@ -37,6 +37,13 @@ export function fastPrivateKey(pem: string): KeyObject | undefined {
     return undefined;
   }
 }
+
+/**
+ * One PEM block and nothing else: whole base64 quanta on every line, padding only at the end, no blank
+ * line (OpenSSL's PEM reader takes a blank line for the end of RFC 1421 headers and refuses the key).
+ */
+const pemBlock =
+  /^-----BEGIN (PRIVATE KEY|RSA PRIVATE KEY|EC PRIVATE KEY)-----\r?\n((?:(?:[A-Za-z0-9+/]{4})+\r?\n)*(?:(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=))\r?\n-----END \1-----\r?\n?$/;
 
 /** Anything this reader does not take: OpenSSL reads the key instead. */
 class NotPlain extends Error {}

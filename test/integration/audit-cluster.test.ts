@@ -72,7 +72,7 @@ describe('audit --cluster', () => {
     api.failNext({ verb: 'list', status: 403, count: 0 });
     expect(result.exitCode).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/^ingress2nginx: the API refused to list: .*forbidden/);
+    expect(result.stderr).toMatch(/^ingress2nginx: the API refused access: .*forbidden/);
   });
 
   it('exits 2 when no cluster can be found or reached, and when the source is not one of -f or --cluster', async () => {

@@ -40,7 +40,11 @@ const defaultTimeoutMs = 30_000;
  * (its informer stops for good on errors and never notices a hung stream).
  */
 export class ApiClient {
-  constructor(private readonly config: KubeConfig) {}
+  /** `answerTimeoutMs`: how long a request may wait for its response headers when it sets no `timeoutMs`. */
+  constructor(
+    private readonly config: KubeConfig,
+    private readonly answerTimeoutMs = defaultTimeoutMs,
+  ) {}
 
   get server(): string {
     return this.config.getCurrentCluster()?.server ?? '';
@@ -117,10 +121,8 @@ export class ApiClient {
         clearTimeout(timer);
         resolve(response);
       });
-      const timer = setTimeout(
-        () => request.destroy(new Error(`no answer from the API server within ${options.timeoutMs ?? defaultTimeoutMs} ms`)),
-        options.timeoutMs ?? defaultTimeoutMs,
-      );
+      const timeoutMs = options.timeoutMs ?? this.answerTimeoutMs;
+      const timer = setTimeout(() => request.destroy(new Error(`no answer from the API server within ${timeoutMs} ms`)), timeoutMs);
       // Also after the response came: aborting a watch errors the request, and that must not go unheard.
       request.on('error', (error) => {
         clearTimeout(timer);

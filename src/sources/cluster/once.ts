@@ -22,9 +22,10 @@ const pollMs = 20;
 
 /**
  * One look at the cluster for a command that reads it once (`audit --cluster`): lists every kind the
- * cluster mode watches, then the Secrets and ConfigMaps those objects refer to, and stops. The same
- * lists as the cluster mode, so the same RBAC is enough. Missing permissions fail at once; other
- * failures are retried until `timeoutMs`, then reported with the API's last word per kind.
+ * cluster mode watches, then the Secrets and ConfigMaps those objects refer to, and stops. It reads the
+ * way the cluster mode does (list, then watch), so the cluster mode's RBAC is what it needs. Missing
+ * permissions fail at once; failed lists are retried until `timeoutMs`, then reported with the API's
+ * last word per kind. Gateway API discovery is asked once: the client must give it `timeoutMs` too.
  */
 export async function readClusterOnce(options: ReadClusterOptions): Promise<Snapshot> {
   const problems = new Map<string, { reason: string; status?: number }>();
@@ -41,7 +42,7 @@ export async function readClusterOnce(options: ReadClusterOptions): Promise<Snap
   const untilSynced = async (): Promise<void> => {
     while (!source.synced()) {
       const refused = [...problems].filter(([, p]) => p.status !== undefined && finalStatuses.has(p.status));
-      if (refused.length > 0) throw new ClusterAccessError(`the API refused to list: ${describe(refused)}`);
+      if (refused.length > 0) throw new ClusterAccessError(`the API refused access: ${describe(refused)}`);
       if (Date.now() > deadline) throw new ClusterAccessError(`the cluster could not be read within ${options.timeoutMs} ms: ${describe([...problems]) || 'no answer'}`);
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
