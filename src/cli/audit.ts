@@ -32,10 +32,10 @@ export function auditCommand(program: Command, io: CliIo, setExitCode: (code: nu
     'report format',
     'optional',
   )
-    .option('--cluster', 'read the cluster (one list of each kind) instead of -f manifests', false)
+    .option('--cluster', 'read the live cluster instead of -f manifests (as the cluster mode does: list and watch, then stop)', false)
     .option('--kubeconfig <path>', 'with --cluster: kubeconfig file (default: $KUBECONFIG, else the Pod service account)')
     .option('--namespace <namespace>', 'with --cluster: read only this namespace (repeatable; default: all)', collect)
-    .option('--timeout <seconds>', 'with --cluster: give up when the API has not answered every list by then', parseSeconds, 30)
+    .option('--timeout <seconds>', 'with --cluster: give up when every kind has not listed by then; also the limit for each API request', parseSeconds, 30)
     .action(async (flags: AuditFlags) => {
       const fromFiles = flags.filename !== undefined;
       if (fromFiles === flags.cluster) throw new UsageError('give either -f (manifests) or --cluster (the live cluster)');
