@@ -4,8 +4,10 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Diagnostic, FieldPath } from '../model/diagnostics.js';
-import { readInputs } from './files.js';
-import { refinePositions } from './positions.js';
+import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
+import { readdirSync, readFileSync } from 'node:fs';
+import { readInputs, splitYamlDocuments } from './files.js';
+import { locateInBlockMappings, refinePositions } from './positions.js';
 
 let dir: string;
 
@@ -201,5 +203,76 @@ describe('refinePositions', () => {
     }
     // Unchanged, the same diagnostic is refined.
     await expect(refinePositions([diagnostic], snapshot, async () => ingressFile)).resolves.toMatchObject([{ line: 33, column: 7 }]);
+  });
+});
+
+/** Every key of every mapping reachable through mappings only, with the 1-based line and column the yaml parser gives it. */
+function keyPositions(text: string): { path: string[]; line: number; column: number }[] {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter });
+  const found: { path: string[]; line: number; column: number }[] = [];
+  const walk = (node: unknown, path: string[]) => {
+    if (!isMap(node)) return;
+    for (const pair of node.items) {
+      if (!isScalar(pair.key) || pair.key.range === undefined || pair.key.range === null) continue;
+      const keyPath = [...path, String(pair.key.value)];
+      const position = lineCounter.linePos(pair.key.range[0]);
+      found.push({ path: keyPath, line: position.line, column: position.col });
+      walk(pair.value, keyPath);
+    }
+  };
+  walk(document.contents, []);
+  return found;
+}
+
+describe('locating a key from the lines alone', () => {
+  const manifests = ['fixtures', 'examples'].flatMap((root) =>
+    readdirSync(root, { recursive: true, encoding: 'utf8' })
+      .filter((file) => /\.ya?ml$/.test(file) && !file.includes('expected'))
+      .map((file) => path.join(root, file)),
+  );
+  const tricky = [
+    'a: "first\nb: inside the quoted value"\nc: 1\n',
+    "a: 'first\nb: inside'\nc: 1\n",
+    '~: null key\nTrue: yes\n1: one\nkey: plain\n',
+    'metadata:\n  annotations: &shared\n    x: 1\nspec:\n  copy: *shared\n',
+    'metadata: {name: a, annotations: {x: "1"}}\n',
+    '? complex\n: value\nafter: 1\n',
+    'metadata:\n  labels:\n    a: b\n  annotations:\n    "quoted/key": x\n    \'single\': y\n    plain: "x # not a comment"\n    spaced : z\n',
+    '%YAML 1.2\n---\nkind: Ingress\n',
+    '---\n# comment\nkind: Ingress\nmetadata:\n  # comment\n  name: a\n',
+    'metadata:\r\n  name: crlf\r\n  annotations:\r\n    x: "1"\r\n',
+    'metadata:\n\tname: tab\n',
+    'data:\n  script: |\n    metadata:\n      name: not this\n  name: this\n',
+    'list:\n- a: 1\nmetadata:\n  name: after a compact sequence\n',
+  ];
+  const documents = [
+    ...manifests.flatMap((file) => [...splitYamlDocuments(readFileSync(file, 'utf8'))].map((document) => ({ where: file, text: document.text }))),
+    ...tricky.map((text, index) => ({ where: `tricky ${index}`, text })),
+  ];
+
+  it('finds the key the yaml parser finds, or leaves it to the parser', () => {
+    let checked = 0;
+    let located = 0;
+    for (const { where, text } of documents) {
+      for (const expected of keyPositions(text)) {
+        checked++;
+        const fast = locateInBlockMappings(text, expected.path);
+        if (fast === undefined) continue;
+        located++;
+        expect(fast, `${where}: ${expected.path.join('.')}`).toEqual({ line: expected.line, column: expected.column });
+      }
+    }
+    // Most keys of real manifests are found from the lines: the check above is not vacuous.
+    expect(located).toBeGreaterThan(checked * 0.8);
+  });
+
+  it('never answers for a key that is not there, or one inside a value', () => {
+    expect(locateInBlockMappings('metadata:\n  name: a\n', ['metadata', 'labels'])).toBeUndefined();
+    expect(locateInBlockMappings('data:\n  script: |\n    name: inside\n', ['data', 'name'])).toBeUndefined();
+    expect(locateInBlockMappings('a: "x\nb: y"\n', ['b'])).toBeUndefined();
+    // The parser reads this key as the number 16: its text is not its name.
+    expect(locateInBlockMappings('kind: x\n0x10: a\n', ['0x10'])).toBeUndefined();
+    expect(locateInBlockMappings('metadata:\n  annotations:\n    x: "1"\n', ['metadata', 'annotations', 'x'])).toEqual({ line: 3, column: 5 });
   });
 });

@@ -12,8 +12,10 @@ interface ParsedDocument {
 
 /**
  * Moves diagnostics that carry a field `path` from the start of their document to the line and
- * column of that field (or of its deepest existing ancestor). Only documents with such diagnostics
- * are parsed again, each once, with the position-keeping `yaml` parser.
+ * column of that field (or of its deepest existing ancestor). A path through block mappings written
+ * the usual way is found from the lines alone; otherwise the document is parsed again, once, with the
+ * position-keeping `yaml` parser (0.4 ms a document: a second for the 3,000 passthrough Ingresses of
+ * the bench input, each with an info diagnostic).
  *
  * A diagnostic is matched to its document by `file` + `line` (the document's `Origin.line`). Its
  * path is relative to the SourceObject it is about (matched by `resource`; for a List item the
@@ -57,6 +59,11 @@ export async function refinePositions(
     objectsByOrigin ??= indexByOrigin(snapshot);
     const listIndex = findObject(objectsByOrigin, diagnostic)?.origin?.listIndex;
     const documentPath = listIndex === undefined ? path : ['items', listIndex, ...path];
+    const plain = locateInBlockMappings(source.text, documentPath);
+    if (plain) {
+      refined.push({ ...diagnostic, line: source.textLine + plain.line - 1, column: plain.column });
+      continue;
+    }
     const entry = parsed(source);
     const offset = entry && locateSafely(entry.document, documentPath);
     if (!entry || offset === undefined) {
@@ -146,4 +153,69 @@ function locate(document: Document, path: FieldPath): number | undefined {
 
 function rangeStart(node: unknown): number | undefined {
   return isNode(node) ? node.range?.[0] : undefined;
+}
+
+/**
+ * Where the key at `path` is, read from the lines alone, for the way manifests are nearly always
+ * written: block mappings, one key per line, keys plain or quoted without escapes, nested mappings
+ * indented under their key. The key the yaml parser would find, or undefined whenever anything is
+ * less plain (a sequence, a flow collection, an anchor, a tag, a tab, a complex key, a missing key),
+ * for the parser to decide. 1-based line and column, relative to `text`.
+ */
+export function locateInBlockMappings(text: string, path: FieldPath): { line: number; column: number } | undefined {
+  if (path.length === 0 || path.some((segment) => typeof segment !== 'string') || text.includes('\t')) return undefined;
+  const lines = text.split('\n');
+  let parentIndent = -1;
+  let from = 0;
+  for (const [depth, segment] of path.entries()) {
+    const last = depth === path.length - 1;
+    let childIndent: number | undefined;
+    let found: number | undefined;
+    for (let index = from; index < lines.length; index++) {
+      const line = (lines[index] as string).replace(/\r$/, '');
+      const content = line.trimStart();
+      if (content === '' || content.startsWith('#')) continue;
+      if (parentIndent < 0 && (line === '---' || line.startsWith('--- ') || line.startsWith('%') || line === '...')) {
+        if (line === '---' && childIndent === undefined) continue;
+        return undefined;
+      }
+      const indent = line.length - content.length;
+      if (indent <= parentIndent) break;
+      childIndent ??= indent;
+      if (indent > childIndent) continue;
+      if (indent < childIndent) return undefined;
+      const entry = mappingEntry(content);
+      if (!entry || opensQuotedScalar(entry.rest)) return undefined;
+      if (entry.key !== segment) continue;
+      if (!last && !/^\s*(#.*)?$/.test(entry.rest)) return undefined;
+      found = index;
+      break;
+    }
+    if (found === undefined || childIndent === undefined) return undefined;
+    if (last) return { line: found + 1, column: childIndent + 1 };
+    parentIndent = childIndent;
+    from = found + 1;
+  }
+  return undefined;
+}
+
+/** `key: rest` of one block mapping line, when the key is one whose value is its text; else undefined. */
+function mappingEntry(content: string): { key: string; rest: string } | undefined {
+  const quoted = /^(?:"([^"\\]*)"|'([^']*)')\s*:(?:\s(.*))?$/.exec(content);
+  if (quoted) return { key: quoted[1] ?? quoted[2] ?? '', rest: quoted[3] ?? '' };
+  if (/^[-?:,[\]{}#&*!|>'"%@`]/.test(content)) return undefined;
+  const colon = /:(?:\s|$)/.exec(content);
+  if (!colon) return undefined;
+  const key = content.slice(0, colon.index);
+  // Keys the parser reads as something other than their text: null, booleans, numbers.
+  if (key !== key.trimEnd() || key.includes(' #') || /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE)$|^[-+.\d]/.test(key)) return undefined;
+  return { key, rest: content.slice(colon.index + 1) };
+}
+
+/** A quoted value that goes on over the next lines, which may then look like keys. */
+function opensQuotedScalar(rest: string): boolean {
+  const value = rest.trim();
+  if (value.startsWith('"')) return !/^"(?:[^"\\]|\\.)*"\s*(?:#.*)?$/.test(value);
+  if (value.startsWith("'")) return !/^'(?:[^']|'')*'\s*(?:#.*)?$/.test(value);
+  return false;
 }
