@@ -198,13 +198,25 @@ export interface StreamBackendTls {
 
 // ---------------------------------------------------------------- http
 
+export interface TlsListener {
+  /** `443` or `unix:/abs/path.sock`. */
+  readonly address: string;
+  /** A PROXY header comes first: from the SNI front, or from an outer load balancer. */
+  readonly proxyProtocol: boolean;
+}
+
 export interface HttpConfig {
   /** `resolver` addresses (`--resolver`), for backends that nginx resolves per request. */
   readonly resolvers: readonly string[];
   readonly httpPort: number;
   readonly httpsPort: number;
-  /** Absolute unix socket the SNI front sends terminated TLS to. */
-  readonly httpsSocket: string;
+  /**
+   * Where the TLS servers listen: the unix socket the SNI front hands connections to, or the HTTPS port
+   * itself when no name on it goes anywhere but the http servers (no front, no hop).
+   */
+  readonly httpsListeners: readonly TlsListener[];
+  /** Who may send the PROXY headers those listeners read (`set_real_ip_from`); empty when none does. */
+  readonly httpsRealIpFrom: readonly string[];
   /** `http2 on;` in the TLS servers (nginx >= 1.25.1) instead of the older `listen … http2`. */
   readonly http2Directive: boolean;
   readonly serverNamesHashBucketSize: number;

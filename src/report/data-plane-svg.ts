@@ -47,6 +47,11 @@ export function dataPlaneSvg(model: NginxConfig): string {
     lines: [`${http.virtualHosts.length} host(s), ${terminatingHosts.length} terminating TLS`, ...sample(plainHosts)],
   });
   edges.push({ from: 'port-http', to: 'http', label: 'by Host' });
+  if (!model.stream.frontends.some((front) => front.port === http.httpsPort)) {
+    // No name on the HTTPS port goes anywhere else: the http servers listen on it, with no SNI front.
+    boxes.push({ id: `port-${http.httpsPort}`, column: 0, kind: 'port', title: `:${http.httpsPort} TLS`, lines: [http.httpsListeners.some((listener) => listener.proxyProtocol && !listener.address.startsWith('unix:')) ? 'PROXY protocol in' : 'no SNI front'] });
+    edges.push({ from: `port-${http.httpsPort}`, to: 'http', label: 'TLS, by SNI' });
+  }
 
   const passthrough: string[] = [];
   const terminate: string[] = [];

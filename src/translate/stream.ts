@@ -118,7 +118,8 @@ const backendTlsVerifyDepth = 4;
  * API passthrough routes to the port's shared passthrough listener, which reads the SNI again and proxies
  * to the backend; Gateway Terminate routes to stream servers that terminate TLS; terminated Ingress hosts
  * to the http servers. Unmatched SNI goes to the http servers on the Ingress HTTPS port and is closed on a
- * port that only Gateway listeners use. With `pass` the hand-off is not a proxy hop at all.
+ * port that only Gateway listeners use. With `pass` the hand-off is not a proxy hop at all. The Ingress
+ * HTTPS port gets no front when every name on it goes to the http servers: they listen on it themselves.
  */
 export function buildStream(input: StreamInput): StreamParts {
   const builder = new StreamBuilder(input.runDir);
@@ -247,7 +248,7 @@ export function buildStream(input: StreamInput): StreamParts {
     });
 
   return {
-    frontends,
+    frontends: frontends.filter((front) => front.port !== input.httpsPort || front.routes.length > 0),
     passthroughServers: passthroughServers.sort(byString((s) => s.socket)),
     proxyProtocolServers: proxyProtocolServers.sort(byString((s) => s.address)),
     ...builder.parts(),

@@ -11,6 +11,7 @@ import {
   type OutputFile,
   type ProxyDefaults,
   type TlsFiles,
+  type TlsListener,
   type VirtualHost,
 } from '../model/nginx.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
@@ -181,7 +182,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       resolvers,
       httpPort: options.httpPort,
       httpsPort: options.httpsPort,
-      httpsSocket,
+      ...httpsListener(stream.frontends.some((front) => front.port === options.httpsPort), handoff, httpsSocket, options.httpsPort, settings),
       http2Directive: features.http2Directive,
       serverNamesHashBucketSize: serverNameHash.bucketSize,
       serverNamesHashMaxSize: serverNameHash.maxSize,
@@ -389,4 +390,29 @@ const leastKeepalive = 16;
 export function keepalivePerUpstream(setting: number, upstreams: number): number {
   if (setting === 0 || upstreams <= fullKeepaliveUpstreams) return setting;
   return Math.min(setting, Math.max(leastKeepalive, Math.floor((setting * fullKeepaliveUpstreams) / upstreams)));
+}
+
+/**
+ * Where the TLS servers listen. Behind the SNI front, on its unix socket (after a PROXY header from the
+ * front on the PROXY/unix hand-off). When the HTTPS port has no front, because every name on it goes to
+ * the http servers, on the port itself: one hop less, and an outer load balancer's PROXY header
+ * (use-proxy-protocol) is read there. With the PROXY/unix hand-off they keep the unix socket too: when a
+ * reload takes the front away, the old workers still proxy the connections they have just accepted to
+ * it, and a socket missing from the new config would be gone under them (`pass` needs no socket file).
+ */
+function httpsListener(
+  fronted: boolean,
+  handoff: Handoff,
+  socket: string,
+  port: number,
+  settings: Pick<ControllerSettings, 'useProxyProtocol' | 'proxyRealIpCidr'>,
+): Pick<NginxConfig['http'], 'httpsListeners' | 'httpsRealIpFrom'> {
+  const viaUnix = handoff === 'proxy-protocol-unix';
+  const unixListener: TlsListener = { address: `unix:${socket}`, proxyProtocol: viaUnix };
+  const fromFront = viaUnix ? ['unix:'] : [];
+  if (fronted) return { httpsListeners: [unixListener], httpsRealIpFrom: fromFront };
+  return {
+    httpsListeners: [{ address: String(port), proxyProtocol: settings.useProxyProtocol }, ...(viaUnix ? [unixListener] : [])],
+    httpsRealIpFrom: [...(settings.useProxyProtocol ? settings.proxyRealIpCidr : []), ...fromFront],
+  };
 }

@@ -207,7 +207,7 @@ spec:
     expect(exitCode).toBe(1);
     const conf = await readFile(path.join(output, 'nginx.conf'), 'utf8');
     // A TLS server that names no certificate keeps the default server's SSL context, and so its certificate.
-    const tlsServers = conf.split(/\n\s*server \{/).filter((server) => /listen unix:\S+ ssl/.test(server));
+    const tlsServers = conf.split(/\n\s*server \{/).filter((server) => /listen \S+ ssl/.test(server));
     const certificateIn = (server: string | undefined) => server?.match(/ssl_certificate (\S+);/)?.[1];
     const certificateOf = (host: string): string | undefined => {
       const server = tlsServers.find((s) => s.includes(`server_name ${host};`));
