@@ -212,7 +212,8 @@ export interface HttpConfig {
   readonly httpsPort: number;
   /**
    * Where the TLS servers listen: the unix socket the SNI front hands connections to, or the HTTPS port
-   * itself when no name on it goes anywhere but the http servers (no front, no hop).
+   * itself when no name on it goes anywhere but the http servers (no front, no hop), then with the
+   * PROXY/unix hand-off the unix socket as well (see `httpsListener` in translate).
    */
   readonly httpsListeners: readonly TlsListener[];
   /** Who may send the PROXY headers those listeners read (`set_real_ip_from`); empty when none does. */
