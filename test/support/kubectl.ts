@@ -1,8 +1,8 @@
-import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa, execaSync, type ResultPromise } from 'execa';
+import { findExecutable } from './executables.js';
 
 /**
  * A real kubectl for tests against the fake API server, so the fake is held to what a real client
@@ -12,24 +12,9 @@ import { execa, execaSync, type ResultPromise } from 'execa';
 const INSTALL_HINT =
   'Install it as root with `apt-get install -y kubernetes-client` (or run `node scripts/ensure-test-tools.mjs`), or set KUBECTL_BIN to a kubectl binary.';
 
-function isExecutableFile(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `KUBECTL_BIN` if set (and then only it), else `kubectl` on PATH. */
 export function kubectlBinary(): string | undefined {
-  const fromEnvironment = process.env.KUBECTL_BIN;
-  if (fromEnvironment) return isExecutableFile(fromEnvironment) ? fromEnvironment : undefined;
-  return (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((dir) => dir !== '')
-    .map((dir) => path.join(dir, 'kubectl'))
-    .find(isExecutableFile);
+  return findExecutable('KUBECTL_BIN', 'kubectl');
 }
 
 export interface KubectlInstallation {

@@ -1,10 +1,11 @@
-import { accessSync, constants, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, readFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa, execaSync } from 'execa';
+import { findExecutable, isExecutableFile } from './executables.js';
 
 /**
  * Real nginx for integration tests: found on this machine, run in the foreground as a child process
@@ -50,25 +51,9 @@ export interface RunningNginx {
   reload(): Promise<void>;
 }
 
-function isExecutableFile(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `NGINX_BIN` if set (and then only it), else `nginx` on PATH, else `/usr/sbin/nginx`. */
 export function nginxBinary(): string | undefined {
-  const fromEnvironment = process.env.NGINX_BIN;
-  if (fromEnvironment) return isExecutableFile(fromEnvironment) ? fromEnvironment : undefined;
-  const onPath = (process.env.PATH ?? '')
-    .split(path.delimiter)
-    .filter((dir) => dir !== '')
-    .map((dir) => path.join(dir, 'nginx'))
-    .find(isExecutableFile);
-  return onPath ?? (isExecutableFile('/usr/sbin/nginx') ? '/usr/sbin/nginx' : undefined);
+  return findExecutable('NGINX_BIN', 'nginx', ['/usr/sbin/nginx']);
 }
 
 /**
