@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { isIP } from 'node:net';
 import { isDnsHostname, isIpAddress, isKubernetesName } from '../translate/allowlist.js';
-import type { TranslateOptions } from '../translate/options.js';
+import type { BaseTranslateOptions, TranslateOptions } from '../translate/options.js';
 import { rfc3339 } from '../translate/precedence.js';
 
 /**
@@ -199,9 +199,6 @@ export function parseClassName(value: string): string {
   if (!isKubernetesName(value)) throw new InvalidArgumentError('expected a class name (lowercase DNS-1123)');
   return value;
 }
-
-/** Everything translate takes from the flags but the nginx it renders for and the clock. */
-export type BaseTranslateOptions = Omit<TranslateOptions, 'now' | 'quarantine' | 'nginxVersion' | 'streamModulePath'>;
 
 /** `--resolver auto` stands for the machine's nameservers; `resolvConf` is only called when it is used. */
 export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => string = () => ''): BaseTranslateOptions {

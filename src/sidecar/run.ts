@@ -13,7 +13,7 @@ import { ApiClient } from '../sources/cluster/client.js';
 import { objectPath, watchedKinds, type WatchedKind } from '../sources/cluster/kinds.js';
 import { defaultReflectorTiming, type ReflectorTiming } from '../sources/cluster/reflector.js';
 import { ClusterSource } from '../sources/cluster/source.js';
-import type { TranslateOptions } from '../translate/options.js';
+import type { BaseTranslateOptions } from '../translate/options.js';
 import { controllerName } from '../translate/translate.js';
 import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
@@ -50,7 +50,7 @@ export const defaultRunTiming: RunTiming = {
 export interface RunOptions {
   readonly output: string;
   /** Everything `render` takes except what comes from the nginx that is there (version, stream module). */
-  readonly translate: Omit<TranslateOptions, 'now' | 'quarantine' | 'nginxVersion' | 'streamModulePath'>;
+  readonly translate: BaseTranslateOptions;
   readonly kubeconfig?: string;
   readonly namespaces: readonly string[];
   readonly spawnNginx: boolean;

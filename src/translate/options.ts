@@ -61,6 +61,9 @@ export interface TranslateOptions {
   readonly quarantine?: ReadonlyMap<string, string>;
 }
 
+/** Everything translate takes from flags, without the nginx it renders for and the clock: what the cluster mode is given. */
+export type BaseTranslateOptions = Omit<TranslateOptions, 'now' | 'quarantine' | 'nginxVersion' | 'streamModulePath'>;
+
 /** `Kind/namespace/name` (namespace empty for cluster-scoped kinds): the key of `quarantine`. */
 export function objectId(object: SourceObject): string {
   return `${object.kind}/${object.metadata.namespace}/${object.metadata.name}`;

@@ -8,6 +8,7 @@ import type { FakeApiServer, JsonObject } from './fake-apiserver.js';
 import { requireNginx } from './nginx.js';
 import type { Peer } from './peers.js';
 import { freePorts } from './ports.js';
+import { testBaseTranslateOptions } from './options.js';
 
 /**
  * The cluster mode in-process against a fake API server, with a real nginx it spawns: one "Pod".
@@ -70,19 +71,7 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
   const exit = runSidecar(
     {
       output: outDir,
-      translate: {
-        ingressClass: 'nginx',
-        gatewayClass: 'ingress2nginx',
-        systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
-        watchIngressWithoutClass: false,
-        allowCrossNamespaceSecrets: false,
-        clusterDomain: 'cluster.local',
-        httpPort,
-        httpsPort,
-        runDir,
-        accessLog: 'off',
-        ...options.translate,
-      },
+      translate: testBaseTranslateOptions({ httpPort, httpsPort, runDir, ...options.translate }),
       kubeconfig: options.kubeconfig,
       namespaces: [],
       spawnNginx: true,
