@@ -1,10 +1,13 @@
 import type { Command } from 'commander';
-import { build } from '../render/build.js';
+import type { Diagnostic } from '../model/diagnostics.js';
+import { build, type BuildResult } from '../render/build.js';
 import { formatAuditJson, formatAuditMarkdown, formatAuditText } from '../report/migration-format.js';
 import { migrationReport } from '../report/migration.js';
 import { loadClusterAccess } from '../sources/cluster/access.js';
 import { ApiClient } from '../sources/cluster/client.js';
 import { readClusterOnce } from '../sources/cluster/once.js';
+import type { Snapshot } from '../sources/snapshot.js';
+import type { TranslateOptions } from '../translate/options.js';
 import { referencedObjects } from '../translate/references.js';
 import { collect, diagnosticsOf, exitCodes, readSources, translateOptionsOf, withCommonOptions, type CliIo } from './common.js';
 import { parseSeconds, UsageError, type CommonFlags } from './options.js';
@@ -44,28 +47,37 @@ export function auditCommand(program: Command, io: CliIo, setExitCode: (code: nu
       }
       const commonFlags: CommonFlags = { ...flags, filename: flags.filename ?? [] };
       const options = await translateOptionsOf(commonFlags, io, false);
-      const { snapshot, diagnostics, result } = fromFiles
-        ? await (async () => {
-            const source = await readSources(commonFlags.filename, io);
-            const built = build(source.snapshot, options);
-            return { snapshot: source.snapshot, result: built, diagnostics: await diagnosticsOf(source, built) };
-          })()
-        : await (async () => {
-            const access = loadClusterAccess({ ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }), env: io.env ?? process.env });
-            const live = await readClusterOnce({
-              client: new ApiClient(access.config, flags.timeout * 1000),
-              namespaces: flags.namespace ?? [],
-              upstreams: flags.upstreams,
-              references: (partial) => referencedObjects(partial, options),
-              timeoutMs: flags.timeout * 1000,
-            });
-            const built = build(live, options);
-            return { snapshot: live, result: built, diagnostics: built.diagnostics };
-          })();
+      const { snapshot, result, diagnostics } = fromFiles ? await fromManifests(commonFlags.filename, options, io) : await fromCluster(flags, options, io);
       const report = migrationReport(snapshot, { ...result, diagnostics }, flags.configmap);
       io.stdout(flags.format === 'json' ? formatAuditJson(report) : flags.format === 'markdown' ? formatAuditMarkdown(report) : formatAuditText(report));
       const blocked = report.ingressesWithErrors.length > 0;
       const lossy = report.annotations.some((usage) => usage.status === 'ignored' || usage.status === 'unknown');
       setExitCode(blocked || (flags.strict && lossy) ? exitCodes.inputErrors : exitCodes.clean);
     });
+}
+
+interface Audited {
+  readonly snapshot: Snapshot;
+  readonly result: BuildResult;
+  /** With file and line, when read from files. */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+async function fromManifests(filenames: readonly string[], options: TranslateOptions, io: CliIo): Promise<Audited> {
+  const source = await readSources(filenames, io);
+  const result = build(source.snapshot, options);
+  return { snapshot: source.snapshot, result, diagnostics: await diagnosticsOf(source, result) };
+}
+
+async function fromCluster(flags: AuditFlags, options: TranslateOptions, io: CliIo): Promise<Audited> {
+  const access = loadClusterAccess({ ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }), env: io.env ?? process.env });
+  const snapshot = await readClusterOnce({
+    client: new ApiClient(access.config, flags.timeout * 1000),
+    namespaces: flags.namespace ?? [],
+    upstreams: flags.upstreams,
+    references: (partial) => referencedObjects(partial, options),
+    timeoutMs: flags.timeout * 1000,
+  });
+  const result = build(snapshot, options);
+  return { snapshot, result, diagnostics: result.diagnostics };
 }
