@@ -481,6 +481,11 @@ export interface Location {
   readonly authEndpoint?: AuthEndpoint;
   /** A named location that answers `custom-http-errors` from the `default-backend`. */
   readonly errorPage?: ErrorPageLocation;
+  /**
+   * Not rendered: the location named here (`/`, `= /x`) gets its requests and handles them the same way
+   * (`markShadowedLocations`).
+   */
+  readonly servedBy?: string;
 }
 
 export interface LocationBehaviour {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -178,6 +179,12 @@ beforeAll(async () => {
             { path: '/foo/bar', pathType: 'Exact', backend: to('exact') },
             { path: '/exact', pathType: 'Exact', backend: to('exact') },
             { path: '/impl', pathType: 'ImplementationSpecific', backend: to('impl') },
+            // Handled as the shorter prefix handles them: left out of the config (`servedBy`).
+            { path: '/foo/same', pathType: 'Prefix', backend: to('foo') },
+            { path: '/foo/bar/baz/same', pathType: 'Prefix', backend: to('deep') },
+            { path: '/foo/bar/baz/same/exact', pathType: 'Exact', backend: to('deep') },
+            // The same backend as /foo, but /foo/bar/baz would take its requests: kept.
+            { path: '/foo/bar/baz/back', pathType: 'Exact', backend: to('foo') },
           ],
         },
       ],
@@ -314,7 +321,21 @@ describe('path routing', () => {
     ['/implementation', 'impl'], // ImplementationSpecific is a plain prefix
     ['/', 'fallback'],
     ['/anything/else', 'fallback'],
+    ['/foo/same', 'foo'],
+    ['/foo/same/x', 'foo'],
+    ['/foo/bar/baz/same/x', 'deep'],
+    ['/foo/bar/baz/same/exact', 'deep'],
+    ['/foo/bar/baz/back', 'foo'],
+    ['/foo/bar/baz/back/x', 'deep'],
   ];
+  it('leaves out the locations that a shorter prefix handles the same way', () => {
+    const config = readFileSync(target.conf, 'utf8');
+    expect(config).toContain('location = /foo/bar/baz/back {');
+    for (const path of ['/foo/same', '/foo/bar/baz/same', '/foo/bar/baz/same/exact']) {
+      expect(config).toMatch(new RegExp(`location (= )?${path}/? is left out`));
+      expect(config).not.toMatch(new RegExp(`location (= )?${path}/? \\{`));
+    }
+  });
   it.each(cases)('%s reaches %s', async (path, backend) => {
     const response = await httpsGet({ port: target.httpsPort, servername: 'paths.example.test', path, ca: ca.certPem });
     expect(echoOf(response)).toMatchObject({ backend, path });

@@ -13,6 +13,7 @@ import { losersOf, provenanceOf } from '../provenance.js';
 import { addsResponseHeaders } from './behaviour.js';
 import { splitWithCanary, type CanaryClaim } from './canary.js';
 import type { HttpExtensionRegistry } from './extensions.js';
+import { markShadowedLocations } from '../shadowed-locations.js';
 
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */
@@ -625,11 +626,11 @@ function toLocations(
       .sort((a, b) => compareAge(a.ingress, b.ingress) || b.path.length - a.path.length || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
       .map((w, index) => [w.path, index]),
   );
-  return [
+  return markShadowedLocations([
     ...locations.filter((l) => l.modifier !== '~*').sort(byPath),
     ...locations.filter((l) => l.modifier === '~*').sort((a, b) => (regexOrder.get(a.path) ?? 0) - (regexOrder.get(b.path) ?? 0)),
     ...[...companions.values()].sort(byPath),
-  ];
+  ]);
 }
 
 /**
