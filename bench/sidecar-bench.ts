@@ -100,7 +100,9 @@ async function startSidecar(api: FakeApiServer, work: string, extra: readonly st
       ...['--http-port', String(httpPort), '--https-port', String(httpsPort), '--metrics-address', `127.0.0.1:${metricsPort}`, '--log-format', 'json'],
       ...extra,
     ],
-    { reject: false, buffer: false, stdout: 'pipe', stderr: 'inherit' },
+    // Stopping waits for nginx to quit, which takes seconds with 10,000 SSL contexts to free: execa's
+    // default SIGKILL after 5 s would leave that nginx running (with its memory) under later runs.
+    { reject: false, buffer: false, stdout: 'pipe', stderr: 'inherit', forceKillAfterDelay: 120_000 },
   );
   const syncs: Sidecar['syncs'] = [];
   let rest = '';
@@ -285,7 +287,9 @@ async function main(): Promise<void> {
             `; nginx master peak ${masterMemory ? (masterMemory.peak / 1e6).toFixed(0) : '?'} MB (VmHWM; target ≤ 500 MB), ${masterMemory ? (masterMemory.rss / 1e6).toFixed(0) : '?'} MB after` +
             `; sidecar RSS ${(memory.rss / 1e6).toFixed(0)} MB, peak ${(memory.peak / 1e6).toFixed(0)} MB (heap used ${(heap / 1e6).toFixed(0)} MB, external ${(external / 1e6).toFixed(0)} MB)`,
         );
+        const stopping = performance.now();
         await sidecar.stop();
+        out(`          stopping the sidecar and its nginx took ${((performance.now() - stopping) / 1000).toFixed(1)} s`);
       });
     }
     }

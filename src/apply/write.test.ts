@@ -162,6 +162,36 @@ describe('OutputFolder commit', () => {
     expect((await readdir(dir)).filter((name) => name.startsWith('.'))).toEqual([]);
   });
 
+  it('stages a file already in place as a link to it, and writes the rest; a rejected set keeps its links after a commit', async () => {
+    const dir = await freshDir();
+    await writeOutput(dir, files('one', ['a', 'b']));
+    const live = (path: string) => stat(join(dir, path));
+    const folder = await OutputFolder.open(dir);
+    try {
+      const next = files('two', ['a', 'b']);
+      next[2] = { ...next[2]!, contents: 'key b, rotated\n' };
+      const staged = await folder.stage(next);
+      expect([...staged.unchanged]).toEqual(['tls/a.pem']);
+      const inStaging = (path: string) => stat(join(staged.dir, path));
+      expect((await inStaging('tls/a.pem')).ino).toBe((await live('tls/a.pem')).ino);
+      expect((await inStaging('tls/b.pem')).ino).not.toBe((await live('tls/b.pem')).ino);
+      expect((await inStaging('nginx.conf')).ino).not.toBe((await live('nginx.conf')).ino);
+      // Same bytes, another mode: written, so that the commit puts the mode back.
+      const opened = await folder.stage([{ ...next[1]!, mode: 0o644 }]);
+      expect(opened.unchanged.size).toBe(0);
+      await folder.discard(opened);
+
+      const rejected = await folder.keepRejected(await folder.stage(files('rejected', ['a'])));
+      expect((await folder.commit(staged)).written).toEqual(['tls/b.pem', 'nginx.conf']);
+      expect(await readFile(join(dir, 'tls', 'b.pem'), 'utf8')).toBe('key b, rotated\n');
+      expect(await readFile(join(dir, 'tls', 'a.pem'), 'utf8')).toBe('key a\n');
+      expect(existsSync(rejected)).toBe(false);
+    } finally {
+      await folder.close();
+    }
+    expect((await readdir(dir)).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
   it('a staged set that is discarded changes nothing; one that is kept becomes .i2n-rejected', async () => {
     const dir = await freshDir();
     await writeOutput(dir, files('good', ['a']));
