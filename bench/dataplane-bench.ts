@@ -16,7 +16,8 @@ import { freePorts } from '../test/support/ports.js';
  * throughput, passthrough new TLS connections per second, terminated keep-alive requests per second,
  * terminated new TLS connections per second (wrk, TLS 1.3, sessions resumed: wrk keeps each
  * connection's session and offers it on the next one). Contenders: wrk straight to the backend
- * (direct), HAProxy 2.6, hand-written single-hop nginx (1.22 and the newer build), a hand-written `pass`
+ * (direct), HAProxy 2.6, hand-written single-hop nginx (1.22 and the newer build, each once with the
+ * four usual request headers and once with the twelve ingress-nginx sends), a hand-written `pass`
  * topology (newer build), and the product: the config `ingress2nginx render --check` writes, for
  * the machine's nginx and for the newer build. Every proxy runs one worker (thread).
  *
@@ -222,7 +223,29 @@ ${tempPaths(dir)}
 }
 
 /** The terminating half of the hand-written configs: one TLS server proxying to the origin over keep-alive. */
-function terminatingHttp(dir: string, ports: Ports, listen: string, cert: CertificateFiles): string {
+/** What a hand-written config sends to the backend: the four usual headers, or all that ingress-nginx sends (as the product does). */
+type RequestHeaders = 'usual' | 'ingress-nginx';
+
+const requestHeaderLines: Record<RequestHeaders, string> = {
+  usual: `proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;`,
+  'ingress-nginx': `proxy_set_header Connection "";
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Host $host;
+            proxy_set_header X-Request-ID $request_id;
+            proxy_set_header X-Real-IP $remote_addr;
+            proxy_set_header X-Forwarded-For $remote_addr;
+            proxy_set_header X-Forwarded-Host $host;
+            proxy_set_header X-Forwarded-Port $server_port;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_set_header X-Forwarded-Scheme $scheme;
+            proxy_set_header X-Scheme $scheme;
+            proxy_set_header Proxy "";`,
+};
+
+function terminatingHttp(dir: string, ports: Ports, listen: string, cert: CertificateFiles, headers: RequestHeaders = 'usual'): string {
   return `http {
 ${tempPaths(dir)}
     access_log off;
@@ -239,10 +262,7 @@ ${tempPaths(dir)}
         ssl_session_cache shared:tls:10m;
         location / {
             proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-            proxy_set_header X-Forwarded-Proto $scheme;
+            ${requestHeaderLines[headers]}
             proxy_pass http://origin;
         }
     }
@@ -251,7 +271,14 @@ ${tempPaths(dir)}
 }
 
 /** One hop, written by hand as one would: SNI map to the backend in stream, TLS termination in http. */
-function singleHopConf(dir: string, installation: NginxInstallation, ports: Ports, listen: { passthrough: number; terminated: number }, cert: CertificateFiles): string {
+function singleHopConf(
+  dir: string,
+  installation: NginxInstallation,
+  ports: Ports,
+  listen: { passthrough: number; terminated: number },
+  cert: CertificateFiles,
+  headers: RequestHeaders,
+): string {
   return `${installation.streamModuleFile ? `load_module ${installation.streamModuleFile};\n` : ''}worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log stderr warn;
@@ -267,7 +294,7 @@ stream {
         proxy_pass $backend;
     }
 }
-${terminatingHttp(dir, ports, `127.0.0.1:${listen.terminated}`, cert)}`;
+${terminatingHttp(dir, ports, `127.0.0.1:${listen.terminated}`, cert, headers)}`;
 }
 
 /** The `pass` topology reduced to what it is (nginx >= 1.25.5): one port, SNI split, no copy on the hand-off. */
@@ -557,7 +584,7 @@ async function main(): Promise<void> {
     const script = join(work, 'wrk.lua');
     await writeFile(script, wrkScript);
 
-    const [backendTls, backendHttp, ...free] = await freePorts(13);
+    const [backendTls, backendHttp, ...free] = await freePorts(17);
     const ports: Ports = { backendTls: backendTls!, backendHttp: backendHttp! };
     const next = (): number => free.shift()!;
 
@@ -581,15 +608,25 @@ async function main(): Promise<void> {
       servers.push(server);
       contenders.push({ id: 'haproxy', label: `HAProxy ${haproxyVersion}`, passthroughPort: listen.passthrough, terminatedPort: listen.terminated, server });
     }
-    for (const [key, installation] of [['1.22', distro], ['new', fresh]] as const) {
-      const dir = join(work, `single-${key}`);
+    // Single-hop twice per nginx: as one would write it, and sending ingress-nginx's request headers as
+    // the product must, which prices the topology apart from the headers.
+    const singleHops = [
+      ['1.22', distro, 'usual'],
+      ['new', fresh, 'usual'],
+      ['1.22', distro, 'ingress-nginx'],
+      ['new', fresh, 'ingress-nginx'],
+    ] as const;
+    for (const [key, installation, headers] of singleHops) {
+      const id = headers === 'usual' ? `single-${key}` : `single-headers-${key}`;
+      const label = `single-hop nginx ${installation.version}${headers === 'usual' ? '' : ", ingress-nginx's headers"}`;
+      const dir = join(work, id);
       await mkdir(dir);
       chmodSync(dir, 0o755);
       const listen = { passthrough: next(), terminated: next() };
-      await writeFile(join(dir, 'nginx.conf'), singleHopConf(dir, installation, ports, listen, terminatedCert));
-      const server = await startNginx(`single-hop ${installation.version}`, installation, dir, join(dir, 'nginx.conf'), listen.terminated);
+      await writeFile(join(dir, 'nginx.conf'), singleHopConf(dir, installation, ports, listen, terminatedCert, headers));
+      const server = await startNginx(label, installation, dir, join(dir, 'nginx.conf'), listen.terminated);
       servers.push(server);
-      contenders.push({ id: `single-${key}`, label: `single-hop nginx ${installation.version}`, ...{ passthroughPort: listen.passthrough, terminatedPort: listen.terminated }, server });
+      contenders.push({ id, label, ...{ passthroughPort: listen.passthrough, terminatedPort: listen.terminated }, server });
     }
     {
       const dir = join(work, 'pass');
@@ -679,6 +716,8 @@ async function main(): Promise<void> {
       { label: `product ${distro.version} ÷ single-hop ${distro.version}`, a: 'product-1.22', b: 'single-1.22', goal: 0.97 },
       { label: `product ${fresh.version} ÷ HAProxy`, a: 'product-new', b: 'haproxy', goal: 1.0 },
       { label: `product ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'product-new', b: 'single-new', goal: 0.97 },
+      { label: `product ${distro.version} ÷ single-hop ${distro.version} with the same request headers`, a: 'product-1.22', b: 'single-headers-1.22', goal: 0.97 },
+      { label: `product ${fresh.version} ÷ single-hop ${fresh.version} with the same request headers`, a: 'product-new', b: 'single-headers-new', goal: 0.97 },
       { label: `hand-written pass ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'pass-new', b: 'single-new' },
       { label: `single-hop ${distro.version} ÷ HAProxy`, a: 'single-1.22', b: 'haproxy' },
     ];
