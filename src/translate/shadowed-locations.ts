@@ -14,11 +14,18 @@ import type { Location } from '../model/nginx.js';
 export function markShadowedLocations(locations: readonly Location[]): Location[] {
   if (locations.some((l) => l.modifier === '~*')) return [...locations];
   const prefixes = locations.filter(isPrefix);
+  const handlings = new Map<Location, string>();
+  const handlingOf = (location: Location): string => {
+    let known = handlings.get(location);
+    if (known === undefined) handlings.set(location, (known = handling(location)));
+    return known;
+  };
   const parentOf = new Map<Location, Location>();
   for (const location of locations) {
     if (!isRoute(location)) continue;
     const parent = longestPrefixOf(location, prefixes);
-    if (parent && isRoute(parent) && handling(parent) === handling(location)) parentOf.set(location, parent);
+    if (!parent || !isRoute(parent) || parent.proxy?.upstream !== location.proxy?.upstream) continue;
+    if (handlingOf(parent) === handlingOf(location)) parentOf.set(location, parent);
   }
   return locations.map((location) => {
     let served = parentOf.get(location);
