@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import type { Location, Proxy } from '../model/nginx.js';
 import { markShadowedLocations } from './shadowed-locations.js';
 
@@ -95,5 +96,42 @@ describe('markShadowedLocations', () => {
   it('never marks or falls back to named and internal locations', () => {
     const named = location('', '@error-503', 'web', { proxy: undefined, errorPage: { code: 503 } });
     expect(servedBy([location('', '/', 'web'), named])).toEqual({ '/': null, '@error-503': null });
+  });
+});
+
+/**
+ * nginx's choice among `=` and prefix locations (no regexes): an exact match, else the longest prefix.
+ * The property: for every request path, the locations left in the config choose one that handles it as
+ * the full set would have, and every left-out location names one that is left in.
+ */
+describe('markShadowedLocations, property', () => {
+  const choose = (locations: readonly Location[], uri: string): Location | undefined =>
+    locations.find((l) => l.modifier === '=' && l.path === uri) ??
+    locations.filter((l) => l.modifier !== '=' && uri.startsWith(l.path)).sort((a, b) => b.path.length - a.path.length)[0];
+  const segment = fc.constantFrom('a', 'b', 'ab');
+  const path = fc.array(segment, { maxLength: 3 }).chain((parts) =>
+    fc.constantFrom(`/${parts.join('/')}`, `/${parts.join('/')}/`).map((p) => p.replace(/\/+/g, '/')),
+  );
+  const spec = fc.record({ modifier: fc.constantFrom('' as const, '=' as const), path, upstream: fc.constantFrom('web', 'api'), slow: fc.boolean() });
+
+  it('never changes which handling a request gets', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(spec, { selector: (s) => `${s.modifier}${s.path}`, maxLength: 8 }), fc.array(path, { minLength: 1, maxLength: 10 }), (specs, uris) => {
+        const all = specs.map((s) =>
+          location(s.modifier, s.path, s.upstream, s.slow ? { proxy: { ...proxyTo(s.upstream), tuning: { readTimeout: '300s' } } } : {}),
+        );
+        const marked = markShadowedLocations(all);
+        const kept = marked.filter((l) => !l.servedBy);
+        for (const l of marked) {
+          if (l.servedBy) expect(kept.map((k) => (k.modifier ? `${k.modifier} ${k.path}` : k.path))).toContain(l.servedBy);
+        }
+        for (const uri of uris) {
+          const before = choose(all, uri);
+          const after = choose(kept, uri);
+          expect(after?.proxy).toEqual(before?.proxy);
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
