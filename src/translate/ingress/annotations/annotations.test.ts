@@ -32,6 +32,19 @@ describe('parseIngressAnnotations', () => {
     expect(value.httpLevelAnnotations).toEqual([]);
   });
 
+  it('reads a set it has read before to the same values, whatever else the Ingress carries, and each caller owns its issues', () => {
+    const set = { 'proxy-read-timeout': '120', 'proxy-connect-timeout': 'soon' };
+    const first = parse(set);
+    const again = parseIngressAnnotations({ ...Object.fromEntries(Object.entries(set).map(([k, v]) => [prefix + k, v])), 'example.com/other': 'x' });
+    expect(again).toEqual(first);
+    expect(first.value.proxy).toMatchObject({ readTimeout: 120 });
+    expect(first.issues.map((issue) => issue.code)).toEqual(['annotation-invalid']);
+    first.issues.pop();
+    again.issues[0]!.message = 'changed by one caller';
+    expect(parse(set).issues).toMatchObject([{ code: 'annotation-invalid', message: expect.stringContaining('proxy-connect-timeout') }]);
+    expect(parse({ ...set, 'proxy-read-timeout': '30' }).value.proxy).toMatchObject({ readTimeout: 30 });
+  });
+
   it('ignores other prefixes', () => {
     const { issues } = parseIngressAnnotations({
       'kubernetes.io/ingress.class': 'nginx',
