@@ -192,6 +192,24 @@ describe('OutputFolder commit', () => {
     expect((await readdir(dir)).filter((name) => name.startsWith('.'))).toEqual([]);
   });
 
+  it('a set staged before another commit still puts its own bytes in place', async () => {
+    const dir = await freshDir();
+    await writeOutput(dir, files('one', ['a']));
+    const folder = await OutputFolder.open(dir);
+    try {
+      const first = await folder.stage(files('one', ['a']));
+      expect([...first.unchanged].sort()).toEqual(['nginx.conf', 'tls/a.pem']);
+      const rotated = files('two', ['a']);
+      rotated[1] = { ...rotated[1]!, contents: 'key a, rotated\n' };
+      await folder.commit(await folder.stage(rotated));
+      expect((await folder.commit(first)).written).toEqual(['tls/a.pem', 'nginx.conf']);
+      expect(await readFile(join(dir, 'tls', 'a.pem'), 'utf8')).toBe('key a\n');
+      expect(await readFile(join(dir, 'nginx.conf'), 'utf8')).toContain('# one');
+    } finally {
+      await folder.close();
+    }
+  });
+
   it('a staged set that is discarded changes nothing; one that is kept becomes .i2n-rejected', async () => {
     const dir = await freshDir();
     await writeOutput(dir, files('good', ['a']));

@@ -129,7 +129,9 @@ export class OutputFolder {
       const changed = await mapLimited(
         ordered,
         parallelWrites,
-        async (file) => !staged.unchanged.has(file.path) && !(await isInPlace(join(this.dir, file.path), file, this.workerOwner)),
+        async (file) =>
+          !(staged.unchanged.has(file.path) && (await isSameFile(join(this.dir, file.path), join(staged.dir, file.path)))) &&
+          !(await isInPlace(join(this.dir, file.path), file, this.workerOwner)),
       );
       for (const folder of managedFolders) await makeFolder(join(this.dir, folder));
       if (previous) {
@@ -392,6 +394,12 @@ async function linkIfPossible(from: string, to: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Both names are one file: a link made when staging is still what is in place (no other commit came between). */
+async function isSameFile(a: string, b: string): Promise<boolean> {
+  const [first, second] = await Promise.all([stat(a).catch(() => undefined), stat(b).catch(() => undefined)]);
+  return first !== undefined && second !== undefined && first.ino === second.ino && first.dev === second.dev;
 }
 
 /** The file at `path` has `file`'s bytes and mode already. */
