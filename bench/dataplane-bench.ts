@@ -222,7 +222,6 @@ ${tempPaths(dir)}
 `;
 }
 
-/** The terminating half of the hand-written configs: one TLS server proxying to the origin over keep-alive. */
 /** What a hand-written config sends to the backend: the four usual headers, or all that ingress-nginx sends (as the product does). */
 type RequestHeaders = 'usual' | 'ingress-nginx';
 
@@ -245,6 +244,7 @@ const requestHeaderLines: Record<RequestHeaders, string> = {
             proxy_set_header Proxy "";`,
 };
 
+/** The terminating half of the hand-written configs: one TLS server proxying to the origin over keep-alive. */
 function terminatingHttp(dir: string, ports: Ports, listen: string, cert: CertificateFiles, headers: RequestHeaders = 'usual'): string {
   return `http {
 ${tempPaths(dir)}
