@@ -1,4 +1,5 @@
 import type { Location } from '../model/nginx.js';
+import { groupBy } from './precedence.js';
 
 /**
  * Marks the locations nginx would answer the same way without: a Prefix or Exact path whose requests,
@@ -27,13 +28,37 @@ export function markShadowedLocations(locations: readonly Location[]): Location[
     if (!parent || !isRoute(parent) || parent.proxy?.upstream !== location.proxy?.upstream) continue;
     if (handlingOf(parent) === handlingOf(location)) parentOf.set(location, parent);
   }
+  const shadowed = keepingRedirects(locations, new Set(parentOf.keys()));
   return locations.map((location) => {
-    let served = parentOf.get(location);
-    if (!served) return location;
-    // The parent may be shadowed too; name the one nginx keeps.
-    for (let next = parentOf.get(served); next; next = parentOf.get(served)) served = next;
+    if (!shadowed.has(location)) return location;
+    // The parent may be left out too; name the one nginx keeps.
+    let served = parentOf.get(location)!;
+    while (shadowed.has(served)) served = parentOf.get(served)!;
     return { ...location, servedBy: locationName(served) };
   });
+}
+
+/**
+ * nginx answers `/x` with a 301 to `/x/` when a proxying location is named `/x/` and none is named `/x`
+ * (`auto_redirect`). Leaving out either one of such a pair would change that answer: without `/x/` the
+ * 301 becomes a proxied request, and without `= /x` (or `/x`) a proxied request becomes a 301. So a
+ * location named `/x/` stays unless one named `/x` exists, and one named `/x` stays while `/x/` does.
+ */
+function keepingRedirects(locations: readonly Location[], candidates: Set<Location>): Set<Location> {
+  const byPath = groupBy(locations, (l) => l.path);
+  const redirectsWithoutSlash = (l: Location) => l.proxy !== undefined && l.path.length > 1 && l.path.endsWith('/');
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const location of candidates) {
+      const withoutSlash = redirectsWithoutSlash(location) && !byPath.has(location.path.slice(0, -1));
+      const withSlashKept = (byPath.get(`${location.path}/`) ?? []).some((l) => redirectsWithoutSlash(l) && !candidates.has(l));
+      if (withoutSlash || withSlashKept) {
+        candidates.delete(location);
+        changed = true;
+      }
+    }
+  }
+  return candidates;
 }
 
 function isPrefix(location: Location): boolean {

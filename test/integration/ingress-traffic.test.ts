@@ -185,6 +185,11 @@ beforeAll(async () => {
             { path: '/foo/bar/baz/same/exact', pathType: 'Exact', backend: to('deep') },
             // The same backend as /foo, but /foo/bar/baz would take its requests: kept.
             { path: '/foo/bar/baz/back', pathType: 'Exact', backend: to('foo') },
+            // nginx answers /foo/slash with a 301 to /foo/slash/: kept, so that it still does.
+            { path: '/foo/slash/', pathType: 'ImplementationSpecific', backend: to('foo') },
+            // = /foo/pair (foo) beside /foo/pair/ (exact): kept, or /foo/pair would get that 301.
+            { path: '/foo/pair', pathType: 'Exact', backend: to('foo') },
+            { path: '/foo/pair', pathType: 'Prefix', backend: to('exact') },
           ],
         },
       ],
@@ -327,6 +332,9 @@ describe('path routing', () => {
     ['/foo/bar/baz/same/exact', 'deep'],
     ['/foo/bar/baz/back', 'foo'],
     ['/foo/bar/baz/back/x', 'deep'],
+    ['/foo/slash/x', 'foo'],
+    ['/foo/pair', 'foo'],
+    ['/foo/pair/x', 'exact'],
   ];
   it('leaves out the locations that a shorter prefix handles the same way', () => {
     const config = readFileSync(target.conf, 'utf8');
@@ -335,6 +343,11 @@ describe('path routing', () => {
       expect(config).toMatch(new RegExp(`location (= )?${path}/? is left out`));
       expect(config).not.toMatch(new RegExp(`location (= )?${path}/? \\{`));
     }
+  });
+  it('answers a path with a 301 to the path with a slash where nginx did before leaving locations out', async () => {
+    const response = await httpsGet({ port: target.httpsPort, servername: 'paths.example.test', path: '/foo/slash', ca: ca.certPem });
+    expect(response.status).toBe(301);
+    expect(response.headers['location']).toMatch(/\/foo\/slash\/$/);
   });
   it.each(cases)('%s reaches %s', async (path, backend) => {
     const response = await httpsGet({ port: target.httpsPort, servername: 'paths.example.test', path, ca: ca.certPem });
