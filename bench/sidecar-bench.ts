@@ -239,7 +239,7 @@ async function main(): Promise<void> {
       out(`change to served, 1,000 Ingresses (${latencyChanges} changes, one at a time): p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms   target p50 < 300 ms`);
       const syncs = sidecar.syncs.slice(syncsBefore);
       const median = (pick: (s: Sidecar['syncs'][number]) => number) => percentile(syncs.map(pick), 50).toFixed(0);
-      out(`  median per sync: build ${median((s) => s.buildMs)} ms, nginx -t ${median((s) => s.checkMs)} ms, write ${median((s) => s.writeMs)} ms, reload ${median((s) => s.reloadMs)} ms (plus the 100 ms debounce)`);
+      out(`  median per sync: build ${median((s) => s.buildMs)} ms, staging + nginx -t ${median((s) => s.checkMs)} ms, write ${median((s) => s.writeMs)} ms, reload ${median((s) => s.reloadMs)} ms (plus the 100 ms debounce)`);
 
       await quiet(sidecar.metricsPort, 1500);
       const before = await metric(sidecar.metricsPort, 'ingress2nginx_reloads_total', '{result="success"}');
@@ -283,7 +283,7 @@ async function main(): Promise<void> {
         const external = await metric(sidecar.metricsPort, 'ingress2nginx_nodejs_external_memory_bytes');
         const check = percentile(sidecar.syncs.map((s) => s.checkMs), 50);
         out(
-          `  ${String(hosts).padStart(6)} hosts: reload ${((sum / Math.max(count, 1)) * 1000).toFixed(0)} ms mean over ${count}, nginx -t ${check.toFixed(0)} ms median` +
+          `  ${String(hosts).padStart(6)} hosts: reload ${((sum / Math.max(count, 1)) * 1000).toFixed(0)} ms mean over ${count}, staging + nginx -t ${check.toFixed(0)} ms median` +
             `; nginx master peak ${masterMemory ? (masterMemory.peak / 1e6).toFixed(0) : '?'} MB (VmHWM; target ≤ 500 MB), ${masterMemory ? (masterMemory.rss / 1e6).toFixed(0) : '?'} MB after` +
             `; sidecar RSS ${(memory.rss / 1e6).toFixed(0)} MB, peak ${(memory.peak / 1e6).toFixed(0)} MB (heap used ${(heap / 1e6).toFixed(0)} MB, external ${(external / 1e6).toFixed(0)} MB)`,
         );
