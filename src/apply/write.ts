@@ -27,7 +27,7 @@ export interface Staged {
   /** Path of the staging folder (relative when the output folder is); `nginx -t` can check its `nginx.conf`. */
   readonly dir: string;
   readonly files: readonly OutputFile[];
-  /** Paths whose bytes, mode and owner are in place already: staged as a hard link to that file. */
+  /** Paths whose bytes, mode and owner were in place when staged: staged as a hard link to that file where links work. */
   readonly unchanged: ReadonlySet<string>;
 }
 
@@ -96,9 +96,9 @@ export class OutputFolder {
         await forEachLimited(files, parallelWrites, async (file) => {
           const path = join(dir, file.path);
           const live = join(this.dir, file.path);
-          if ((await isInPlace(live, file, this.workerOwner)) && (await linkIfPossible(live, path))) {
+          if (await isInPlace(live, file, this.workerOwner)) {
             unchanged.add(file.path);
-            return;
+            if (await linkIfPossible(live, path)) return;
           }
           await writeFile(path, file.contents.length > chunkLength ? chunks(file.contents) : file.contents, {
             mode: file.mode,
@@ -117,8 +117,10 @@ export class OutputFolder {
 
   /**
    * Moves the staged files into place. A file whose bytes and mode are unchanged is left alone (nginx
-   * and the file's readers see no new inode), so an unchanged render changes nothing on disk. The config
-   * in place is now the current one: a rejected config kept from before is removed with its key material.
+   * and the file's readers see no new inode), so an unchanged render changes nothing on disk. Staging
+   * compared every file with the one in place, so only those it found unchanged are looked at again, in
+   * case another commit came between. The config in place is now the current one: a rejected config kept
+   * from before is removed with its key material.
    */
   async commit(staged: Staged, options: { readonly keepPrevious?: boolean } = {}): Promise<CommitResult> {
     const written: string[] = [];
@@ -126,13 +128,7 @@ export class OutputFolder {
     const previous = options.keepPrevious ? join(this.dir, previousFolderName) : undefined;
     await environment(`cannot write into ${this.dir}`, async () => {
       const ordered = [...staged.files.filter((f) => f.path !== mainConfigName), ...staged.files.filter((f) => f.path === mainConfigName)];
-      const changed = await mapLimited(
-        ordered,
-        parallelWrites,
-        async (file) =>
-          !(staged.unchanged.has(file.path) && (await isSameFile(join(this.dir, file.path), join(staged.dir, file.path)))) &&
-          !(await isInPlace(join(this.dir, file.path), file, this.workerOwner)),
-      );
+      const changed = await mapLimited(ordered, parallelWrites, async (file) => !(await this.stillInPlace(staged, file)));
       for (const folder of managedFolders) await makeFolder(join(this.dir, folder));
       if (previous) {
         await rm(previous, { recursive: true, force: true });
@@ -162,6 +158,13 @@ export class OutputFolder {
     });
     await this.discard(staged);
     return { written, removed, ...(previous && { previous }) };
+  }
+
+  /** Staging found `file` in place, and it still is: the staged link names the file in place, or its bytes are read again. */
+  private async stillInPlace(staged: Staged, file: OutputFile): Promise<boolean> {
+    if (!staged.unchanged.has(file.path)) return false;
+    const live = join(this.dir, file.path);
+    return (await isSameFile(live, join(staged.dir, file.path))) || (await isInPlace(live, file, this.workerOwner));
   }
 
   /**
