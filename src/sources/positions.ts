@@ -26,54 +26,60 @@ export async function refinePositions(
   snapshot: Snapshot,
   readText: (file: string) => Promise<string> = (file) => readFile(file, 'utf8'),
 ): Promise<Diagnostic[]> {
-  const documentsByFile = new Map<string, Promise<Map<number, YamlDocumentText> | undefined>>();
-  const parsedDocuments = new Map<YamlDocumentText, ParsedDocument | undefined>();
   let objectsByOrigin: Map<string, SourceObject[]> | undefined;
-
-  const documentsOf = (file: string): Promise<Map<number, YamlDocumentText> | undefined> => {
-    let documents = documentsByFile.get(file);
-    if (!documents) {
-      documents = readText(file).then(
-        (text) => new Map(Array.from(splitYamlDocuments(text), (document) => [document.line, document])),
-        // The file is gone or unreadable now: keep the document-level position.
-        () => undefined,
-      );
-      documentsByFile.set(file, documents);
+  const refined: Diagnostic[] = [...diagnostics];
+  // One file at a time, so that only its text and documents are held: all of the bench input's would be 90 MB.
+  for (const [file, located] of locatedByFile(diagnostics)) {
+    const documents = await readText(file).then(
+      (text) => new Map(Array.from(splitYamlDocuments(text), (document) => [document.line, document])),
+      // The file is gone or unreadable now: keep the document-level position.
+      () => undefined,
+    );
+    if (!documents) continue;
+    const parsedDocuments = new Map<YamlDocumentText, ParsedDocument | undefined>();
+    const parsed = (source: YamlDocumentText): ParsedDocument | undefined => {
+      if (!parsedDocuments.has(source)) parsedDocuments.set(source, parse(source));
+      return parsedDocuments.get(source);
+    };
+    for (const { index, path, line } of located) {
+      const diagnostic = diagnostics[index] as Diagnostic;
+      const source = documents.get(line);
+      if (!source) continue;
+      objectsByOrigin ??= indexByOrigin(snapshot);
+      const listIndex = findObject(objectsByOrigin, diagnostic)?.origin?.listIndex;
+      const documentPath = listIndex === undefined ? path : ['items', listIndex, ...path];
+      const plain = locateInBlockMappings(source.text, documentPath);
+      if (plain) {
+        refined[index] = { ...diagnostic, line: source.textLine + plain.line - 1, column: plain.column };
+        continue;
+      }
+      const entry = parsed(source);
+      const offset = entry && locateSafely(entry.document, documentPath);
+      if (!entry || offset === undefined) continue;
+      const position = entry.lineCounter.linePos(offset);
+      refined[index] = { ...diagnostic, line: source.textLine + position.line - 1, column: position.col };
     }
-    return documents;
-  };
-
-  const parsed = (source: YamlDocumentText): ParsedDocument | undefined => {
-    if (!parsedDocuments.has(source)) parsedDocuments.set(source, parse(source));
-    return parsedDocuments.get(source);
-  };
-
-  const refined: Diagnostic[] = [];
-  for (const diagnostic of diagnostics) {
-    const { path, file, line } = diagnostic;
-    const source = path && file !== undefined && line !== undefined ? (await documentsOf(file))?.get(line) : undefined;
-    if (!path || !file || !source) {
-      refined.push(diagnostic);
-      continue;
-    }
-    objectsByOrigin ??= indexByOrigin(snapshot);
-    const listIndex = findObject(objectsByOrigin, diagnostic)?.origin?.listIndex;
-    const documentPath = listIndex === undefined ? path : ['items', listIndex, ...path];
-    const plain = locateInBlockMappings(source.text, documentPath);
-    if (plain) {
-      refined.push({ ...diagnostic, line: source.textLine + plain.line - 1, column: plain.column });
-      continue;
-    }
-    const entry = parsed(source);
-    const offset = entry && locateSafely(entry.document, documentPath);
-    if (!entry || offset === undefined) {
-      refined.push(diagnostic);
-      continue;
-    }
-    const position = entry.lineCounter.linePos(offset);
-    refined.push({ ...diagnostic, line: source.textLine + position.line - 1, column: position.col });
   }
   return refined;
+}
+
+interface Located {
+  /** Of the diagnostic in the list given. */
+  readonly index: number;
+  readonly path: FieldPath;
+  readonly line: number;
+}
+
+/** The diagnostics that have a field path, a file and a line, by file. */
+function locatedByFile(diagnostics: readonly Diagnostic[]): Map<string, Located[]> {
+  const byFile = new Map<string, Located[]>();
+  for (const [index, { path, file, line }] of diagnostics.entries()) {
+    if (!path || !file || line === undefined) continue;
+    const located = byFile.get(file);
+    if (located) located.push({ index, path, line });
+    else byFile.set(file, [{ index, path, line }]);
+  }
+  return byFile;
 }
 
 function originKey(file: string, line: number): string {
