@@ -295,6 +295,42 @@ describe('--certificates-per-handshake', () => {
   });
 });
 
+describe('key pairs parsed by an earlier build', () => {
+  const objects = () => {
+    const secret = object('Secret', 'web', 'app-tls', {
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': Buffer.from(pki.leaf.certPem).toString('base64'), 'tls.key': Buffer.from(pki.leaf.keyPem).toString('base64') },
+    });
+    const app = object('Ingress', 'web', 'app', {
+      spec: {
+        ingressClassName: 'nginx',
+        tls: [{ hosts: ['app.example.test'], secretName: 'app-tls' }],
+        rules: [{ host: 'app.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'app', port: { number: 80 } } } }] } }],
+      },
+    });
+    return { secret, app };
+  };
+
+  it('give the same result when the cluster mode builds again from the same objects', () => {
+    const { secret, app } = objects();
+    const first = run(app, secret);
+    expect(first.certificates).toEqual([expect.objectContaining({ host: 'app.example.test', subject: expect.stringContaining('app.example.test') })]);
+    expect(run(app, secret)).toEqual(first);
+  });
+
+  it('are parsed again when the object was changed in place', () => {
+    const { secret, app } = objects();
+    expect(run(app, secret).certificates).toEqual([expect.objectContaining({ subject: expect.stringContaining('app.example.test') })]);
+    (secret.raw as { data: Record<string, string> }).data = {
+      'tls.crt': Buffer.from(pki.other.certPem).toString('base64'),
+      'tls.key': Buffer.from(pki.other.keyPem).toString('base64'),
+    };
+    const again = run(app, secret);
+    expect(again.certificates.map((c) => c.subject)).not.toContainEqual(expect.stringContaining('app.example.test'));
+    expect(again.diagnostics).toContainEqual(expect.objectContaining({ severity: 'error', message: expect.stringContaining('app.example.test') }));
+  });
+});
+
 describe('certificate checks', () => {
   it('accepts a matching pair and rejects a key of another certificate', () => {
     expect(parseKeyPair(pki.leaf.certPem, pki.leaf.keyPem).ok).toBe(true);
