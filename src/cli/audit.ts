@@ -3,9 +3,6 @@ import type { Diagnostic } from '../model/diagnostics.js';
 import { build, type BuildResult } from '../render/build.js';
 import { formatAuditJson, formatAuditMarkdown, formatAuditText } from '../report/migration-format.js';
 import { migrationReport } from '../report/migration.js';
-import { loadClusterAccess } from '../sources/cluster/access.js';
-import { ApiClient } from '../sources/cluster/client.js';
-import { readClusterOnce } from '../sources/cluster/once.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import type { TranslateOptions } from '../translate/options.js';
 import { referencedObjects } from '../translate/references.js';
@@ -70,6 +67,11 @@ async function fromManifests(filenames: readonly string[], options: TranslateOpt
 }
 
 async function fromCluster(flags: AuditFlags, options: TranslateOptions, io: CliIo): Promise<Audited> {
+  const [{ loadClusterAccess }, { ApiClient }, { readClusterOnce }] = await Promise.all([
+    import('../sources/cluster/access.js'),
+    import('../sources/cluster/client.js'),
+    import('../sources/cluster/once.js'),
+  ]);
   const access = loadClusterAccess({ ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }), env: io.env ?? process.env });
   const snapshot = await readClusterOnce({
     client: new ApiClient(access.config, flags.timeout * 1000),

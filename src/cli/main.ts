@@ -8,8 +8,7 @@ import { OutputFolder } from '../apply/write.js';
 import { mainConfigName } from '../model/nginx.js';
 import { build } from '../render/build.js';
 import { InputError } from '../sources/files.js';
-import { ClusterAccessError } from '../sources/cluster/access.js';
-import { defaultRunTiming, runSidecar } from '../sidecar/run.js';
+import { ClusterAccessError } from '../sources/cluster/access-error.js';
 import {
   collect,
   diagnosticsOf,
@@ -119,6 +118,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       if (flags.publishService !== undefined && flags.publishAddress !== undefined) {
         throw new UsageError('give --publish-service or --publish-address, not both');
       }
+      const { defaultRunTiming, runSidecar } = await import('../sidecar/run.js');
       exitCode = await runSidecar(
         {
           output: flags.output,

@@ -209,6 +209,48 @@ interface JsonReport {
 
 const snippetKey = 'nginx.ingress.kubernetes.io/configuration-snippet';
 
+describe('start-up', () => {
+  /**
+   * Runs the binary with a resolve hook that refuses the cluster client and the metrics library: loading
+   * them took 0.3 s and 70 MB of every command, and only `run` and `audit --cluster` use them.
+   */
+  async function withoutClusterLibraries(args: readonly string[]): Promise<Run> {
+    const dir = await freshDir('hooks');
+    await writeFile(
+      join(dir, 'hooks.mjs'),
+      `export async function resolve(specifier, context, next) {
+        if (specifier === '@kubernetes/client-node' || specifier === 'prom-client') throw new Error('refused to load ' + specifier);
+        return next(specifier, context);
+      }\n`,
+    );
+    await writeFile(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`);
+    const result = await execa(process.execPath, ['--import', join(dir, 'register.mjs'), binary, ...args], {
+      cwd: dir,
+      reject: false,
+      stdin: 'ignore',
+    });
+    return { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
+  }
+
+  it('render, validate and audit from files load no cluster client', async () => {
+    const out = join(await freshDir('start-up'), 'out');
+    const render = await withoutClusterLibraries(goldenArgs('termination', termination, out));
+    expect(render.stderr).toBe('');
+    expect(render.exitCode).toBe(0);
+    const validate = await withoutClusterLibraries(['validate', '-f', termination, ...common()]);
+    expect(validate.exitCode).toBe(0);
+    const audit = await withoutClusterLibraries(['audit', '-f', termination]);
+    expect(audit.stderr).not.toContain('refused to load');
+    expect(audit.exitCode).toBe(0);
+  });
+
+  it('run loads it, so the hook would see a command that does', async () => {
+    const run = await withoutClusterLibraries(['run', '-o', await freshDir('run-output')]);
+    expect(run.stderr).toContain('refused to load @kubernetes/client-node');
+    expect(run.exitCode).toBe(2);
+  });
+});
+
 describe('validate', () => {
   it('--format json prints diagnostics as JSON with a fixed set of keys, and exits 1 on errors', async () => {
     const cwd = await freshDir('validate-json');

@@ -1,10 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-
-/** No usable way to reach a cluster: the CLI says so and exits 2. */
-export class ClusterAccessError extends Error {
-  override name = 'ClusterAccessError';
-}
+import { ClusterAccessError } from './access-error.js';
 
 const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
 

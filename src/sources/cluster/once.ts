@@ -1,5 +1,5 @@
 import type { Snapshot } from '../snapshot.js';
-import { ClusterAccessError } from './access.js';
+import { ClusterAccessError } from './access-error.js';
 import type { ApiClient } from './client.js';
 import { defaultReflectorTiming } from './reflector.js';
 import { ClusterSource, type FollowedObject } from './source.js';
