@@ -67,6 +67,7 @@ async function fromManifests(filenames: readonly string[], options: TranslateOpt
 }
 
 async function fromCluster(flags: AuditFlags, options: TranslateOptions, io: CliIo): Promise<Audited> {
+  // Loaded only here: the cluster client costs every command that does not use it 0.3 s and 70 MB.
   const [{ loadClusterAccess }, { ApiClient }, { readClusterOnce }] = await Promise.all([
     import('../sources/cluster/access.js'),
     import('../sources/cluster/client.js'),

@@ -28,7 +28,7 @@ export async function refinePositions(
 ): Promise<Diagnostic[]> {
   let objectsByOrigin: Map<string, SourceObject[]> | undefined;
   const refined: Diagnostic[] = [...diagnostics];
-  // One file at a time, so that only its text and documents are held: all of the bench input's would be 90 MB.
+  // One file at a time, so that only its text and documents are held, not those of every file with a diagnostic.
   for (const [file, located] of locatedByFile(diagnostics)) {
     const documents = await readText(file).then(
       (text) => new Map(Array.from(splitYamlDocuments(text), (document) => [document.line, document])),
