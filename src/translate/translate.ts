@@ -212,6 +212,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
         fullForwardedFor: settings.computeFullForwardedFor && settings.useForwardedHeaders,
         clientFromForwardedChain: settings.useForwardedHeaders && settings.useProxyProtocol,
       },
+      grpcInheritsRequestHeaders: [...shared.virtualHosts.flatMap((h) => h.locations), ...(shared.redirectServer?.locations ?? []), ...merged.defaultLocations].some(
+        (location) => location.proxy?.grpc === true && location.proxy.inheritsRequestHeaders,
+      ),
       extensions: httpExtensions,
       ...variablesHashSizes(httpExtensions),
     },

@@ -8,6 +8,7 @@ import {
   httpGet,
   httpsGet,
   parseEcho,
+  startH2cBackend,
   startHttpBackend,
   startHttpsBackend,
   startTlsBackend,
@@ -87,6 +88,7 @@ function startBackends(ca: CertificateAuthority, c: Awaited<ReturnType<typeof is
     exact: httpBackend('exact'),
     impl: httpBackend('impl'),
     fallback: httpBackend('fallback'),
+    grpc: startPeer(startH2cBackend('grpc')),
     good: httpsBackend('good', c.goodBackend),
     foreign: httpsBackend('foreign', c.foreignBackend),
     misnamed: httpsBackend('misnamed', c.misnamedBackend),
@@ -151,6 +153,7 @@ beforeAll(async () => {
     serviceManifest('shop', 'exact', backends.exact),
     serviceManifest('shop', 'impl', backends.impl),
     serviceManifest('shop', 'fallback', backends.fallback),
+    serviceManifest('shop', 'grpc', backends.grpc),
     tlsSecretManifest({ name: 'app-tls', namespace: 'shop', certificate: certs.app }),
     tlsSecretManifest({ name: 'www-wild-tls', namespace: 'shop', certificate: certs.wwwWild }),
     ingressManifest({
@@ -164,6 +167,13 @@ beforeAll(async () => {
       name: 'app',
       tls: [{ hosts: ['app.example.test'], secretName: 'app-tls' }],
       rules: [{ host: 'app.example.test', paths: [{ path: '/', pathType: 'Prefix', backend: to('app') }] }],
+    }),
+    ingressManifest({
+      namespace: 'shop',
+      name: 'grpc',
+      annotations: { 'backend-protocol': 'GRPC' },
+      tls: [{ hosts: ['app.example.test'], secretName: 'app-tls' }],
+      rules: [{ host: 'app.example.test', paths: [{ path: '/grpc', pathType: 'Prefix', backend: to('grpc') }] }],
     }),
     ingressManifest({
       namespace: 'shop',
@@ -305,6 +315,27 @@ describe('TLS termination', () => {
       'x-forwarded-port': String(target.httpsPort),
     });
     expect(response.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+  });
+});
+
+describe('gRPC backends (backend-protocol GRPC)', () => {
+  it('reach the backend over HTTP/2 with the request headers ingress-nginx sends, which the location inherits', async () => {
+    const response = await httpsGet({ port: target.httpsPort, servername: 'app.example.test', path: '/grpc/hello', ca: ca.certPem });
+    const echo = echoOf(response);
+    expect(echo).toMatchObject({ backend: 'grpc', path: '/grpc/hello', httpVersion: '2.0' });
+    expect(echo.headers).toMatchObject({
+      host: 'app.example.test',
+      'x-forwarded-for': '127.0.0.1',
+      'x-real-ip': '127.0.0.1',
+      'x-forwarded-host': 'app.example.test',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-port': String(target.httpsPort),
+      'x-scheme': 'https',
+    });
+    expect(echo.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
+    const location = /location \/grpc\/ \{[^}]*\}/.exec(readFileSync(target.conf, 'utf8'))?.[0];
+    expect(location).toContain('grpc_pass');
+    expect(location).not.toContain('grpc_set_header');
   });
 });
 

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import http2 from 'node:http2';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -119,6 +120,20 @@ function echoHandler(backend: string, counted: () => void = () => undefined): ht
 export async function startHttpBackend(name: string): Promise<CountingPeer> {
   let count = 0;
   const peer = await listenOnLoopback(http.createServer(echoHandler(name, () => count++)));
+  return { ...peer, requestCount: () => count };
+}
+
+/**
+ * An HTTP/2 backend without TLS (h2c), as `grpc_pass grpc://` reaches a gRPC server, answering every
+ * request with an `EchoResponse` (`httpVersion` 2.0).
+ */
+export async function startH2cBackend(name: string): Promise<CountingPeer> {
+  let count = 0;
+  const echo = echoHandler(name, () => count++);
+  // The compatibility API has all that the echo reads and writes.
+  const peer = await listenOnLoopback(
+    http2.createServer((request, response) => echo(request as unknown as http.IncomingMessage, response as unknown as http.ServerResponse)),
+  );
   return { ...peer, requestCount: () => count };
 }
 

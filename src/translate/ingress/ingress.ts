@@ -592,7 +592,7 @@ function backendFor(
     host: built.host ?? '$i2n_best_host',
     httpVersion: built.httpVersion,
     headers: built.headers,
-    inheritsRequestHeaders: !proxied.proxy.grpc && built.host === undefined && built.headers.length === 0,
+    inheritsRequestHeaders: built.host === undefined && built.headers.length === 0,
     ...(built.tuning && { tuning: built.tuning }),
     interceptErrors,
   };
