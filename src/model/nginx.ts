@@ -625,8 +625,8 @@ export interface Proxy {
    * The location sends exactly the http block's request headers (no `upstream-vhost`, no `headers`), so it
    * sets none: nginx then inherits the http block's `proxy_set_header`s (`grpc_set_header`s for gRPC),
    * compiled once per server instead of once per location. At 10,000 Ingresses that is a config half the
-   * size and 300 MB less nginx memory; a gRPC location with its own took 17 KB more. A location that sets
-   * any header sets them all, since nginx inherits all or none.
+   * size and 300 MB less nginx memory (a location with a set of its own costs about 17 KB more). A location
+   * that sets any header sets them all, since nginx inherits all or none.
    */
   readonly inheritsRequestHeaders: boolean;
   /** Annotations that differ from the http-level defaults. */

@@ -212,9 +212,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
         fullForwardedFor: settings.computeFullForwardedFor && settings.useForwardedHeaders,
         clientFromForwardedChain: settings.useForwardedHeaders && settings.useProxyProtocol,
       },
-      grpcInheritsRequestHeaders: [...shared.virtualHosts.flatMap((h) => h.locations), ...(shared.redirectServer?.locations ?? []), ...merged.defaultLocations].some(
-        (location) => location.proxy?.grpc === true && location.proxy.inheritsRequestHeaders,
-      ),
+      grpcInheritsRequestHeaders: [
+        ...shared.virtualHosts.flatMap((h) => h.locations),
+        ...(shared.redirectServer?.locations ?? []),
+        ...merged.defaultLocations,
+      ].some((location) => location.proxy?.grpc === true && location.proxy.inheritsRequestHeaders),
       extensions: httpExtensions,
       ...variablesHashSizes(httpExtensions),
     },
