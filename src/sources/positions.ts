@@ -3,6 +3,7 @@ import { isAlias, isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, ty
 import type { Diagnostic, FieldPath } from '../model/diagnostics.js';
 import { splitYamlDocuments, type YamlDocumentText } from './files.js';
 import type { Snapshot, SourceObject } from './snapshot.js';
+import { withFields } from '../model/objects.js';
 
 interface ParsedDocument {
   readonly source: YamlDocumentText;
@@ -50,14 +51,14 @@ export async function refinePositions(
       const documentPath = listIndex === undefined ? path : ['items', listIndex, ...path];
       const plain = locateInBlockMappings(source.text, documentPath);
       if (plain) {
-        refined[index] = { ...diagnostic, line: source.textLine + plain.line - 1, column: plain.column };
+        refined[index] = withFields(diagnostic, { line: source.textLine + plain.line - 1, column: plain.column });
         continue;
       }
       const entry = parsed(source);
       const offset = entry && locateSafely(entry.document, documentPath);
       if (!entry || offset === undefined) continue;
       const position = entry.lineCounter.linePos(offset);
-      refined[index] = { ...diagnostic, line: source.textLine + position.line - 1, column: position.col };
+      refined[index] = withFields(diagnostic, { line: source.textLine + position.line - 1, column: position.col });
     }
   }
   return refined;

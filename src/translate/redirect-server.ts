@@ -1,6 +1,7 @@
 import type { Location, Proxy, RedirectServer, VirtualHost } from '../model/nginx.js';
 import { acmeChallengePrefix } from './ingress/hosts.js';
 import { mapKey } from './stream.js';
+import { withFields } from '../model/objects.js';
 
 const acmeVariable = 'i2n_acme_upstream';
 
@@ -32,7 +33,7 @@ export function sharePlainHttpServers(virtualHosts: readonly VirtualHost[]): Sha
   const shape = mostCommon(candidates.map((c) => c.acme.shape));
   const shared = candidates.filter((c) => c.acme.shape === shape);
   const sharing = new Set([...notFoundServerNames, ...shared.map((s) => s.host.serverName)]);
-  const hosts = virtualHosts.map((host) => (sharing.has(host.serverName) ? { ...host, plainHttpShared: true } : host));
+  const hosts = virtualHosts.map((host) => (sharing.has(host.serverName) ? withFields(host, { plainHttpShared: true }) : host));
   const first = shared[0];
   if (!first) return { virtualHosts: hosts, notFoundServerNames };
   const acmeProxy: Proxy = { ...first.acme.proxy, upstream: `$${acmeVariable}`, pass: `${first.acme.proxy.scheme}://$${acmeVariable}` };

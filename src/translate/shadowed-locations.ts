@@ -1,5 +1,6 @@
 import type { Location } from '../model/nginx.js';
 import { groupBy } from './precedence.js';
+import { withFields } from '../model/objects.js';
 
 /**
  * Marks the locations nginx would answer the same way without: a Prefix or Exact path whose requests,
@@ -34,7 +35,7 @@ export function markShadowedLocations(locations: readonly Location[]): Location[
     // The parent may be left out too; name the one nginx keeps.
     let served = parentOf.get(location)!;
     while (shadowed.has(served)) served = parentOf.get(served)!;
-    return { ...location, servedBy: locationName(served) };
+    return withFields(location, { servedBy: locationName(served) });
   });
 }
 

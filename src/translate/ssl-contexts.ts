@@ -1,5 +1,6 @@
 import type { CertificateMap, TlsFiles, VirtualHost } from '../model/nginx.js';
 import { mapKey } from './stream.js';
+import { withFields } from '../model/objects.js';
 
 const certificateVariable = 'i2n_certificate';
 
@@ -22,7 +23,7 @@ export function shareSslContexts(
   const isDefault = (tls: TlsFiles) => tls.certificate === defaultTls.certificate && tls.certificateKey === defaultTls.certificateKey;
   const shares = (host: VirtualHost) => host.tls !== undefined && !host.clientCertificate && (perHandshake || isDefault(host.tls));
   const own = virtualHosts.filter((host) => shares(host) && host.tls && !isDefault(host.tls));
-  const hosts = virtualHosts.map((host) => (shares(host) ? { ...host, sharesDefaultTls: true } : host));
+  const hosts = virtualHosts.map((host) => (shares(host) ? withFields(host, { sharesDefaultTls: true }) : host));
   if (!perHandshake || own.length === 0) return { virtualHosts: hosts };
   return {
     virtualHosts: hosts,

@@ -35,6 +35,7 @@ import { sharePlainHttpServers } from './redirect-server.js';
 import { shareSslContexts } from './ssl-contexts.js';
 import { buildStream, hashSizes } from './stream.js';
 import { readablePart } from './upstream-names.js';
+import { withFields } from '../model/objects.js';
 
 /** Written into route and policy status as the controller that programs them. */
 export const controllerName = 'ingress2nginx.dev/controller';
@@ -247,7 +248,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
 function readByWorkers(files: readonly OutputFile[], certificateMap: CertificateMap | undefined): OutputFile[] {
   if (!certificateMap) return [...files];
   const read = new Set([certificateMap.defaultFile, ...certificateMap.entries.map((e) => e.file)]);
-  return files.map((file) => (read.has(file.path) ? { ...file, readByWorkers: true } : file));
+  return files.map((file) => (read.has(file.path) ? withFields(file, { readByWorkers: true }) : file));
 }
 
 function servedCertificates(model: NginxConfig, ports: GatewayPlan['ports'], secrets: SecretFiles): ServedCertificate[] {

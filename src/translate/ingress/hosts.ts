@@ -14,6 +14,7 @@ import { addsResponseHeaders } from './behaviour.js';
 import { splitWithCanary, type CanaryClaim } from './canary.js';
 import type { HttpExtensionRegistry } from './extensions.js';
 import { markShadowedLocations } from '../shadowed-locations.js';
+import { withFields } from '../../model/objects.js';
 
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */
@@ -219,7 +220,7 @@ function attachCanaries(
         report.warning('proxy-redirect-default-ignored', main.ingress, defaultRedirectProblem, ['metadata', 'annotations', 'nginx.ingress.kubernetes.io/proxy-redirect-from']);
         proxy = withoutDefaultRedirect(proxy);
       }
-      winners[index] = { ...main, proxy };
+      winners[index] = withFields(main, { proxy });
     }
   }
   return backends;
@@ -585,7 +586,7 @@ function toLocations(
   const guarded = (claim: RouteClaim) =>
     claim.modifier === '' && [...regexNamespaces].some((namespace) => namespace !== claim.ingress.metadata.namespace);
   const locations: Location[] = winners.map((claim) => {
-    const behaviour = claim.behaviour && { ...claim.behaviour, repeatHsts: hsts && addsResponseHeaders(claim.behaviour) };
+    const behaviour = claim.behaviour && withFields(claim.behaviour, { repeatHsts: hsts && addsResponseHeaders(claim.behaviour) });
     return {
       modifier: guarded(claim) ? ('^~' as const) : claim.modifier,
       path: claim.path,

@@ -14,6 +14,7 @@ import { buildBehaviour, type ClientCertificateRequest, type IngressBehaviour } 
 import { translateCanary, type CanaryClaim } from './canary.js';
 import type { ControllerSettings } from './configmap.js';
 import type { HttpExtensionRegistry } from './extensions.js';
+import { withFields } from '../../model/objects.js';
 
 export interface IngressContext {
   readonly resources: Resources;
@@ -363,7 +364,7 @@ function weakClaims(
     if (named.includes(alias)) continue;
     addTls(alias, 'server-alias', aliasField);
     const source = routes.filter((route) => route.host === (named[0] ?? ''));
-    for (const route of source) out.routes.push({ ...route, host: alias, field: aliasField, weak: 'server-alias' });
+    for (const route of source) out.routes.push(withFields(route, { host: alias, field: aliasField, weak: 'server-alias' as const }));
   }
   if (annotations.paths.fromToWwwRedirect) {
     const wwwField = annotationField('from-to-www-redirect');
@@ -428,12 +429,11 @@ function locationBehaviour(
           { name: 'i2n_service_port', value: String(port) },
         ]
       : [];
-  return {
-    ...built.behaviour,
+  return withFields(built.behaviour, {
     variables,
     ...(rewrite && { rewrite }),
     errorPages: errorPages.pages,
-  };
+  });
 }
 
 interface CustomErrorPages {
@@ -587,15 +587,14 @@ function backendFor(
   if (!resolved) return { implicitSslName: false };
   const proxied = proxyFor(resolved, annotations, object, ctx);
   if (!proxied) return { implicitSslName: false };
-  const proxy: Proxy = {
-    ...proxied.proxy,
+  const proxy: Proxy = withFields(proxied.proxy, {
     host: built.host ?? '$i2n_best_host',
     httpVersion: built.httpVersion,
     headers: built.headers,
     inheritsRequestHeaders: built.host === undefined && built.headers.length === 0,
     ...(built.tuning && { tuning: built.tuning }),
     interceptErrors,
-  };
+  });
   if (proxy.resolve !== undefined && proxy.tuning?.redirect === 'default') {
     ctx.report.warning('proxy-redirect-default-ignored', object, defaultRedirectProblem, annotationField('proxy-redirect-from'));
     return { proxy: withoutDefaultRedirect(proxy), backend: proxied.backend, implicitSslName: proxied.implicitSslName };
@@ -638,7 +637,7 @@ function proxyFor(
   const variant = tlsVariant(backend, ssl, ctx);
   const secret = annotations.proxySsl.secret;
   const sslWithSource = { ...ssl, ...(secret && { secret: { kind: 'Secret', namespace: secret.namespace, name: secret.name } }) };
-  return { proxy: { ...proxyTo(protocol, variant), ssl: sslWithSource }, backend: variant, implicitSslName: ssl.verify && annotations.proxySsl.name === undefined };
+  return { proxy: withFields(proxyTo(protocol, variant), { ssl: sslWithSource }), backend: variant, implicitSslName: ssl.verify && annotations.proxySsl.name === undefined };
 }
 
 /**
@@ -648,7 +647,7 @@ function proxyFor(
  */
 function tlsVariant(backend: ResolvedBackend, ssl: ProxySsl, ctx: IngressContext): ResolvedBackend {
   const digest = createHash('sha256').update(JSON.stringify(ssl)).digest('hex').slice(0, 10);
-  const variant: ResolvedBackend = { ...backend, upstream: `${backend.upstream}_tls_${digest}` };
+  const variant: ResolvedBackend = withFields(backend, { upstream: `${backend.upstream}_tls_${digest}` });
   ctx.backends.set(variant.upstream, variant);
   return variant;
 }
