@@ -77,11 +77,9 @@ export function mergeHosts(
   report: Reporter,
 ): MergedHosts {
   const allRoutes = contributions.flatMap((c) => c.routes);
-  const strong = (host: string) =>
-    settings.routeHostnames.has(host) ||
-    contributions.some((c) => c.passthrough.some((p) => p.host === host) || c.tls.some((t) => t.host === host && !t.weak) || c.routes.some((r) => r.host === host && !r.weak));
   const weakHosts = new Set([...allRoutes, ...contributions.flatMap((c) => c.tls)].filter((c) => c.weak).map((c) => c.host));
-  const yielded = new Set([...weakHosts].filter(strong));
+  const strong = strongHosts(contributions, settings.routeHostnames, weakHosts);
+  const yielded = new Set([...weakHosts].filter((host) => strong.has(host)));
   reportYieldedWeakClaims(contributions, yielded, report);
   const keep = <T extends { readonly host: string; readonly weak?: unknown }>(claim: T) => !claim.weak || !yielded.has(claim.host);
   const routeClaims = allRoutes.filter(keep);
@@ -570,6 +568,21 @@ function settleRoutes(
     byHost.set(host, winners);
   }
   return { byHost, losers: beaten };
+}
+
+/**
+ * Which of `hosts` a Gateway API route or a strong claim (a rule, `spec.tls` or a passthrough) names:
+ * one pass over the claims, however many aliases there are.
+ */
+function strongHosts(contributions: readonly IngressContribution[], routeHostnames: ReadonlySet<string>, hosts: ReadonlySet<string>): Set<string> {
+  const strong = new Set([...hosts].filter((host) => routeHostnames.has(host)));
+  if (strong.size === hosts.size) return strong;
+  for (const c of contributions) {
+    for (const claim of [...c.passthrough, ...c.tls.filter((t) => !t.weak), ...c.routes.filter((r) => !r.weak)]) {
+      if (hosts.has(claim.host)) strong.add(claim.host);
+    }
+  }
+  return strong;
 }
 
 function toLocations(
