@@ -28,7 +28,11 @@ import { freePorts } from '../test/support/ports.js';
  * changes far less) is measured beside the rates, and so is the CPU that other processes took.
  * Prints figures; asserts nothing.
  *
- *   node dist/bench/dataplane-bench.js [--rounds 6] [--slices 5] [--slice 1] [--quick]
+ * `--per-handshake` adds the product rendered with `--certificates-per-handshake` (one SSL context,
+ * the certificate read by SNI on every handshake), which is what fast reloads at thousands of hosts
+ * cost on the terminated tests.
+ *
+ *   node dist/bench/dataplane-bench.js [--rounds 6] [--slices 5] [--slice 1] [--quick] [--per-handshake]
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -51,6 +55,7 @@ const quick = process.argv.includes('--quick');
 const rounds = option('rounds', quick ? 2 : 6);
 const slices = option('slices', quick ? 2 : 5);
 const sliceSeconds = option('slice', 1);
+const perHandshake = process.argv.includes('--per-handshake');
 
 // ---------------------------------------------------------------- tools
 
@@ -385,7 +390,14 @@ function productManifests(ports: Ports, terminatedCert: CertificateFiles): strin
 }
 
 /** `ingress2nginx render --check` for `installation`: the config the product writes for that nginx. */
-async function renderProduct(dir: string, installation: NginxInstallation, manifests: string, port: number, httpPort: number): Promise<string> {
+async function renderProduct(
+  dir: string,
+  installation: NginxInstallation,
+  manifests: string,
+  port: number,
+  httpPort: number,
+  extraFlags: readonly string[],
+): Promise<string> {
   await mkdir(join(dir, 'in'), { recursive: true });
   await mkdir(join(dir, 'run'), { recursive: true });
   chmodSync(dir, 0o755);
@@ -399,6 +411,7 @@ async function renderProduct(dir: string, installation: NginxInstallation, manif
       ...['-f', join(dir, 'in'), '-o', join(dir, 'out'), '--run-dir', join(dir, 'run')],
       ...['--https-port', String(port), '--http-port', String(httpPort), '--configmap', 'bench/controller'],
       ...['--check', '--nginx-bin', installation.binary],
+      ...extraFlags,
     ],
     { encoding: 'utf8' },
   );
@@ -584,7 +597,7 @@ async function main(): Promise<void> {
     const script = join(work, 'wrk.lua');
     await writeFile(script, wrkScript);
 
-    const [backendTls, backendHttp, ...free] = await freePorts(17);
+    const [backendTls, backendHttp, ...free] = await freePorts(21);
     const ports: Ports = { backendTls: backendTls!, backendHttp: backendHttp! };
     const next = (): number => free.shift()!;
 
@@ -639,14 +652,21 @@ async function main(): Promise<void> {
       contenders.push({ id: 'pass-new', label: `hand-written pass, nginx ${fresh.version}`, passthroughPort: port, terminatedPort: port, server });
     }
     const manifests = productManifests(ports, terminatedCert);
-    for (const [key, installation] of [['1.22', distro], ['new', fresh]] as const) {
-      const dir = join(work, `product-${key}`);
+    const products = [
+      ['1.22', distro, ''],
+      ['new', fresh, ''],
+      ...(perHandshake ? ([['1.22', distro, '-ph'], ['new', fresh, '-ph']] as const) : []),
+    ] as const;
+    for (const [key, installation, variant] of products) {
+      const id = `product${variant}-${key}`;
+      const label = `product, nginx ${installation.version}${variant ? ', certificates per handshake' : ''}`;
+      const dir = join(work, id);
       await mkdir(dir);
       const port = next();
-      const conf = await renderProduct(dir, installation, manifests, port, next());
-      const server = await startNginx(`product ${installation.version}`, installation, join(dir, 'out'), conf, port);
+      const conf = await renderProduct(dir, installation, manifests, port, next(), variant ? ['--certificates-per-handshake'] : []);
+      const server = await startNginx(label, installation, join(dir, 'out'), conf, port);
       servers.push(server);
-      contenders.push({ id: `product-${key}`, label: `product, nginx ${installation.version}`, passthroughPort: port, terminatedPort: port, server });
+      contenders.push({ id, label, passthroughPort: port, terminatedPort: port, server });
     }
 
     // Every contender serves both hosts before anything is measured.
@@ -720,6 +740,13 @@ async function main(): Promise<void> {
       { label: `product ${fresh.version} ÷ single-hop ${fresh.version} with the same request headers`, a: 'product-new', b: 'single-headers-new', goal: 0.97 },
       { label: `hand-written pass ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'pass-new', b: 'single-new' },
       { label: `single-hop ${distro.version} ÷ HAProxy`, a: 'single-1.22', b: 'haproxy' },
+      ...(perHandshake
+        ? [
+            { label: `product ${distro.version}, certificates per handshake ÷ product`, a: 'product-ph-1.22', b: 'product-1.22' },
+            { label: `product ${fresh.version}, certificates per handshake ÷ product`, a: 'product-ph-new', b: 'product-new' },
+            { label: `product ${fresh.version}, certificates per handshake ÷ HAProxy`, a: 'product-ph-new', b: 'haproxy', goal: 1.0 },
+          ]
+        : []),
     ];
     out('Ratios of rates (median over rounds of the ratio of per-round medians; min–max over rounds), goal in brackets:');
     out(`| comparison | ${tests.map((t) => t.title).join(' | ')} |`);
