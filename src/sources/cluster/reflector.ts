@@ -140,7 +140,7 @@ export class Reflector {
       }
       this.lastContact = Date.now();
       // LIST items carry no kind or apiVersion; watch events do. Fill them in, the same for both.
-      for (const item of page.items ?? []) items.push(slimmed({ ...item, kind: kind.kind, apiVersion: apiVersionOf(kind) } as RawObject));
+      for (const item of page.items ?? []) items.push(slimmed(listItem(item as Record<string, unknown>, kind)));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken !== undefined);
@@ -222,15 +222,30 @@ export class Reflector {
 const lastApplied = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /**
+ * A LIST item with the kind and apiVersion of the list (LIST items carry none; watch events do).
+ * The two come first, as in a manifest: a literal that starts with a spread would give every object a
+ * hidden class of its own in Node 20, and translate reads thousands of them (see `withFields`).
+ */
+export function listItem(item: Readonly<Record<string, unknown>>, kind: Pick<ApiKind, 'kind' | 'group' | 'version'>): RawObject {
+  const { apiVersion: _apiVersion, kind: _kind, ...fields } = item;
+  return { apiVersion: apiVersionOf(kind), kind: kind.kind, ...fields } as RawObject;
+}
+
+/**
  * The object without what no stage reads and what is often most of it: `managedFields` and kubectl's
  * copy of the whole last applied manifest. With thousands of objects held, that is much of the memory.
+ * Built field by field, never as a literal that starts with a spread (see `listItem`).
  */
-function slimmed(object: RawObject): RawObject {
+export function slimmed(object: RawObject): RawObject {
   const metadata = object.metadata as (Record<string, unknown> & { annotations?: Record<string, string> }) | undefined;
   if (!metadata || metadata['managedFields'] === undefined && metadata.annotations?.[lastApplied] === undefined) return object;
-  const { managedFields: _managedFields, ...rest } = metadata;
-  const { [lastApplied]: _lastApplied, ...annotations } = metadata.annotations ?? {};
-  return { ...object, metadata: { ...rest, ...(metadata.annotations && { annotations }) } } as RawObject;
+  const { managedFields: _managedFields, ...slimMetadata } = metadata;
+  if (metadata.annotations) {
+    const { [lastApplied]: _lastApplied, ...annotations } = metadata.annotations;
+    slimMetadata.annotations = annotations;
+  }
+  const { apiVersion, kind, metadata: _metadata, ...fields } = object;
+  return { apiVersion, kind, metadata: slimMetadata, ...fields } as RawObject;
 }
 
 function keyOf(object: RawObject): string {
