@@ -29,12 +29,12 @@ describe('slimmed', () => {
   const lastApplied = 'kubectl.kubernetes.io/last-applied-configuration';
 
   it('drops managedFields and the last applied manifest, and keeps everything else in its place', () => {
-    const object: RawObject = {
+    const object = {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: 'app', namespace: 'web', managedFields: [{ manager: 'kubectl' }], annotations: { [lastApplied]: '{}', team: 'a' }, labels: { app: 'x' } },
       spec: { ports: [{ port: 80 }] },
-    };
+    } as RawObject;
     const slim = slimmed(object);
     expect(slim).toEqual({
       apiVersion: 'v1',
