@@ -19,7 +19,7 @@ import { byString, compareAge, groupBy } from './precedence.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
 import { readablePart, upstreamName } from './upstream-names.js';
-import { withFields } from '../model/objects.js';
+import { withAddedFields, withFields } from '../model/objects.js';
 
 export interface StreamInput {
   readonly handoff: Handoff;
@@ -133,11 +133,11 @@ export function buildStream(input: StreamInput): StreamParts {
 
   const ingressClaims = claimsOn(input.httpsPort);
   for (const route of input.passthrough) {
-    const backends = route.backend ? [withFields(route.backend, { weight: 1 })] : [];
+    const backends = route.backend ? [withAddedFields(route.backend, { weight: 1 })] : [];
     const proxyProtocol = input.backendProxyProtocol?.get(route.host);
     ingressClaims.push({
       serverName: route.host,
-      target: route.backend ? withFields(builder.passthroughTarget(backends, 0), { ...(proxyProtocol && { proxyProtocol }) }) : builder.rejectTarget(),
+      target: route.backend ? withAddedFields(builder.passthroughTarget(backends, 0), { ...(proxyProtocol && { proxyProtocol }) }) : builder.rejectTarget(),
       comment: route.comment,
       owner: route.owner,
       origin: {
@@ -234,8 +234,8 @@ export function buildStream(input: StreamInput): StreamParts {
         return { serverName, mapKey: mapKey(serverName), target: `unix:${entry.server.socket}`, comment, origin };
       };
       const frontRoutes = routes.map(frontRoute);
-      for (const { server, routes: backends } of shared.values()) passthroughServers.push(withFields(server, { routes: backends }));
-      for (const { server, routes: backends } of withProxyProtocol.values()) proxyProtocolServers.push(withFields(server, { routes: backends }));
+      for (const { server, routes: backends } of shared.values()) passthroughServers.push(withAddedFields(server, { routes: backends }));
+      for (const { server, routes: backends } of withProxyProtocol.values()) proxyProtocolServers.push(withAddedFields(server, { routes: backends }));
       return {
         port,
         handoffDirective: input.handoff === 'pass' ? 'pass' : 'proxy_pass',

@@ -14,7 +14,7 @@ import { buildBehaviour, type ClientCertificateRequest, type IngressBehaviour } 
 import { translateCanary, type CanaryClaim } from './canary.js';
 import type { ControllerSettings } from './configmap.js';
 import type { HttpExtensionRegistry } from './extensions.js';
-import { withFields } from '../../model/objects.js';
+import { withAddedFields, withFields } from '../../model/objects.js';
 
 export interface IngressContext {
   readonly resources: Resources;
@@ -364,7 +364,7 @@ function weakClaims(
     if (named.includes(alias)) continue;
     addTls(alias, 'server-alias', aliasField);
     const source = routes.filter((route) => route.host === (named[0] ?? ''));
-    for (const route of source) out.routes.push(withFields(route, { host: alias, field: aliasField, weak: 'server-alias' as const }));
+    for (const route of source) out.routes.push(withFields(route, { host: alias, field: aliasField, weak: 'server-alias' }));
   }
   if (annotations.paths.fromToWwwRedirect) {
     const wwwField = annotationField('from-to-www-redirect');
@@ -587,14 +587,14 @@ function backendFor(
   if (!resolved) return { implicitSslName: false };
   const proxied = proxyFor(resolved, annotations, object, ctx);
   if (!proxied) return { implicitSslName: false };
-  const proxy: Proxy = withFields(proxied.proxy, {
+  const proxy: Proxy = withAddedFields(proxied.proxy, {
     host: built.host ?? '$i2n_best_host',
     httpVersion: built.httpVersion,
     headers: built.headers,
     inheritsRequestHeaders: built.host === undefined && built.headers.length === 0,
     ...(built.tuning && { tuning: built.tuning }),
     interceptErrors,
-  });
+  } satisfies Partial<Proxy>);
   if (proxy.resolve !== undefined && proxy.tuning?.redirect === 'default') {
     ctx.report.warning('proxy-redirect-default-ignored', object, defaultRedirectProblem, annotationField('proxy-redirect-from'));
     return { proxy: withoutDefaultRedirect(proxy), backend: proxied.backend, implicitSslName: proxied.implicitSslName };
