@@ -78,8 +78,7 @@ export function mergeHosts(
 ): MergedHosts {
   const allRoutes = contributions.flatMap((c) => c.routes);
   const weakHosts = new Set([...allRoutes, ...contributions.flatMap((c) => c.tls)].filter((c) => c.weak).map((c) => c.host));
-  const strong = strongHosts(contributions, settings.routeHostnames, weakHosts);
-  const yielded = new Set([...weakHosts].filter((host) => strong.has(host)));
+  const yielded = strongHosts(contributions, settings.routeHostnames, weakHosts);
   reportYieldedWeakClaims(contributions, yielded, report);
   const keep = <T extends { readonly host: string; readonly weak?: unknown }>(claim: T) => !claim.weak || !yielded.has(claim.host);
   const routeClaims = allRoutes.filter(keep);
