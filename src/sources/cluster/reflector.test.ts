@@ -4,11 +4,11 @@ import { listItem, slimmed, type RawObject } from './reflector.js';
 const ingressKind = { kind: 'Ingress', group: 'networking.k8s.io', version: 'v1' };
 
 describe('listItem', () => {
-  it('gives a LIST item the kind and apiVersion of its list, first, and keeps every other field', () => {
+  it('gives a LIST item the kind and apiVersion of its list, first as in a watch event, and keeps every other field', () => {
     const item = { metadata: { name: 'web', namespace: 'shop' }, spec: { rules: [] }, status: {} };
     const object = listItem(item, ingressKind);
-    expect(object).toEqual({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', ...item });
-    expect(Object.keys(object)).toEqual(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    expect(object).toEqual({ kind: 'Ingress', apiVersion: 'networking.k8s.io/v1', ...item });
+    expect(Object.keys(object)).toEqual(['kind', 'apiVersion', 'metadata', 'spec', 'status']);
   });
 
   it("takes the list's kind over one the item names, and the core group's bare version", () => {
@@ -30,8 +30,8 @@ describe('slimmed', () => {
 
   it('drops managedFields and the last applied manifest, and keeps everything else in its place', () => {
     const object = {
-      apiVersion: 'v1',
       kind: 'Service',
+      apiVersion: 'v1',
       metadata: { name: 'app', namespace: 'web', managedFields: [{ manager: 'kubectl' }], annotations: { [lastApplied]: '{}', team: 'a' }, labels: { app: 'x' } },
       spec: { ports: [{ port: 80 }] },
     } as RawObject;
@@ -42,6 +42,7 @@ describe('slimmed', () => {
       metadata: { name: 'app', namespace: 'web', annotations: { team: 'a' }, labels: { app: 'x' } },
       spec: { ports: [{ port: 80 }] },
     });
+    expect(Object.keys(slim)).toEqual(['kind', 'apiVersion', 'metadata', 'spec']);
     expect(Object.keys(slim.metadata)).toEqual(['name', 'namespace', 'annotations', 'labels']);
     expect(slim.spec).toBe(object.spec);
     expect(object.metadata).toHaveProperty('managedFields');

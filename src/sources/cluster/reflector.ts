@@ -140,7 +140,7 @@ export class Reflector {
       }
       this.lastContact = Date.now();
       // LIST items carry no kind or apiVersion; watch events do. Fill them in, the same for both.
-      for (const item of page.items ?? []) items.push(slimmed(listItem(item as Record<string, unknown>, kind)));
+      for (const item of page.items ?? []) items.push(slimmed(listItem(item, kind)));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       continueToken = page.metadata?.continue || undefined;
     } while (continueToken !== undefined);
@@ -222,13 +222,14 @@ export class Reflector {
 const lastApplied = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /**
- * A LIST item with the kind and apiVersion of the list (LIST items carry none; watch events do).
- * The two come first, as in a manifest: a literal that starts with a spread would give every object a
- * hidden class of its own in Node 20, and translate reads thousands of them (see `withFields`).
+ * A LIST item with the kind and apiVersion of the list (LIST items carry none; watch events do). The
+ * two come first, in the order the API server writes them in a watch event, so that objects from both
+ * have one shape: a literal that starts with a spread would give every object a hidden class of its own
+ * in Node 20, and translate reads thousands of them (see `withFields`).
  */
 export function listItem(item: Readonly<Record<string, unknown>>, kind: Pick<ApiKind, 'kind' | 'group' | 'version'>): RawObject {
-  const { apiVersion: _apiVersion, kind: _kind, ...fields } = item;
-  return { apiVersion: apiVersionOf(kind), kind: kind.kind, ...fields } as RawObject;
+  const { kind: _kind, apiVersion: _apiVersion, ...fields } = item;
+  return { kind: kind.kind, apiVersion: apiVersionOf(kind), ...fields } as RawObject;
 }
 
 /**
@@ -244,8 +245,8 @@ export function slimmed(object: RawObject): RawObject {
     const { [lastApplied]: _lastApplied, ...annotations } = metadata.annotations;
     slimMetadata.annotations = annotations;
   }
-  const { apiVersion, kind, metadata: _metadata, ...fields } = object;
-  return { apiVersion, kind, metadata: slimMetadata, ...fields } as RawObject;
+  const { kind, apiVersion, metadata: _metadata, ...fields } = object;
+  return { kind, apiVersion, metadata: slimMetadata, ...fields } as RawObject;
 }
 
 function keyOf(object: RawObject): string {
