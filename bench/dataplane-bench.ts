@@ -597,7 +597,7 @@ async function main(): Promise<void> {
     const script = join(work, 'wrk.lua');
     await writeFile(script, wrkScript);
 
-    const [backendTls, backendHttp, ...free] = await freePorts(21);
+    const [backendTls, backendHttp, ...free] = await freePorts(perHandshake ? 21 : 17);
     const ports: Ports = { backendTls: backendTls!, backendHttp: backendHttp! };
     const next = (): number => free.shift()!;
 

@@ -142,21 +142,32 @@ async function startSidecar(api: FakeApiServer, work: string, extra: readonly st
  * next change early and let the sidecar coalesce them (3 changes gave 1 reload at 10,000 hosts).
  */
 async function nextGeneration(socket: string, seen: Set<string>): Promise<string> {
-  for (;;) {
-    const now = await servedGeneration(socket);
-    if (now !== undefined && !seen.has(now)) {
-      seen.add(now);
-      return now;
+  const deadline = Date.now() + generationTimeoutMs;
+  let last: string | undefined;
+  while (Date.now() < deadline) {
+    last = await servedGeneration(socket);
+    if (last !== undefined && !seen.has(last)) {
+      seen.add(last);
+      return last;
     }
     await delay(2);
   }
+  throw new Error(`no new generation served within ${generationTimeoutMs / 1000} s (the last one served: ${last ?? 'none'}); did nginx reject the change?`);
 }
 
-/** The generations nginx served so far, starting with the one it serves now. */
+/** The generation nginx serves now, as the first one seen; waits until it answers. */
 async function servedSoFar(socket: string): Promise<Set<string>> {
-  const now = await servedGeneration(socket);
-  return new Set(now === undefined ? [] : [now]);
+  const deadline = Date.now() + generationTimeoutMs;
+  while (Date.now() < deadline) {
+    const now = await servedGeneration(socket);
+    if (now !== undefined) return new Set([now]);
+    await delay(10);
+  }
+  throw new Error(`nginx served no generation within ${generationTimeoutMs / 1000} s`);
 }
+
+/** Longer than a sync at 10,000 hosts with an SSL context per host (build, nginx -t and reload: about 11 s). */
+const generationTimeoutMs = 120_000;
 
 /** Waits until no reload has happened for `quietMs`. */
 async function quiet(port: number, quietMs: number): Promise<void> {
