@@ -30,7 +30,8 @@ import { freePorts } from '../test/support/ports.js';
  *
  * `--per-handshake` adds the product rendered with `--certificates-per-handshake` (one SSL context,
  * the certificate read by SNI on every handshake), which is what fast reloads at thousands of hosts
- * cost on the terminated tests.
+ * cost on the terminated tests, and a fifth test that prices it where it costs most: full TLS
+ * handshakes with SNI and no session resumed (`full-handshakes.ts`), which wrk cannot make.
  *
  *   node dist/bench/dataplane-bench.js [--rounds 6] [--slices 5] [--slice 1] [--quick] [--per-handshake]
  */
@@ -431,7 +432,7 @@ interface Contender {
   readonly server?: Server;
 }
 
-type TestId = 'pt-bulk' | 'pt-connect' | 'tt-requests' | 'tt-connect';
+type TestId = 'pt-bulk' | 'pt-connect' | 'tt-requests' | 'tt-connect' | 'tt-handshake';
 
 interface TestSpec {
   readonly id: TestId;
@@ -447,6 +448,8 @@ interface TestSpec {
   readonly perUnit: (s: WrkSummary) => number;
   readonly cpuUnit: string;
   readonly cpuScale: number;
+  /** `full-handshakes.js` instead of wrk, for handshakes without session resumption, which wrk cannot make. */
+  readonly client?: 'full-handshakes';
 }
 
 const tests: readonly TestSpec[] = [
@@ -504,6 +507,27 @@ const tests: readonly TestSpec[] = [
   },
 ];
 
+/**
+ * Full TLS handshakes with SNI, no session resumed (`full-handshakes.js`, handshake only): what a
+ * certificate loaded on every handshake costs. Run with `--per-handshake`.
+ */
+const fullHandshakes: TestSpec = {
+  id: 'tt-handshake',
+  title: 'terminated, full TLS handshakes/s',
+  unit: 'conn/s',
+  host: 'tt.bench.test',
+  path: '/small',
+  connections: 8,
+  newConnections: true,
+  rate: (s) => s.requests / (s.durationUs / 1e6),
+  perUnit: (s) => s.requests,
+  cpuUnit: 'CPU µs/conn',
+  cpuScale: 1e6,
+  client: 'full-handshakes',
+};
+
+const testsRun: readonly TestSpec[] = perHandshake ? [...tests, fullHandshakes] : tests;
+
 interface WrkSummary {
   readonly requests: number;
   readonly bytes: number;
@@ -550,6 +574,32 @@ function cellOf(test: TestSpec, parts: readonly Slice[]): Cell {
   return { rate: median(parts.map((p) => p.rate)), proxyCpu: (seconds / Math.max(units, 1e-9)) * test.cpuScale, slices: parts };
 }
 
+/** The load generators: wrk with its script. */
+interface Clients {
+  readonly wrk: string;
+  readonly script: string;
+}
+
+async function runClient(clients: Clients, test: TestSpec, port: number, seconds: number): Promise<WrkSummary> {
+  return test.client === 'full-handshakes' ? runFullHandshakes(test, port, seconds) : runWrk(clients.wrk, clients.script, test, port, seconds);
+}
+
+/** `full-handshakes.js` for `seconds`: handshakes completed, over the time it ran them. */
+async function runFullHandshakes(test: TestSpec, port: number, seconds: number): Promise<WrkSummary> {
+  const script = fileURLToPath(new URL('./full-handshakes.js', import.meta.url));
+  const args = [script, String(port), test.host, String(seconds), String(test.connections)];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => (output += chunk));
+  child.stderr.on('data', () => undefined);
+  await new Promise((resolve) => child.once('exit', resolve));
+  const json = output.split('\n').find((line) => line.startsWith('{'));
+  if (!json) throw new Error(`full-handshakes printed no summary for ${test.id} on port ${port}:\n${output}`);
+  const { handshakes, errors, durationUs } = JSON.parse(json) as { handshakes: number; errors: number; durationUs: number };
+  return { requests: handshakes, bytes: 0, durationUs, errors, non2xx: 0 };
+}
+
 async function runWrk(wrk: string, script: string, test: TestSpec, port: number, seconds: number): Promise<WrkSummary> {
   const args = ['-t1', `-c${test.connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script];
   if (test.newConnections) args.push('-H', 'Connection: close');
@@ -565,10 +615,10 @@ async function runWrk(wrk: string, script: string, test: TestSpec, port: number,
   return JSON.parse(json) as WrkSummary;
 }
 
-async function measure(wrk: string, script: string, test: TestSpec, contender: Contender, origin: Server): Promise<Slice> {
+async function measure(clients: Clients, test: TestSpec, contender: Contender, origin: Server): Promise<Slice> {
   const port = test.host === 'pt.bench.test' ? contender.passthroughPort : contender.terminatedPort;
   const before = { proxy: contender.server?.cpu() ?? 0, origin: origin.cpu(), wrk: reapedChildrenSeconds(), busy: machineBusySeconds(), at: performance.now() };
-  const summary = await runWrk(wrk, script, test, port, sliceSeconds);
+  const summary = await runClient(clients, test, port, sliceSeconds);
   const proxy = (contender.server?.cpu() ?? 0) - before.proxy;
   const ours = proxy + (origin.cpu() - before.origin) + (reapedChildrenSeconds() - before.wrk);
   const wall = (performance.now() - before.at) / 1000;
@@ -596,6 +646,7 @@ async function main(): Promise<void> {
     await writeFile(haproxyPem, terminatedCert.certPem + terminatedCert.keyPem, { mode: 0o600 });
     const script = join(work, 'wrk.lua');
     await writeFile(script, wrkScript);
+    const clients: Clients = { wrk, script };
 
     const [backendTls, backendHttp, ...free] = await freePorts(perHandshake ? 21 : 17);
     const ports: Ports = { backendTls: backendTls!, backendHttp: backendHttp! };
@@ -671,8 +722,8 @@ async function main(): Promise<void> {
 
     // Every contender serves both hosts before anything is measured.
     for (const contender of contenders) {
-      for (const test of tests) {
-        const summary = await runWrk(wrk, script, test, test.host === 'pt.bench.test' ? contender.passthroughPort : contender.terminatedPort, 1);
+      for (const test of testsRun) {
+        const summary = await runClient(clients, test, test.host === 'pt.bench.test' ? contender.passthroughPort : contender.terminatedPort, 1);
         if (summary.requests === 0 || summary.errors + summary.non2xx > 0) {
           throw new Error(`${contender.label} fails ${test.id}: ${JSON.stringify(summary)}`);
         }
@@ -695,12 +746,12 @@ async function main(): Promise<void> {
     const cells = new Map<string, Cell[]>();
     const cellKey = (test: TestId, contender: string) => `${test}/${contender}`;
     for (let round = 0; round < rounds; round++) {
-      for (const test of tests) {
+      for (const test of testsRun) {
         const taken = new Map<string, Slice[]>(contenders.map((c) => [c.id, []]));
         for (let slice = 0; slice < slices; slice++) {
           const turn = round * slices + slice;
           for (const contender of contenders.map((_, i) => contenders[(i + turn) % contenders.length]!)) {
-            taken.get(contender.id)!.push(await measure(wrk, script, test, contender, origin));
+            taken.get(contender.id)!.push(await measure(clients, test, contender, origin));
           }
         }
         for (const contender of contenders) {
@@ -715,11 +766,11 @@ async function main(): Promise<void> {
     const header = ['test', ...contenders.map((c) => c.label)];
     out(`| ${header.join(' | ')} |`);
     out(`|${header.map(() => '---').join('|')}|`);
-    for (const test of tests) {
+    for (const test of testsRun) {
       const row = contenders.map((c) => format(median(cells.get(cellKey(test.id, c.id))!.map((x) => x.rate))));
       out(`| ${test.title} (${test.unit}, median) | ${row.join(' | ')} |`);
     }
-    for (const test of tests) {
+    for (const test of testsRun) {
       const row = contenders.map((c) => (c.server ? format(median(cells.get(cellKey(test.id, c.id))!.map((x) => x.proxyCpu))) : '–'));
       out(`| proxy ${test.cpuUnit}, ${test.id} (median) | ${row.join(' | ')} |`);
     }
@@ -749,10 +800,10 @@ async function main(): Promise<void> {
         : []),
     ];
     out('Ratios of rates (median over rounds of the ratio of per-round medians; min–max over rounds), goal in brackets:');
-    out(`| comparison | ${tests.map((t) => t.title).join(' | ')} |`);
-    out(`|---|${tests.map(() => '---').join('|')}|`);
+    out(`| comparison | ${testsRun.map((t) => t.title).join(' | ')} |`);
+    out(`|---|${testsRun.map(() => '---').join('|')}|`);
     for (const { label, a, b, goal } of comparisons) {
-      const row = tests.map((test) => {
+      const row = testsRun.map((test) => {
         const values = ratio(test.id, a, b, (c) => c.rate);
         const m = median(values);
         const verdict = goal === undefined ? '' : m >= goal ? ' ✓' : ' ✗';
@@ -762,10 +813,10 @@ async function main(): Promise<void> {
     }
     out();
     out('Proxy CPU per unit of work, ratio (median of per-round ratios; above 1 = the first costs more):');
-    out(`| comparison | ${tests.map((t) => t.id).join(' | ')} |`);
-    out(`|---|${tests.map(() => '---').join('|')}|`);
+    out(`| comparison | ${testsRun.map((t) => t.id).join(' | ')} |`);
+    out(`|---|${testsRun.map(() => '---').join('|')}|`);
     for (const { label, a, b } of comparisons) {
-      out(`| ${label} | ${tests.map((test) => median(ratio(test.id, a, b, (c) => c.proxyCpu)).toFixed(2)).join(' | ')} |`);
+      out(`| ${label} | ${testsRun.map((test) => median(ratio(test.id, a, b, (c) => c.proxyCpu)).toFixed(2)).join(' | ')} |`);
     }
     out();
     const allCells = [...cells.values()].flat().flatMap((c) => c.slices);
