@@ -588,15 +588,8 @@ async function runClient(clients: Clients, test: TestSpec, port: number, seconds
 async function runFullHandshakes(test: TestSpec, port: number, seconds: number): Promise<WrkSummary> {
   const script = fileURLToPath(new URL('./full-handshakes.js', import.meta.url));
   const args = [script, String(port), test.host, String(seconds), String(test.connections)];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk: string) => (output += chunk));
-  child.stderr.on('data', () => undefined);
-  await new Promise((resolve) => child.once('exit', resolve));
-  const json = output.split('\n').find((line) => line.startsWith('{'));
-  if (!json) throw new Error(`full-handshakes printed no summary for ${test.id} on port ${port}:\n${output}`);
-  const { handshakes, errors, durationUs } = JSON.parse(json) as { handshakes: number; errors: number; durationUs: number };
+  const summary = await lastJsonLine(process.execPath, args, `full-handshakes, ${test.id} on port ${port}`);
+  const { handshakes, errors, durationUs } = summary as { handshakes: number; errors: number; durationUs: number };
   return { requests: handshakes, bytes: 0, durationUs, errors, non2xx: 0 };
 }
 
@@ -604,15 +597,20 @@ async function runWrk(wrk: string, script: string, test: TestSpec, port: number,
   const args = ['-t1', `-c${test.connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script];
   if (test.newConnections) args.push('-H', 'Connection: close');
   args.push(`https://${test.host}:${port}${test.path}`);
-  const child = spawn(wrk, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  return (await lastJsonLine(wrk, args, `wrk, ${test.id} on port ${port}`)) as WrkSummary;
+}
+
+/** Runs a load generator to its end; the last line of its output that is a JSON object is its summary. */
+async function lastJsonLine(command: string, args: readonly string[], what: string): Promise<unknown> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk: string) => (output += chunk));
   child.stderr.on('data', () => undefined);
   await new Promise((resolve) => child.once('exit', resolve));
   const json = output.split('\n').reverse().find((line) => line.startsWith('{'));
-  if (!json) throw new Error(`wrk printed no summary for ${test.id} on port ${port}:\n${output}`);
-  return JSON.parse(json) as WrkSummary;
+  if (!json) throw new Error(`${what}: no summary printed:\n${output}`);
+  return JSON.parse(json);
 }
 
 async function measure(clients: Clients, test: TestSpec, contender: Contender, origin: Server): Promise<Slice> {
