@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';
 import { writeOutput } from '../src/apply/write.js';
 import { defaults, toTranslateOptions, type CommonFlags } from '../src/cli/options.js';
-import { formatSummary, formatText } from '../src/cli/reporters.js';
+import { formatTextReport } from '../src/cli/reporters.js';
 import type { Diagnostic } from '../src/model/diagnostics.js';
 import { build, type BuildResult } from '../src/render/build.js';
 import { readInputs } from '../src/sources/files.js';
@@ -115,7 +115,7 @@ async function runPipeline(inputDir: string, outDir: string): Promise<PipelineRu
   await writeOutput(outDir, result.files);
   const t3 = performance.now();
   const diagnostics = await refinePositions([...source.diagnostics, ...result.diagnostics], source.snapshot, source.readText);
-  if (diagnostics.length > 0) void (formatText(diagnostics) + formatSummary(diagnostics));
+  if (diagnostics.length > 0) void formatTextReport(diagnostics);
   const t4 = performance.now();
   memory.stop();
   const maxRssAfter = maxRss();

@@ -29,7 +29,7 @@ import {
   type OutputFormat,
 } from './options.js';
 import { formatSarif } from '../report/sarif.js';
-import { formatJson, formatSummary, formatText } from './reporters.js';
+import { formatJson, formatTextReport } from './reporters.js';
 
 /** What every command shares: the I/O it is given, exit codes, flags, reading manifests, reporting diagnostics. */
 
@@ -129,7 +129,7 @@ export function report(diagnostics: readonly Diagnostic[], result: BuildResult, 
     io.stderr(formatJson(diagnostics, result.statuses, nginx));
     return;
   }
-  if (diagnostics.length > 0) io.stderr(formatText(diagnostics) + formatSummary(diagnostics));
+  if (diagnostics.length > 0) io.stderr(formatTextReport(diagnostics));
   if (nginx && !nginx.ok) io.stderr(`nginx -t failed:\n${nginx.output}\n`);
 }
 

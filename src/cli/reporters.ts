@@ -2,7 +2,7 @@ import type { Diagnostic } from '../model/diagnostics.js';
 import { diagnosticJson } from '../report/diagnostics-format.js';
 import type { ResourceStatus } from '../translate/gateway/plan.js';
 
-export { formatSummary, formatText } from '../report/diagnostics-format.js';
+export { formatSummary, formatTextReport } from '../report/diagnostics-format.js';
 
 /**
  * `{ diagnostics, status }`: diagnostics with a fixed key order (the field path as data is left out),

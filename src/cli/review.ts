@@ -8,7 +8,7 @@ import { routeTable } from '../report/routes.js';
 import type { TranslateOptions } from '../translate/options.js';
 import { collect, diagnosticsOf, outcome, readSources, translateOptionsOf, withCommonOptions, type CliIo } from './common.js';
 import { UsageError, type CommonFlags } from './options.js';
-import { formatSummary, formatText } from './reporters.js';
+import { formatTextReport } from './reporters.js';
 
 interface ReviewFlags extends CommonFlags {
   readonly output: string;
@@ -47,7 +47,7 @@ export function reviewCommand(program: Command, io: CliIo, setExitCode: (code: n
       const temporary = `${flags.output}.tmp-${process.pid}`;
       await writeFile(temporary, page, { mode: 0o644 });
       await rename(temporary, flags.output);
-      if (next.diagnostics.length > 0) io.stderr(formatText(next.diagnostics) + formatSummary(next.diagnostics));
+      if (next.diagnostics.length > 0) io.stderr(formatTextReport(next.diagnostics));
       io.stdout(
         `wrote ${flags.output}: ${next.table.rows.length} route(s), ${next.diagnostics.length} diagnostic(s)` +
           `${diff ? `, ${diff.risky.length} risky change(s)` : ''}, ${Buffer.byteLength(page)} bytes\n`,

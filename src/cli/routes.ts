@@ -4,7 +4,7 @@ import { formatRoutesJson, formatRoutesMarkdown, formatRoutesText } from '../rep
 import { routeTable } from '../report/routes.js';
 import { diagnosticsOf, outcome, readSources, translateOptionsOf, withCommonOptions, type CliIo } from './common.js';
 import type { CommonFlags } from './options.js';
-import { formatSummary, formatText } from './reporters.js';
+import { formatTextReport } from './reporters.js';
 
 /** `routes`: the route table on stdout, diagnostics on stderr; exit 0 clean, 1 input errors, 2 failure. */
 export function routesCommand(program: Command, io: CliIo, setExitCode: (code: number) => void): void {
@@ -16,7 +16,7 @@ export function routesCommand(program: Command, io: CliIo, setExitCode: (code: n
     const source = await readSources(flags.filename, io);
     const result = build(source.snapshot, await translateOptionsOf(flags, io, false));
     const diagnostics = await diagnosticsOf(source, result);
-    if (diagnostics.length > 0) io.stderr(formatText(diagnostics) + formatSummary(diagnostics));
+    if (diagnostics.length > 0) io.stderr(formatTextReport(diagnostics));
     const table = routeTable(result);
     io.stdout(flags.format === 'json' ? formatRoutesJson(table) : flags.format === 'markdown' ? formatRoutesMarkdown(table) : formatRoutesText(table));
     setExitCode(outcome(diagnostics, flags.strict));

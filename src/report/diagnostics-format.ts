@@ -16,6 +16,58 @@ export function formatText(diagnostics: readonly Diagnostic[]): string {
     .join('');
 }
 
+/** An info repeated word for word on more places than this is shown `repeatedInfoShown` times and the rest counted. */
+export const repeatedInfoCollapsedAbove = 10;
+export const repeatedInfoShown = 3;
+
+/**
+ * The CLI's report on stderr: every diagnostic, then the totals, except that an info repeated word for word
+ * (the same code, field and message) on more than ten resources, such as one for each of thousands of
+ * passthrough Ingresses, is shown three times and then counted in one line, so that it cannot bury the
+ * warnings. `--format json` and SARIF list every one, and the totals count them all.
+ */
+export function formatTextReport(diagnostics: readonly Diagnostic[]): string {
+  if (diagnostics.length === 0) return '';
+  const repeats = new Map<string, Diagnostic[]>();
+  for (const d of diagnostics) {
+    if (d.severity !== 'info') continue;
+    const key = sameInfoKey(d);
+    const group = repeats.get(key);
+    if (group) group.push(d);
+    else repeats.set(key, [d]);
+  }
+  const seen = new Map<string, number>();
+  let text = '';
+  for (const d of diagnostics) {
+    if (d.severity !== 'info') {
+      text += formatText([d]);
+      continue;
+    }
+    const key = sameInfoKey(d);
+    const count = (seen.get(key) ?? 0) + 1;
+    seen.set(key, count);
+    const group = repeats.get(key) ?? [];
+    const collapsed = group.length > repeatedInfoCollapsedAbove;
+    if (collapsed && count > repeatedInfoShown) continue;
+    text += formatText([d]);
+    if (collapsed && count === repeatedInfoShown) text += restLine(d, group.slice(repeatedInfoShown));
+  }
+  return text + formatSummary(diagnostics);
+}
+
+function sameInfoKey(d: Diagnostic): string {
+  return JSON.stringify([d.code, d.field ?? '', d.message]);
+}
+
+/** `info [code] field: the same for 3,331 more Ingresses (…)`, after the last one shown. */
+function restLine(shown: Diagnostic, rest: readonly Diagnostic[]): string {
+  const kinds = new Set(rest.map((d) => d.resource?.kind));
+  const kind = kinds.size === 1 ? [...kinds][0] : undefined;
+  const what = kind === undefined ? 'places' : kind.endsWith('s') ? `${kind}es` : `${kind}s`;
+  const field = shown.field ? ` ${shown.field}` : '';
+  return `${printable(`${shown.severity} [${shown.code}]${field}: the same for ${rest.length.toLocaleString('en-US')} more ${what} (--format json lists every one)`)}\n`;
+}
+
 /** Control characters from the input (a newline in a name, say) must not fake extra report lines. */
 function printable(line: string): string {
   return line.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
