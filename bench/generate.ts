@@ -17,6 +17,10 @@ import { certificateSet } from './certificates.js';
  *   Ingresses applied with kubectl (`kubectl.kubernetes.io/last-applied-configuration`), Services from
  *   Helm, Secrets from cert-manager (with `ca.crt`).
  * - One file per namespace and kind (60 multi-document files), in a directory per namespace.
+ *
+ * With `--ingress-per-certificate`, the Ingresses are laid out the other common way: one per Secret, naming
+ * the five hosts it covers with the same paths to one Service, none passed through. Their server blocks
+ * are the same but for `server_name`, so nginx can serve them from one.
  */
 
 export const layout = {
@@ -154,6 +158,33 @@ function ingress(host: number): object {
   return { ...object, status: { loadBalancer: { ingress: [{ ip: '203.0.113.10' }] } } };
 }
 
+/** The Ingress of `--ingress-per-certificate`: the hosts of one Secret, the same paths, one Service. */
+function certificateIngress(group: number): object {
+  const name = `site-${pad(group, 4)}`;
+  const namespace = namespaceOf(group);
+  const { labels, annotations } = appliedMetadata(name, namespace);
+  annotations['cert-manager.io/cluster-issuer'] = 'internal-ca';
+  const service = appName(group * layout.hostsPerCertificate);
+  const paths = [
+    { path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } },
+    { path: '/api/v1', pathType: 'Prefix', backend: { service: { name: service, port: { name: 'http' } } } },
+    { path: '/healthz', pathType: 'Exact', backend: { service: { name: service, port: { number: 80 } } } },
+  ];
+  const spec = {
+    ingressClassName: 'nginx',
+    tls: [{ hosts: hostsOf(group), secretName: secretName(group) }],
+    rules: hostsOf(group).map((host) => ({ host, http: { paths } })),
+  };
+  const object = withLastApplied({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name, namespace, labels, annotations }, spec });
+  Object.assign(object.metadata, {
+    creationTimestamp: created(group * layout.hostsPerCertificate),
+    generation: 1,
+    resourceVersion: String(3_000_000 + group),
+    uid: uid(`ingress/${namespace}/${name}`),
+  });
+  return { ...object, status: { loadBalancer: { ingress: [{ ip: '203.0.113.10' }] } } };
+}
+
 function service(host: number): object {
   const name = appName(host);
   const namespace = namespaceOf(groupOf(host));
@@ -220,7 +251,11 @@ function toYaml(objects: readonly object[]): string {
 }
 
 /** Writes the input set into `dir` (which should be empty). Certificates come from the cache when possible. */
-export async function generateInput(dir: string, log: (line: string) => void = () => {}): Promise<GeneratedInput> {
+export async function generateInput(
+  dir: string,
+  log: (line: string) => void = () => {},
+  options: { readonly ingressPerCertificate?: boolean } = {},
+): Promise<GeneratedInput> {
   const groups = Array.from({ length: certificateCount }, (_, g) => hostsOf(g));
   const certificates = await certificateSet(cacheDir, scheme, groups, log);
 
@@ -230,12 +265,17 @@ export async function generateInput(dir: string, log: (line: string) => void = (
     if (!entry) byNamespace.set(namespace, (entry = { ingresses: [], services: [], secrets: [] }));
     return entry;
   };
+  const perCertificate = options.ingressPerCertificate ?? false;
   for (let host = 0; host < layout.hosts; host++) {
     const entry = bucket(namespaceOf(groupOf(host)));
-    entry.ingresses.push(ingress(host));
+    if (!perCertificate) entry.ingresses.push(ingress(host));
     entry.services.push(service(host));
   }
-  groups.forEach((_, group) => bucket(namespaceOf(group)).secrets.push(secret(group, certificates.leaves[group]!, certificates.caPem)));
+  groups.forEach((_, group) => {
+    const entry = bucket(namespaceOf(group));
+    if (perCertificate) entry.ingresses.push(certificateIngress(group));
+    entry.secrets.push(secret(group, certificates.leaves[group]!, certificates.caPem));
+  });
 
   let bytes = 0;
   let files = 0;
@@ -249,12 +289,12 @@ export async function generateInput(dir: string, log: (line: string) => void = (
       files++;
     }
   }
-  const passthroughHosts = Array.from({ length: layout.hosts }, (_, h) => h).filter(isPassthrough).length;
+  const passthroughHosts = perCertificate ? 0 : Array.from({ length: layout.hosts }, (_, h) => h).filter(isPassthrough).length;
   return {
     dir,
     files,
     bytes,
-    ingresses: layout.hosts,
+    ingresses: perCertificate ? certificateCount : layout.hosts,
     services: layout.hosts,
     secrets: certificateCount,
     passthroughHosts,
@@ -265,11 +305,11 @@ export async function generateInput(dir: string, log: (line: string) => void = (
 // Run as a script (the bench does this in a child process, so generation does not count towards the
 // bench process's peak memory): `node dist/bench/generate.js DIR` prints the summary as JSON.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const dir = process.argv[2];
-  if (!dir) {
-    process.stderr.write('usage: generate.js DIR\n');
+  const [dir, layoutFlag, ...rest] = process.argv.slice(2);
+  if (!dir || (layoutFlag !== undefined && layoutFlag !== '--ingress-per-certificate') || rest.length > 0) {
+    process.stderr.write('usage: generate.js DIR [--ingress-per-certificate]\n');
     process.exit(2);
   }
-  const summary = await generateInput(dir, (line) => process.stderr.write(`${line}\n`));
+  const summary = await generateInput(dir, (line) => process.stderr.write(`${line}\n`), { ingressPerCertificate: layoutFlag !== undefined });
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 }
