@@ -2,7 +2,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
-import type { NginxConfig } from '../model/nginx.js';
+import type { NginxConfig, VirtualHost } from '../model/nginx.js';
+import { shareServers, type NginxConfigView } from './shared-servers.js';
 
 /** The rendered main config; key material travels separately in `model.files`. */
 export interface Rendered {
@@ -23,25 +24,47 @@ export function templatesDir(): string {
   }
 }
 
-let compiled: Handlebars.TemplateDelegate<NginxConfig> | undefined;
+interface Templates {
+  readonly main: Handlebars.TemplateDelegate<NginxConfigView>;
+  readonly plainServerBody: Handlebars.TemplateDelegate<VirtualHost>;
+  readonly tlsServerBody: Handlebars.TemplateDelegate<VirtualHost>;
+}
+
+let compiled: Templates | undefined;
 
 /**
  * Compiles once, in an isolated Handlebars environment so no other code's helpers or partials can leak
- * in; partials are pre-compiled with the same strict, non-escaping options as the main template.
+ * in; partials are pre-compiled with the same strict, non-escaping options as the main template. The
+ * server bodies are partials that `render` also calls on their own, to find the hosts that can share one.
  */
-function template(): Handlebars.TemplateDelegate<NginxConfig> {
+function templates(): Templates {
   if (compiled) return compiled;
   const handlebars = Handlebars.create();
   const dir = templatesDir();
   const partialsDir = join(dir, 'partials');
+  const partials = new Map<string, Handlebars.TemplateDelegate>();
   for (const file of readdirSync(partialsDir).filter((f) => f.endsWith('.hbs')).sort()) {
-    const source = readFileSync(join(partialsDir, file), 'utf8');
-    handlebars.registerPartial(file.slice(0, -'.hbs'.length), handlebars.compile(source, compileOptions));
+    const compiledPartial = handlebars.compile(readFileSync(join(partialsDir, file), 'utf8'), compileOptions);
+    partials.set(file.slice(0, -'.hbs'.length), compiledPartial);
+    handlebars.registerPartial(file.slice(0, -'.hbs'.length), compiledPartial);
   }
-  compiled = handlebars.compile<NginxConfig>(readFileSync(join(dir, 'nginx.conf.hbs'), 'utf8'), compileOptions);
+  const serverBody = (name: string): Handlebars.TemplateDelegate<VirtualHost> => {
+    const found = partials.get(name);
+    if (!found) throw new Error(`ingress2nginx: templates/partials/${name}.hbs not found`);
+    return found;
+  };
+  compiled = {
+    main: handlebars.compile<NginxConfigView>(readFileSync(join(dir, 'nginx.conf.hbs'), 'utf8'), compileOptions),
+    plainServerBody: serverBody('plainServerBody'),
+    tlsServerBody: serverBody('tlsServerBody'),
+  };
   return compiled;
 }
 
 export function render(model: NginxConfig): Rendered {
-  return { nginxConf: template()(model) };
+  const { main, plainServerBody, tlsServerBody } = templates();
+  // The bodies see the whole config as @root, as they would inside the main template.
+  const options = { data: { root: model } };
+  const view = shareServers(model, { plain: (host) => plainServerBody(host, options), tls: (host) => tlsServerBody(host, options) });
+  return { nginxConf: main(view) };
 }

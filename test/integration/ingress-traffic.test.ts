@@ -64,6 +64,7 @@ function issueCertificates(ca: CertificateAuthority, otherCa: CertificateAuthori
     wwwWild: leaf(ca, 'www.wild.example.test'),
     app: leaf(ca, 'app.example.test', ['paths.example.test', 'noredirect.example.test']),
     secure: leaf(ca, 'secure.example.test'),
+    twins: leaf(ca, 'one.twins.example.test', ['two.twins.example.test', 'three.twins.example.test']),
     goodBackend: leaf(ca, 'good.pay.svc.cluster.local'),
     foreignBackend: leaf(otherCa, 'foreign.pay.svc.cluster.local'),
     misnamedBackend: leaf(ca, 'misnamed.internal.example.test'),
@@ -204,6 +205,18 @@ beforeAll(async () => {
         },
       ],
     }),
+    // --- two hosts whose servers would be the same but for server_name share one; a third with other paths does not
+    tlsSecretManifest({ name: 'twins-tls', namespace: 'shop', certificate: certs.twins }),
+    ingressManifest({
+      namespace: 'shop',
+      name: 'twins',
+      tls: [{ hosts: ['one.twins.example.test', 'two.twins.example.test', 'three.twins.example.test'], secretName: 'twins-tls' }],
+      rules: [
+        { host: 'one.twins.example.test', paths: [{ path: '/', pathType: 'Prefix', backend: to('app') }] },
+        { host: 'two.twins.example.test', paths: [{ path: '/', pathType: 'Prefix', backend: to('app') }] },
+        { host: 'three.twins.example.test', paths: [{ path: '/', pathType: 'Prefix', backend: to('foo') }] },
+      ],
+    }),
     // --- plain HTTP and redirects
     ingressManifest({
       namespace: 'shop',
@@ -315,6 +328,25 @@ describe('TLS termination', () => {
       'x-forwarded-port': String(target.httpsPort),
     });
     expect(response.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+  });
+});
+
+describe('hosts whose servers would be the same', () => {
+  it('share one server block, and so one SSL context, that serves each name as its own would', async () => {
+    const conf = readFileSync(target.conf, 'utf8');
+    expect(conf).toContain('server_name one.twins.example.test two.twins.example.test;');
+    expect(conf).toContain('server_name three.twins.example.test;');
+    for (const [name, backend] of [
+      ['one.twins.example.test', 'app'],
+      ['two.twins.example.test', 'app'],
+      ['three.twins.example.test', 'foo'],
+    ] as const) {
+      const response = await httpsGet({ port: target.httpsPort, servername: name, path: '/twin', ca: ca.certPem });
+      expect(response.peerCertificate?.fingerprint256).toBe(fingerprint(certs.twins.certPem));
+      const echo = echoOf(response);
+      expect(echo).toMatchObject({ backend, path: '/twin' });
+      expect(echo.headers).toMatchObject({ host: name, 'x-forwarded-host': name });
+    }
   });
 });
 

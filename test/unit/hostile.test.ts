@@ -262,7 +262,7 @@ const fields: readonly Field[] = [
   annotationRow('temporal-redirect', (p) => `https://a.example/x${p}${marker}`, { value: `https://${marker}.example/`, renders: `return 302 https://${marker}.example/;` }, plainTarget),
   annotationRow('x-forwarded-prefix', (p) => `/a${p}${marker}`, { value: `/${marker}`, renders: `X-Forwarded-Prefix /${marker};` }, plainTarget),
   annotationRow('upstream-vhost', (p) => `a${p}${marker}.example`, { value: `${marker}.example:8080`, renders: `Host ${marker}.example:8080;` }, plainTarget),
-  annotationRow('server-alias', (p) => `a${p}${marker}.example.test`, { value: `${marker}.example.test`, renders: `server_name ${marker}.example.test;` }, plainTarget),
+  annotationRow('server-alias', (p) => `a${p}${marker}.example.test`, { value: `${marker}.example.test`, renders: `server_name ${marker}.example.test target.example.test;` }, plainTarget),
   // Proxy tuning.
   annotationRow('proxy-body-size', (p) => `8m${p}${marker}`, { value: '7m', renders: 'client_max_body_size 7m;' }, plainTarget),
   annotationRow('proxy-read-timeout', (p) => `60${p}${marker}`, { value: '77', renders: 'proxy_read_timeout 77s;' }, plainTarget),
