@@ -10,7 +10,7 @@ import yaml from 'js-yaml';
 import { servedGeneration } from '../src/sidecar/nginx.js';
 import { FakeApiServer, type JsonObject } from '../test/support/fake-apiserver.js';
 import { freePorts } from '../test/support/ports.js';
-import type { GeneratedInput } from './generate.js';
+import { layout, type GeneratedInput } from './generate.js';
 
 /**
  * `npm run bench` (second part): the cluster mode, as a process (`ingress2nginx run --spawn-nginx`)
@@ -22,12 +22,19 @@ import type { GeneratedInput } from './generate.js';
  * - reload time (signal until the new generation is served) at 100, 1,000 and 10,000 hosts, from the
  *   sidecar's own histogram;
  * - the sidecar's memory with 10,000 Ingresses, 10,000 Services and 2,000 TLS Secrets watched.
+ *
+ * `--ingress-per-certificate` runs it on the other layout of the bench input (generate.ts): one Ingress
+ * per Secret, whose hosts share a server block.
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const binary = join(root, 'bin', 'ingress2nginx');
 const latencyChanges = 40;
 const burstChanges = 1000;
+const layoutFlag = '--ingress-per-certificate';
+const perCertificate = process.argv.includes(layoutFlag);
+/** `latency` or `reload` runs only that part (while working on one of them); default both. */
+const part = process.argv.slice(2).find((arg) => arg !== layoutFlag);
 
 interface Sidecar {
   readonly process: ResultPromise;
@@ -60,7 +67,8 @@ function subset(objects: readonly JsonObject[], hosts: number): JsonObject[] {
   const index = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
   return objects.filter((o) => {
     const name = String((o['metadata'] as { name: string }).name);
-    if (o['kind'] === 'Secret') return index(name) * 5 < hosts;
+    // A Secret, and with --ingress-per-certificate an Ingress, is numbered by its group of hosts.
+    if (o['kind'] === 'Secret' || (o['kind'] === 'Ingress' && perCertificate)) return index(name) * layout.hostsPerCertificate < hosts;
     return index(name) < hosts;
   });
 }
@@ -223,12 +231,11 @@ async function withCluster<T>(objects: readonly JsonObject[], body: (api: FakeAp
 async function generate(dir: string): Promise<GeneratedInput> {
   const script = fileURLToPath(new URL('./generate.js', import.meta.url));
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [script, dir], { maxBuffer: 1 << 20 }, (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as GeneratedInput)));
+    const args = [script, dir, ...(perCertificate ? [layoutFlag] : [])];
+    execFile(process.execPath, args, { maxBuffer: 1 << 20 }, (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout) as GeneratedInput)));
   });
 }
 
-/** `latency` or `reload` runs only that part (while working on one of them); default both. */
-const part = process.argv[2];
 
 async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'ingress2nginx-sidecar-bench-'));
@@ -239,6 +246,7 @@ async function main(): Promise<void> {
   };
   try {
     out(`ingress2nginx cluster-mode bench — node ${process.version}, ${cpus().length} CPU(s), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    if (perCertificate) out('input: one Ingress per certificate, naming the five hosts it covers (generate.ts --ingress-per-certificate)');
     await generate(join(work, 'input'));
     const all = await objectsOf(join(work, 'input'));
 
