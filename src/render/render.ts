@@ -34,8 +34,8 @@ let compiled: Templates | undefined;
 
 /**
  * Compiles once, in an isolated Handlebars environment so no other code's helpers or partials can leak
- * in; partials are pre-compiled with the same strict, non-escaping options as the main template. The
- * server bodies are partials that `render` also calls on their own, to find the hosts that can share one.
+ * in; partials are pre-compiled with the same strict, non-escaping options as the main template. `render`
+ * calls the two server-body partials itself, per host, to find the hosts that can share a block.
  */
 function templates(): Templates {
   if (compiled) return compiled;

@@ -40,13 +40,20 @@ describe('shareServers', () => {
     ]);
   });
 
-  it('keeps a body that mentions server_name to its host: $server_name and server_name_in_redirect read the first name', () => {
-    const snippet = '        server_name_in_redirect on;\n';
-    const view = shareServers(config([host('a.test'), host('b.test')]), bodies({ 'a.test': snippet, 'b.test': snippet }, { 'a.test': '$server_name', 'b.test': '$server_name' }));
+  it('keeps a body that reads its first server name to its host: $server_name and server_name_in_redirect do', () => {
+    const redirects = '        server_name_in_redirect on;\n';
+    const variable = '            return 200 ${server_name};\n';
+    const view = shareServers(config([host('a.test'), host('b.test')]), bodies({ 'a.test': redirects, 'b.test': redirects }, { 'a.test': variable, 'b.test': variable }));
     expect(view.http.virtualHosts.map((h) => [h.plainServer?.serverNames, h.tlsServer?.serverNames])).toEqual([
       [['a.test'], ['a.test']],
       [['b.test'], ['b.test']],
     ]);
+  });
+
+  it('shares a body that names other server names: the SNI sent to a backend, a path', () => {
+    const backendSni = '        location /server_name/ {\n            proxy_ssl_server_name on;\n            proxy_ssl_name $ssl_server_name;\n        }\n';
+    const view = shareServers(config([host('a.test'), host('b.test')]), bodies({}, { 'a.test': backendSni, 'b.test': backendSni }));
+    expect(view.http.virtualHosts.map((h) => h.tlsServer?.serverNames)).toEqual([['a.test', 'b.test'], undefined]);
   });
 
   it('leaves the model as it was', () => {

@@ -33,31 +33,40 @@ export interface ServerBodies {
  * one SSL context, and one load of the certificate per reload, instead of one per host: an Ingress that
  * names several hosts with the same paths and one certificate for them all is common, and every SSL
  * context costs nginx about half a millisecond at each reload (README, "Data plane and performance").
- * Comparing the rendered bytes, not the model, makes the rule exact: nginx does the same for each name
- * as it did with a block of its own. The one thing that tells the names of a block apart is its first
- * name, which `$server_name` and `server_name_in_redirect on` use: a body that mentions `server_name`
- * (a snippet can) keeps its block to itself.
+ * Comparing the rendered bytes, not the model, makes the rule exact: nginx answers each name as it did
+ * from a block of its own. What tells the names of one block apart is its first name, which
+ * `$server_name` and `server_name_in_redirect on` use (and the error log names): no template writes
+ * either today, and a body that ever does keeps its block to itself.
  */
 export function shareServers(model: NginxConfig, bodies: ServerBodies): NginxConfigView {
-  const plain = new Map<string, { serverNames: string[]; body: string }>();
-  const tls = new Map<string, { serverNames: string[]; body: string }>();
+  const plainByBody = new Map<string, ServerGroup>();
+  const tlsByBody = new Map<string, ServerGroup>();
   const virtualHosts = model.http.virtualHosts.map((host): VirtualHostView => {
-    const plainServer = host.plainHttpShared ? undefined : join(plain, bodies.plain(host), host.serverName);
-    const tlsServer = host.tls ? join(tls, bodies.tls(host), host.serverName) : undefined;
+    const plainServer = host.plainHttpShared ? undefined : serverHeadedBy(host.serverName, bodies.plain(host), plainByBody);
+    const tlsServer = host.tls ? serverHeadedBy(host.serverName, bodies.tls(host), tlsByBody) : undefined;
     return withAddedFields(host, { ...(plainServer && { plainServer }), ...(tlsServer && { tlsServer }) });
   });
   return { ...model, http: { ...model.http, virtualHosts } };
 }
 
-/** The group's server when `serverName` heads it; undefined when it joins one an earlier host heads. */
-function join(groups: Map<string, { serverNames: string[]; body: string }>, body: string, serverName: string): SharedServer | undefined {
-  if (body.includes('server_name')) return { serverNames: [serverName], body };
-  const group = groups.get(body);
+/** A server block being collected: names are added while later hosts join it. */
+interface ServerGroup {
+  readonly serverNames: string[];
+  readonly body: string;
+}
+
+/** Reads the first server name of its block. */
+const namesItsServer = /\$\{?server_name\b|\bserver_name_in_redirect\b/;
+
+/** The block `serverName` heads, or undefined when it joins the block of an earlier host with the same body. */
+function serverHeadedBy(serverName: string, body: string, byBody: Map<string, ServerGroup>): SharedServer | undefined {
+  if (namesItsServer.test(body)) return { serverNames: [serverName], body };
+  const group = byBody.get(body);
   if (group) {
     group.serverNames.push(serverName);
     return undefined;
   }
   const headed = { serverNames: [serverName], body };
-  groups.set(body, headed);
+  byBody.set(body, headed);
   return headed;
 }

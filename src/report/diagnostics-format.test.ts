@@ -50,6 +50,24 @@ describe('formatTextReport', () => {
     expect(report[8]).toBe(formatText([error]).trimEnd());
   });
 
+  it('counts infos apart when only their code or only their message differs', () => {
+    const differentCode = Array.from({ length: 11 }, (_, i): Diagnostic => ({ ...passthroughInfo(`c-${i}`, i), code: 'annotation-ignored' }));
+    const differentMessage = Array.from({ length: 11 }, (_, i): Diagnostic => ({ ...passthroughInfo(`m-${i}`, i), message: 'another reason.' }));
+    const same = Array.from({ length: 11 }, (_, i) => passthroughInfo(`s-${i}`, i));
+    const counting = lines(formatTextReport([...differentCode, ...differentMessage, ...same])).filter((line) => line.includes('the same for'));
+    expect(counting).toEqual([
+      expect.stringMatching(/^info \[annotation-ignored\] .*: the same for 8 more Ingresses/),
+      expect.stringMatching(/^info \[annotation-differs\] .*: the same for 8 more Ingresses/),
+      expect.stringMatching(/^info \[annotation-differs\] .*: the same for 8 more Ingresses/),
+    ]);
+  });
+
+  it('says the plural of the kind', () => {
+    const policy = (name: string): Diagnostic => ({ ...passthroughInfo(name, 1), resource: { kind: 'BackendTLSPolicy', namespace: 'shop', name } });
+    const report = lines(formatTextReport(Array.from({ length: 11 }, (_, i) => policy(`p-${i}`))));
+    expect(report[3]).toContain('the same for 8 more BackendTLSPolicies');
+  });
+
   it('names no kind when the rest are of several kinds', () => {
     const configMap = (name: string): Diagnostic => ({ ...passthroughInfo(name, 1), resource: { kind: 'ConfigMap', namespace: 'shop', name } });
     const infos = [...Array.from({ length: 10 }, (_, i) => passthroughInfo(`i-${i}`, i)), configMap('c')];

@@ -16,15 +16,15 @@ export function formatText(diagnostics: readonly Diagnostic[]): string {
     .join('');
 }
 
-/** An info repeated word for word on more places than this is shown `repeatedInfoShown` times and the rest counted. */
+/** An info repeated word for word more times than this is shown `repeatedInfoShown` times and the rest counted. */
 export const repeatedInfoCollapsedAbove = 10;
 export const repeatedInfoShown = 3;
 
 /**
  * The CLI's report on stderr: every diagnostic, then the totals, except that an info repeated word for word
- * (the same code, field and message) on more than ten resources, such as one for each of thousands of
- * passthrough Ingresses, is shown three times and then counted in one line, so that it cannot bury the
- * warnings. `--format json` and SARIF list every one, and the totals count them all.
+ * (the same code, field and message) more than ten times, such as one for each of thousands of passthrough
+ * Ingresses, is shown three times and then counted in one line, so that it cannot bury the warnings.
+ * `--format json` and SARIF list every one, and the totals count them all.
  */
 export function formatTextReport(diagnostics: readonly Diagnostic[]): string {
   if (diagnostics.length === 0) return '';
@@ -63,9 +63,16 @@ function sameInfoKey(d: Diagnostic): string {
 function restLine(shown: Diagnostic, rest: readonly Diagnostic[]): string {
   const kinds = new Set(rest.map((d) => d.resource?.kind));
   const kind = kinds.size === 1 ? [...kinds][0] : undefined;
-  const what = kind === undefined ? 'places' : kind.endsWith('s') ? `${kind}es` : `${kind}s`;
+  const what = kind === undefined ? 'places' : pluralOfKind(kind);
   const field = shown.field ? ` ${shown.field}` : '';
   return `${printable(`${shown.severity} [${shown.code}]${field}: the same for ${rest.length.toLocaleString('en-US')} more ${what} (--format json lists every one)`)}\n`;
+}
+
+/** Ingresses, BackendTLSPolicies, Gateways. */
+function pluralOfKind(kind: string): string {
+  if (kind.endsWith('s')) return `${kind}es`;
+  if (kind.endsWith('y')) return `${kind.slice(0, -1)}ies`;
+  return `${kind}s`;
 }
 
 /** Control characters from the input (a newline in a name, say) must not fake extra report lines. */

@@ -205,7 +205,7 @@ beforeAll(async () => {
         },
       ],
     }),
-    // --- two hosts whose servers would be the same but for server_name share one; a third with other paths does not
+    // --- two hosts whose servers would be the same but for server_name share one; a third, with another backend, does not
     tlsSecretManifest({ name: 'twins-tls', namespace: 'shop', certificate: certs.twins }),
     ingressManifest({
       namespace: 'shop',
@@ -346,6 +346,16 @@ describe('hosts whose servers would be the same', () => {
       const echo = echoOf(response);
       expect(echo).toMatchObject({ backend, path: '/twin' });
       expect(echo.headers).toMatchObject({ host: name, 'x-forwarded-host': name });
+    }
+  });
+
+  it('picks the block by Host after the handshake, as with a block each', async () => {
+    for (const [host, backend] of [
+      ['two.twins.example.test', 'app'],
+      ['three.twins.example.test', 'foo'],
+    ] as const) {
+      const response = await httpsGet({ port: target.httpsPort, servername: 'one.twins.example.test', headers: { host }, path: '/twin', ca: ca.certPem });
+      expect(echoOf(response)).toMatchObject({ backend, headers: { host } });
     }
   });
 });
