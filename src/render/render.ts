@@ -42,16 +42,14 @@ function templates(): Templates {
   const handlebars = Handlebars.create();
   const dir = templatesDir();
   const partialsDir = join(dir, 'partials');
-  const partials = new Map<string, Handlebars.TemplateDelegate>();
   for (const file of readdirSync(partialsDir).filter((f) => f.endsWith('.hbs')).sort()) {
-    const compiledPartial = handlebars.compile(readFileSync(join(partialsDir, file), 'utf8'), compileOptions);
-    partials.set(file.slice(0, -'.hbs'.length), compiledPartial);
-    handlebars.registerPartial(file.slice(0, -'.hbs'.length), compiledPartial);
+    const source = readFileSync(join(partialsDir, file), 'utf8');
+    handlebars.registerPartial(file.slice(0, -'.hbs'.length), handlebars.compile(source, compileOptions));
   }
   const serverBody = (name: string): Handlebars.TemplateDelegate<VirtualHost> => {
-    const found = partials.get(name);
-    if (!found) throw new Error(`ingress2nginx: templates/partials/${name}.hbs not found`);
-    return found;
+    const found: unknown = handlebars.partials[name];
+    if (typeof found !== 'function') throw new Error(`ingress2nginx: templates/partials/${name}.hbs not found`);
+    return found as Handlebars.TemplateDelegate<VirtualHost>;
   };
   compiled = {
     main: handlebars.compile<NginxConfigView>(readFileSync(join(dir, 'nginx.conf.hbs'), 'utf8'), compileOptions),
