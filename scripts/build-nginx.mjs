@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Builds the second nginx generation the tests and benches run: nginx >= 1.25.5 (it has the stream
 // `pass` directive), from Debian's source package of the newest suite that serves one, since the
-// machine's own suite (Debian 12) ships 1.22. The build is cached: a later run prints the cached binary
-// and touches neither apt nor the network.
+// machine's own suite (Debian 12) ships 1.22. It links OpenSSL statically, built from the source
+// package of the same suite, so that it is the suite's nginx as its users run it (the OpenSSL release
+// decides much of what a reload costs). The build is cached: a later run prints the cached binary and
+// touches neither apt nor the network.
 //
 //   node scripts/build-nginx.mjs        prints the binary's path on stdout (progress on stderr)
 //
@@ -18,8 +20,12 @@ import path from 'node:path';
 const MINIMUM = '1.25.5';
 /** Suites to look in, the newest first; the first one whose source downloads wins. */
 const SUITES = ['testing', 'stable'];
-const BUILD_PACKAGES = ['gcc', 'make', 'libc6-dev', 'libssl-dev', 'libpcre2-dev', 'zlib1g-dev'];
-const BUILD_HEADERS = ['/usr/include/openssl/ssl.h', '/usr/include/pcre2.h', '/usr/include/zlib.h'];
+const BUILD_PACKAGES = ['gcc', 'make', 'perl', 'libc6-dev', 'libpcre2-dev', 'zlib1g-dev'];
+const BUILD_HEADERS = ['/usr/include/pcre2.h', '/usr/include/zlib.h'];
+/** Perl modules OpenSSL's Configure loads that Debian's perl-base lacks. */
+const BUILD_PERL_MODULES = ['IPC::Cmd', 'File::Compare'];
+/** OpenSSL's libraries only: nginx links them statically, and the tests, docs and CLI are not needed. */
+const OPENSSL_OPTIONS = 'no-tests no-docs no-apps';
 const CONFIGURE = [
   // As Debian's: the log nginx opens before it reads any config must not be a file under the prefix.
   '--error-log-path=stderr',
@@ -46,7 +52,8 @@ function log(message) {
 }
 
 function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  // OpenSSL's build prints megabytes: past spawnSync's 1 MiB default the child would be killed.
+  const result = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024, ...options });
   return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? result.error?.message ?? '' };
 }
 
@@ -59,7 +66,7 @@ function fail(message) {
 function works(binary) {
   if (!existsSync(binary)) return false;
   const version = run(binary, ['-V']);
-  return version.ok && CONFIGURE.every((flag) => version.stderr.includes(flag));
+  return version.ok && [...CONFIGURE, '--with-openssl='].every((flag) => version.stderr.includes(flag));
 }
 
 /** `a >= b` for dotted nginx versions. */
@@ -99,7 +106,11 @@ function debianArchive() {
 }
 
 function ensureBuildTools() {
-  const missing = [...BUILD_HEADERS.filter((f) => !existsSync(f)), ...['gcc', 'make'].filter((t) => !run('sh', ['-c', `command -v ${t}`]).ok)];
+  const missing = [
+    ...BUILD_HEADERS.filter((f) => !existsSync(f)),
+    ...['gcc', 'make'].filter((t) => !run('sh', ['-c', `command -v ${t}`]).ok),
+    ...BUILD_PERL_MODULES.filter((m) => !run('perl', [`-M${m}`, '-e', '1']).ok).map((m) => `perl's ${m}`),
+  ];
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {
     fail(`missing ${missing.join(', ')}. As root: apt-get install -y --no-install-recommends ${BUILD_PACKAGES.join(' ')}`);
@@ -114,13 +125,13 @@ function ensureBuildTools() {
   if (!install.ok) fail(`apt-get install ${BUILD_PACKAGES.join(' ')} failed:\n${install.stderr}`);
 }
 
-/** Downloads the newest nginx source package >= MINIMUM that the archive serves; returns its folder and version. */
-function downloadSource(work) {
+/** apt on a private state folder under `work`, with a deb-src entry for SUITES of the machine's Debian archive. */
+function privateApt(work) {
   const archive = debianArchive();
   if (!archive) fail('found no Debian archive in /etc/apt/sources.list.d/*.sources or sources.list to derive a deb-src entry from');
   const apt = path.join(work, 'apt');
   for (const dir of ['lists/partial', 'cache/archives/partial', 'source']) mkdirSync(path.join(apt, dir), { recursive: true });
-  const sourcesFile = path.join(apt, 'nginx-src.sources');
+  const sourcesFile = path.join(apt, 'deb-src.sources');
   writeFileSync(
     sourcesFile,
     ['Types: deb-src', `URIs: ${archive.uri}`, `Suites: ${SUITES.join(' ')}`, 'Components: main', ...(archive.signedBy ? [`Signed-By: ${archive.signedBy}`] : []), ''].join('\n'),
@@ -136,22 +147,42 @@ function downloadSource(work) {
   log(`apt-get update for deb-src ${archive.uri} ${SUITES.join(' ')}`);
   const update = run('apt-get', [...options, 'update']);
   if (!update.ok) fail(`apt-get update failed:\n${update.stderr}`);
-  const shown = run('apt-cache', [...options, 'showsrc', 'nginx']);
-  const versions = [...new Set([...shown.stdout.matchAll(/^Version:\s*(\S+)$/gm)].map((m) => m[1]))]
-    .filter((v) => atLeast(v.replace(/^\d+:/, '').split('-')[0], MINIMUM))
-    .sort((a, b) => (run('dpkg', ['--compare-versions', a, 'gt', b]).ok ? -1 : 1));
-  if (versions.length === 0) fail(`no nginx source >= ${MINIMUM} in ${SUITES.join(', ')}`);
-  const sourceDir = path.join(apt, 'source');
-  for (const version of versions) {
-    log(`apt-get source --download-only nginx=${version}`);
-    const download = run('apt-get', [...options, 'source', '--download-only', `nginx=${version}`], { cwd: sourceDir });
-    const upstream = version.replace(/^\d+:/, '').split('-')[0];
-    const tarball = readdirSync(sourceDir).find((f) => f === `nginx_${upstream}.orig.tar.gz`);
-    if (download.ok && tarball) return { tarball: path.join(sourceDir, tarball), version: upstream, debianVersion: version };
+  return { options, sourceDir: path.join(apt, 'source') };
+}
+
+/** The source versions of `name` the archive lists, the newest first, each with its suite. */
+function sourceVersions(apt, name) {
+  const listed = run('apt-cache', [...apt.options, 'madison', name]).stdout;
+  const versions = [...listed.matchAll(/^\s*\S+\s*\|\s*(\S+)\s*\|\s*\S+\s+([^\s/]+)\/\S+\s+Sources$/gm)].map((m) => ({ version: m[1], suite: m[2] }));
+  return versions.sort((a, b) => (a.version === b.version ? 0 : run('dpkg', ['--compare-versions', a.version, 'gt', b.version]).ok ? -1 : 1));
+}
+
+/** Downloads the first of `candidates` whose source the archive serves; returns its orig tarball, or undefined. */
+function downloadFirst(apt, name, candidates) {
+  for (const candidate of candidates) {
+    log(`apt-get source --download-only ${name}=${candidate.version} (${candidate.suite})`);
+    const download = run('apt-get', [...apt.options, 'source', '--download-only', `${name}=${candidate.version}`], { cwd: apt.sourceDir });
+    const upstream = upstreamVersion(candidate.version);
+    const tarball = readdirSync(apt.sourceDir).find((f) => new RegExp(`^${name}_${upstream.replaceAll('.', '\\.')}\\.orig\\.tar\\.(gz|xz)$`).test(f));
+    if (download.ok && tarball) return { ...candidate, upstream, tarball: path.join(apt.sourceDir, tarball) };
     log(`  not reachable: ${download.stderr.split('\n').find((l) => l.startsWith('E:')) ?? 'no orig tarball'}`);
-    for (const file of readdirSync(sourceDir)) rmSync(path.join(sourceDir, file), { force: true });
+    for (const file of readdirSync(apt.sourceDir)) rmSync(path.join(apt.sourceDir, file), { force: true });
   }
-  fail(`none of nginx ${versions.join(', ')} could be downloaded`);
+  return undefined;
+}
+
+/** `1:1.26.3-3+deb13u7` → `1.26.3`. */
+function upstreamVersion(debianVersion) {
+  return debianVersion.replace(/^\d+:/, '').replace(/-[^-]*$/, '');
+}
+
+/** Unpacks a source tarball into `work`; returns the folder it made. */
+function unpack(tarball, work, folder) {
+  const unpacked = run('tar', ['-xf', tarball, '-C', work]);
+  if (!unpacked.ok) fail(`tar failed:\n${unpacked.stderr}`);
+  const tree = path.join(work, folder);
+  if (!existsSync(tree)) fail(`${path.basename(tarball)} has no ${folder}/`);
+  return tree;
 }
 
 function build() {
@@ -162,18 +193,27 @@ function build() {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   try {
-    const { tarball, version, debianVersion } = downloadSource(work);
-    const unpacked = run('tar', ['-xzf', tarball, '-C', work]);
-    if (!unpacked.ok) fail(`tar failed:\n${unpacked.stderr}`);
-    const sourceTree = path.join(work, `nginx-${version}`);
-    const prefix = path.join(installRoot, `nginx-${version}`);
-    log(`configure and make nginx ${version} (Debian ${debianVersion}) into ${prefix}`);
-    const configure = run('./configure', [`--prefix=${prefix}`, ...CONFIGURE], { cwd: sourceTree });
+    const apt = privateApt(work);
+    const nginxVersions = sourceVersions(apt, 'nginx').filter((v) => atLeast(upstreamVersion(v.version), MINIMUM));
+    if (nginxVersions.length === 0) fail(`no nginx source >= ${MINIMUM} in ${SUITES.join(', ')}`);
+    const nginx = downloadFirst(apt, 'nginx', nginxVersions);
+    if (!nginx) fail(`none of nginx ${nginxVersions.map((v) => v.version).join(', ')} could be downloaded`);
+    const nginxTree = unpack(nginx.tarball, work, `nginx-${nginx.upstream}`);
+    // Linked statically with the OpenSSL of nginx's own suite, as that suite's nginx runs: OpenSSL's
+    // version decides much of what a reload costs (3.0 decodes each key several times slower than 3.5).
+    const openssl = downloadFirst(apt, 'openssl', sourceVersions(apt, 'openssl').filter((v) => v.suite === nginx.suite));
+    if (!openssl) fail(`no OpenSSL source of ${nginx.suite} could be downloaded`);
+    const opensslTree = unpack(openssl.tarball, work, `openssl-${openssl.upstream}`);
+    const prefix = path.join(installRoot, `nginx-${nginx.upstream}-openssl-${openssl.upstream}`);
+    log(`configure and make nginx ${nginx.upstream} with OpenSSL ${openssl.upstream} (Debian ${nginx.suite}: ${nginx.version}, ${openssl.version}) into ${prefix}`);
+    const configure = run('./configure', [`--prefix=${prefix}`, ...CONFIGURE, `--with-openssl=${opensslTree}`, `--with-openssl-opt=${OPENSSL_OPTIONS}`], {
+      cwd: nginxTree,
+    });
     if (!configure.ok) fail(`configure failed:\n${configure.stdout.slice(-2000)}${configure.stderr}`);
-    const make = run('make', [`-j${Math.max(2, cpus().length)}`], { cwd: sourceTree });
+    const make = run('make', [`-j${Math.max(2, cpus().length)}`], { cwd: nginxTree });
     if (!make.ok) fail(`make failed:\n${make.stderr.slice(-4000)}`);
     rmSync(prefix, { recursive: true, force: true });
-    const install = run('make', ['install'], { cwd: sourceTree });
+    const install = run('make', ['install'], { cwd: nginxTree });
     if (!install.ok) fail(`make install failed:\n${install.stderr.slice(-4000)}`);
     // Switched by a rename, so a reader never sees a half-made link.
     const link = path.join(installRoot, `current.${process.pid}`);
