@@ -13,6 +13,18 @@ export interface NginxBuild {
   /** The stream module: compiled in (`undefined`), or the file to `load_module`. */
   readonly streamModulePath?: string;
   readonly configureArguments: string;
+  /**
+   * The TLS library nginx runs with (`OpenSSL 3.0.19`), when `nginx -V` names one. Its release decides
+   * much of what a reload costs: each TLS server block loads a certificate and key at every reload.
+   */
+  readonly tlsLibrary?: string;
+}
+
+/** The TLS library in `nginx -V` output: the one it runs with when that differs from the one it was built with. */
+export function tlsLibraryOf(nginxV: string): string | undefined {
+  const named = /(?:running|built) with ((?:OpenSSL|LibreSSL|BoringSSL)(?: [\w.-]+)?)/g;
+  const found = [...nginxV.matchAll(named)].map((m) => m[1]!);
+  return found.at(-1);
 }
 
 /** Where Debian and Ubuntu's libnginx-mod-stream puts the module. */
@@ -26,12 +38,14 @@ export async function nginxBuild(binary: string): Promise<NginxBuild> {
   const version = /nginx version: nginx\/(\d+\.\d+\.\d+)/.exec(text)?.[1];
   if (!version) throw new Error(`\`${binary} -V\` did not print an nginx version: ${text.split('\n')[0] ?? ''}`);
   const configureArguments = /configure arguments: (.*)/.exec(text)?.[1] ?? '';
-  if (/--with-stream(?=\s|$)/.test(configureArguments)) return { version, configureArguments };
+  const tlsLibrary = tlsLibraryOf(text);
+  const build = { version, configureArguments, ...(tlsLibrary !== undefined && { tlsLibrary }) };
+  if (/--with-stream(?=\s|$)/.test(configureArguments)) return build;
   const modulesPath = /--modules-path=(\S+)/.exec(configureArguments)?.[1];
   const candidates = [modulesPath && join(modulesPath, 'ngx_stream_module.so'), debianStreamModule].filter((f): f is string => !!f);
   const streamModulePath = candidates.find((file) => existsSync(file));
   if (streamModulePath === undefined) throw new Error(`nginx ${version} (${binary}) has no stream module: neither built in nor at ${candidates.join(' or ')}`);
-  return { version, streamModulePath, configureArguments };
+  return { ...build, streamModulePath };
 }
 
 /**

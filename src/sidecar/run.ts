@@ -89,7 +89,13 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
     nginxVersion: nginx.version,
     ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
   };
-  log.info('starting', { cluster: access.config.getCurrentCluster()?.server, credentials: access.source, nginx: nginx.version, output: options.output });
+  log.info('starting', {
+    cluster: access.config.getCurrentCluster()?.server,
+    credentials: access.source,
+    nginx: nginx.version,
+    ...(nginx.tlsLibrary !== undefined && { tls: nginx.tlsLibrary }),
+    output: options.output,
+  });
 
   await mkdir(translate.runDir, { recursive: true, mode: 0o755 });
   const folder = await OutputFolder.open(options.output, { workerOwner: await workerOwner(options.nginxBin) });

@@ -72,6 +72,8 @@ describe('an Ingress through its life', () => {
   it('is served once created, becomes ready, and its status carries the published addresses', async () => {
     expect(await eventually(() => sidecar.probe('/readyz'), (s) => s === 200)).toBe(200);
     expect(await sidecar.probe('/healthz')).toBe(200);
+    const starting = JSON.parse(sidecar.logs().split('\n').find((line) => line.includes('"msg":"starting"'))!);
+    expect(starting).toMatchObject({ nginx: expect.stringMatching(/^\d+\.\d+\.\d+$/), tls: expect.stringMatching(/^OpenSSL \d+\.\d+\.\d+$/) });
     api.create(ingress('web', 'life', 'life.example.test', { service: 'one', port: one.port }));
     expect(await eventually(() => served(sidecar, 'life.example.test'), (b) => b === 'one')).toBe('one');
     const status = await eventually(
