@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { describeNginx, nginxBuild } from '../src/sidecar/nginx.js';
 import { requireNginx, type NginxInstallation } from '../test/support/nginx.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateFiles } from '../test/support/pki.js';
 import { freePorts } from '../test/support/ports.js';
@@ -735,6 +736,8 @@ async function main(): Promise<void> {
       console.log(line);
     };
     out(`ingress2nginx data-plane bench — ${cpus().length} CPU(s) ${cpus()[0]?.model ?? ''}, node ${process.version}, load average at start ${load()}`);
+    const nginxBuilds = await Promise.all([distro, fresh].map((installation) => nginxBuild(installation.binary)));
+    out(`${nginxBuilds.map(describeNginx).join('; ')}; HAProxy ${haproxyVersion}`);
     out(
       `wrk, TLS 1.3 with session resumption; ${rounds} rounds of ${slices} slices of ${sliceSeconds} s per contender and test, ` +
         'the contenders taking turns slice by slice; one worker or thread per proxy',

@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { cpus, homedir, loadavg, tmpdir } from 'node:os';
@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import yaml from 'js-yaml';
-import { servedGeneration } from '../src/sidecar/nginx.js';
+import { describeNginx, nginxBuild, servedGeneration } from '../src/sidecar/nginx.js';
 import { FakeApiServer, type JsonObject } from '../test/support/fake-apiserver.js';
 import { freePorts } from '../test/support/ports.js';
 import { layout, type GeneratedInput } from './generate.js';
@@ -192,12 +192,6 @@ async function quiet(port: number, quietMs: number): Promise<void> {
   }
 }
 
-function nginxVersionOf(binary: string): string {
-  // `nginx -v` prints to stderr.
-  const result = spawnSync(binary, ['-v'], { encoding: 'utf8' });
-  return /nginx\/(\S+)/.exec(`${result.stdout}${result.stderr}`)?.[1] ?? '?';
-}
-
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
@@ -288,9 +282,9 @@ async function main(): Promise<void> {
       await sidecar.stop();
     });
 
-    const generations: { name: string; args: string[] }[] = [{ name: `nginx ${nginxVersionOf('nginx')} (PROXY/unix hand-off)`, args: [] }];
+    const generations: { name: string; args: string[] }[] = [{ name: `${describeNginx(await nginxBuild('nginx'))} (PROXY/unix hand-off)`, args: [] }];
     const fresh = newNginx();
-    if (fresh) generations.push({ name: `nginx ${nginxVersionOf(fresh)} (pass hand-off)`, args: ['--nginx-bin', fresh] });
+    if (fresh) generations.push({ name: `${describeNginx(await nginxBuild(fresh))} (pass hand-off)`, args: ['--nginx-bin', fresh] });
     else out('note: no nginx >= 1.25.5 (run node scripts/build-nginx.mjs): reload figures for the PROXY/unix topology only');
     const variants = generations.flatMap((g) => [
       { ...g, label: perCertificate ? 'SSL context per server block' : 'SSL context per host' },

@@ -27,6 +27,11 @@ export function tlsLibraryOf(nginxV: string): string | undefined {
   return found.at(-1);
 }
 
+/** `nginx 1.26.3 with OpenSSL 3.5.7`: the two releases that reload figures depend on. */
+export function describeNginx(build: NginxBuild): string {
+  return `nginx ${build.version}${build.tlsLibrary !== undefined ? ` with ${build.tlsLibrary}` : ''}`;
+}
+
 /** Where Debian and Ubuntu's libnginx-mod-stream puts the module. */
 const debianStreamModule = '/usr/lib/nginx/modules/ngx_stream_module.so';
 
