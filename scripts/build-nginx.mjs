@@ -24,8 +24,11 @@ const BUILD_PACKAGES = ['gcc', 'make', 'perl', 'libc6-dev', 'libpcre2-dev', 'zli
 const BUILD_HEADERS = ['/usr/include/pcre2.h', '/usr/include/zlib.h'];
 /** Perl modules OpenSSL's Configure loads that Debian's perl-base lacks. */
 const BUILD_PERL_MODULES = ['IPC::Cmd', 'File::Compare'];
-/** OpenSSL's libraries only: nginx links them statically, and the tests, docs and CLI are not needed. */
-const OPENSSL_OPTIONS = 'no-tests no-docs no-apps';
+/**
+ * OpenSSL's libraries only (nginx links them statically; the tests, docs and CLI are not needed), with
+ * threads as in Debian's libssl: nginx's configure asks for `no-threads`, and a later option wins.
+ */
+const OPENSSL_OPTIONS = 'enable-threads no-tests no-docs no-apps';
 const CONFIGURE = [
   // As Debian's: the log nginx opens before it reads any config must not be a file under the prefix.
   '--error-log-path=stderr',
@@ -66,7 +69,7 @@ function fail(message) {
 function works(binary) {
   if (!existsSync(binary)) return false;
   const version = run(binary, ['-V']);
-  return version.ok && [...CONFIGURE, '--with-openssl='].every((flag) => version.stderr.includes(flag));
+  return version.ok && [...CONFIGURE, '--with-openssl=', OPENSSL_OPTIONS].every((flag) => version.stderr.includes(flag));
 }
 
 /** `a >= b` for dotted nginx versions. */
