@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Builds the second nginx generation the tests and benches run: nginx >= 1.25.5 (it has the stream
 // `pass` directive), from Debian's source package of the newest suite that serves one, since the
-// machine's own suite (Debian 12) ships 1.22. It links OpenSSL statically, built from the source
-// package of the same suite, so that it is the suite's nginx as its users run it (the OpenSSL release
-// decides much of what a reload costs). The build is cached: a later run prints the cached binary and
-// touches neither apt nor the network.
+// machine's own suite (Debian 12) ships 1.22. It links statically the OpenSSL of the same suite's source
+// package, so that the binary has the nginx and OpenSSL releases that suite ships, as its users do: the
+// OpenSSL release decides much of what a reload costs. Both are built from their upstream tarballs,
+// without Debian's patches. The build is cached: a later run prints the cached binary and touches
+// neither apt nor the network.
 //
 //   node scripts/build-nginx.mjs        prints the binary's path on stdout (progress on stderr)
 //
@@ -60,9 +61,11 @@ function run(command, args, options = {}) {
   return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? result.error?.message ?? '' };
 }
 
+/** Thrown by `fail`, so the `finally` that removes the work folder runs before the script exits. */
+class BuildFailure extends Error {}
+
 function fail(message) {
-  log(message);
-  process.exit(1);
+  throw new BuildFailure(message);
 }
 
 /** The binary runs and was configured with every flag above (a cached build from older flags is rebuilt). */
@@ -153,20 +156,28 @@ function privateApt(work) {
   return { options, sourceDir: path.join(apt, 'source') };
 }
 
-/** The source versions of `name` the archive lists, the newest first, each with its suite. */
+/** The versions of source package `name` the archive lists, the newest first, each with its suite. */
 function sourceVersions(apt, name) {
-  const listed = run('apt-cache', [...apt.options, 'madison', name]).stdout;
-  const versions = [...listed.matchAll(/^\s*\S+\s*\|\s*(\S+)\s*\|\s*\S+\s+([^\s/]+)\/\S+\s+Sources$/gm)].map((m) => ({ version: m[1], suite: m[2] }));
+  const listed = run('apt-cache', [...apt.options, 'madison', name]);
+  if (!listed.ok) fail(`apt-cache madison ${name} failed:\n${listed.stderr}`);
+  // `madison` also lists the sources of other packages that build a binary called `name`.
+  const versions = [...listed.stdout.matchAll(/^\s*(\S+)\s*\|\s*(\S+)\s*\|\s*\S+\s+([^\s/]+)\/\S+\s+Sources$/gm)]
+    .filter((m) => m[1] === name)
+    .map((m) => ({ version: m[2], suite: m[3] }));
   return versions.sort((a, b) => (a.version === b.version ? 0 : run('dpkg', ['--compare-versions', a.version, 'gt', b.version]).ok ? -1 : 1));
 }
 
 /** Downloads the first of `candidates` whose source the archive serves; returns its orig tarball, or undefined. */
 function downloadFirst(apt, name, candidates) {
+  const tried = new Set();
   for (const candidate of candidates) {
+    // A version both suites list is one download.
+    if (tried.has(candidate.version)) continue;
+    tried.add(candidate.version);
     log(`apt-get source --download-only ${name}=${candidate.version} (${candidate.suite})`);
     const download = run('apt-get', [...apt.options, 'source', '--download-only', `${name}=${candidate.version}`], { cwd: apt.sourceDir });
     const upstream = upstreamVersion(candidate.version);
-    const tarball = readdirSync(apt.sourceDir).find((f) => new RegExp(`^${name}_${upstream.replaceAll('.', '\\.')}\\.orig\\.tar\\.(gz|xz)$`).test(f));
+    const tarball = readdirSync(apt.sourceDir).find((f) => [`${name}_${upstream}.orig.tar.gz`, `${name}_${upstream}.orig.tar.xz`].includes(f));
     if (download.ok && tarball) return { ...candidate, upstream, tarball: path.join(apt.sourceDir, tarball) };
     log(`  not reachable: ${download.stderr.split('\n').find((l) => l.startsWith('E:')) ?? 'no orig tarball'}`);
     for (const file of readdirSync(apt.sourceDir)) rmSync(path.join(apt.sourceDir, file), { force: true });
@@ -202,8 +213,8 @@ function build() {
     const nginx = downloadFirst(apt, 'nginx', nginxVersions);
     if (!nginx) fail(`none of nginx ${nginxVersions.map((v) => v.version).join(', ')} could be downloaded`);
     const nginxTree = unpack(nginx.tarball, work, `nginx-${nginx.upstream}`);
-    // Linked statically with the OpenSSL of nginx's own suite, as that suite's nginx runs: OpenSSL's
-    // version decides much of what a reload costs (3.0 decodes each key several times slower than 3.5).
+    // The OpenSSL release of nginx's own suite: it decides much of what a reload costs (3.0 decodes each
+    // key and certificate several times slower than 3.5).
     const openssl = downloadFirst(apt, 'openssl', sourceVersions(apt, 'openssl').filter((v) => v.suite === nginx.suite));
     if (!openssl) fail(`no OpenSSL source of ${nginx.suite} could be downloaded`);
     const opensslTree = unpack(openssl.tarball, work, `openssl-${openssl.upstream}`);
@@ -223,6 +234,10 @@ function build() {
     rmSync(link, { force: true });
     symlinkSync(prefix, link);
     renameSync(link, path.join(installRoot, 'current'));
+    // Builds from older sources or options: `current` no longer points at them.
+    for (const entry of readdirSync(installRoot)) {
+      if (entry.startsWith('nginx-') && path.join(installRoot, entry) !== prefix) rmSync(path.join(installRoot, entry), { recursive: true, force: true });
+    }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -230,4 +245,10 @@ function build() {
   return currentBinary;
 }
 
-process.stdout.write(`${build()}\n`);
+try {
+  process.stdout.write(`${build()}\n`);
+} catch (error) {
+  if (!(error instanceof BuildFailure)) throw error;
+  log(error.message);
+  process.exitCode = 1;
+}
