@@ -30,7 +30,6 @@ beforeAll(async () => {
   options = testTranslateOptions({
     runDir: join(scratch, 'run'),
     ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }),
-    now: new Date(),
   });
   const ca = await createCa(scratch, 'quarantine CA');
   wildcard = await issueCertificate(ca, { commonName: '*.example.com', sans: ['*.example.com'] });

@@ -7,6 +7,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixturesRoot, goldenArgs } from '../support/golden.js';
 import { requireNginx } from '../support/nginx.js';
+import { testNowText } from '../support/options.js';
 
 /**
  * End-to-end: spawns the built binary `bin/ingress2nginx` (which imports dist/) as a user or CI job
@@ -17,7 +18,7 @@ import { requireNginx } from '../support/nginx.js';
 const repoRoot = join(import.meta.dirname, '..', '..');
 const binary = join(repoRoot, 'bin', 'ingress2nginx');
 const builtMain = join(repoRoot, 'dist', 'src', 'cli', 'main.js');
-const now = '2026-12-01T00:00:00Z';
+const now = testNowText;
 
 const termination = join(fixturesRoot, 'termination', 'input');
 const hostile = join(fixturesRoot, 'hostile', 'input');

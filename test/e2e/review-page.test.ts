@@ -6,6 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.js';
 import { runCli } from '../support/cli.js';
+import { testNowText } from '../support/options.js';
 import { hostileManifests } from '../support/hostile-review.js';
 import { writeManyRoutes } from '../support/many-routes.js';
 
@@ -17,7 +18,7 @@ import { writeManyRoutes } from '../support/many-routes.js';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 const artifacts = process.env['I2N_ARTIFACTS_DIR'] ?? join(repoRoot, 'artifacts');
-const now = ['--now', '2026-12-01T00:00:00Z', '--run-dir', '/tmp/ingress2nginx-golden'];
+const now = ['--now', testNowText, '--run-dir', '/tmp/ingress2nginx-golden'];
 
 let browser: Browser;
 let work: string;

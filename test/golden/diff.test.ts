@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { riskyRules, type RiskyRule } from '../../src/report/risky.js';
 import { runCli } from '../support/cli.js';
+import { testNowText } from '../support/options.js';
 import { fixtureCases, fixturesRoot, goldenOptions } from '../support/golden.js';
 
 /**
@@ -25,7 +26,7 @@ const riskyCases = (Object.keys(riskyRules) as RiskyRule[]).flatMap((rule) =>
 function riskyArgs(dir: string): string[] {
   const argsFile = join(dir, 'args');
   const extra = existsSync(argsFile) ? readFileSync(argsFile, 'utf8').trim().split(/\s+/) : [];
-  return ['diff', '-f', `${dir}/new`, '--base-manifests', `${dir}/base`, '--run-dir', '/tmp/ingress2nginx-golden', '--now', '2026-12-01T00:00:00Z', ...extra];
+  return ['diff', '-f', `${dir}/new`, '--base-manifests', `${dir}/base`, '--run-dir', '/tmp/ingress2nginx-golden', '--now', testNowText, ...extra];
 }
 
 describe.each(riskyCases)('risky change $rule ($variant)', ({ rule, variant, dir }) => {

@@ -197,9 +197,7 @@ spec:
         ),
       ].join('---\n'),
     );
-    const { exitCode, stderr } = await runCli(['render', '-f', inputDir, '-o', output, '--check', '--run-dir', path.join(dir, 'run')], {
-      now: new Date(),
-    });
+    const { exitCode, stderr } = await runCli(['render', '-f', inputDir, '-o', output, '--check', '--run-dir', path.join(dir, 'run')]);
     expect(stderr).toMatch(
       /weak\.yaml:\d+:\d+: error \[tls-secret-invalid\] Ingress web\/weak spec\.tls\[0\]\.secretName: Secret web\/weak-tls: tls\.crt: the certificate has an RSA key of 1024 bits; OpenSSL security level 2 needs at least 2048.*; rsa1024\.example\.test is served with the default certificate/,
     );

@@ -175,7 +175,6 @@ export async function renderInto(target: Target, manifests: string, extraArgs: r
       '--nginx-version', requireNginx().version,
       ...extraArgs,
     ],
-    { now: new Date() },
   );
   await chmod(target.outDir, 0o755).catch(() => undefined);
   return result;

@@ -291,6 +291,7 @@ describe('the same bytes as render', () => {
     const out = join(input, 'out');
     const rendered = await runCli(
       ['render', '-f', input, '-o', out, '--run-dir', sidecar.runDir, '--http-port', String(sidecar.httpPort), '--https-port', String(sidecar.httpsPort)],
+      // The sidecar checks certificates at the machine's clock; so does this render.
       { now: new Date() },
     );
     expect(rendered.stderr).not.toContain('internal error');

@@ -14,7 +14,7 @@ import type { TranslateOptions } from '../../src/translate/options.js';
 import { configMap, gateway, object, passthrough, tlsRoute } from '../support/gateway.js';
 import { requireNginx } from '../support/nginx.js';
 import { createCa, issueCertificate } from '../support/pki.js';
-import { testTranslateOptions } from '../support/options.js';
+import { daysFromTestNow, testTranslateOptions } from '../support/options.js';
 
 /**
  * Safety properties over random mixes of valid and broken resources, checked with a real `nginx -t`:
@@ -158,7 +158,7 @@ const world: fc.Arbitrary<World> = fc.record(
   { requiredKeys: ['ingresses', 'routes', 'externalName'] },
 );
 
-const options: TranslateOptions = testTranslateOptions({ resolvers: ['127.0.0.1:9'], runDir, now: new Date() });
+const options: TranslateOptions = testTranslateOptions({ resolvers: ['127.0.0.1:9'], runDir });
 
 let pems: Record<(typeof secrets)[number], { cert: string; key: string }>;
 let scratch: string;
@@ -178,7 +178,7 @@ beforeAll(async () => {
   const [good, wrong, expired] = await Promise.all([
     issueCertificate(ca, { commonName: 'good', sans }),
     issueCertificate(ca, { commonName: 'wrong', sans: ['elsewhere.test'] }),
-    issueCertificate(ca, { commonName: 'old', sans, notBefore: new Date(Date.now() - 30 * 86_400_000), days: 1 }),
+    issueCertificate(ca, { commonName: 'old', sans, notBefore: daysFromTestNow(-30), days: 1 }),
   ]);
   const weak = await opensslSelfSigned(scratch, 'weak', ['-newkey', 'rsa:1024', '-addext', `subjectAltName=${sans.map((h) => `DNS:${h}`).join(',')}`]);
   pems = {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { testNowText } from '../support/options.js';
 import { writeManyRoutes } from '../support/many-routes.js';
 
 /** Exit codes and output limits of routes, diff --base-manifests and review. */
@@ -15,7 +16,7 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-const now = ['--now', '2026-12-01T00:00:00Z'];
+const now = ['--now', testNowText];
 
 describe('report commands', () => {
   it('diff needs exactly one of --base-manifests and --against (exit 2)', async () => {

@@ -7,6 +7,7 @@ import ajvFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { riskyRules } from '../../src/report/risky.js';
 import { runCli } from '../support/cli.js';
+import { testNowText } from '../support/options.js';
 import { goldenOptions } from '../support/golden.js';
 
 /** `--format sarif` of validate, render and diff, validated against the vendored SARIF 2.1.0 schema. */
@@ -90,7 +91,7 @@ describe('SARIF output', () => {
         return [];
       }
     })();
-    const result = await runCli(['diff', '-f', `${dir}/new`, '--base-manifests', `${dir}/base`, '--now', '2026-12-01T00:00:00Z', ...args, '--format', 'sarif']);
+    const result = await runCli(['diff', '-f', `${dir}/new`, '--base-manifests', `${dir}/base`, '--now', testNowText, ...args, '--format', 'sarif']);
     expect(result.exitCode).toBe(1);
     const log = checked(result.stdout);
     const risky = log.runs[0]!.results.filter((r) => r.ruleId === `risky-change/${rule}`);

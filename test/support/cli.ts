@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { run } from '../../src/cli/main.js';
+import { testNow } from './options.js';
 
 export interface CliRun {
   readonly exitCode: number;
@@ -15,7 +16,7 @@ export async function runCli(argv: readonly string[], options: { stdin?: string;
     stdin: Readable.from([options.stdin ?? '']),
     stdout: (text) => (stdout += text),
     stderr: (text) => (stderr += text),
-    now: () => options.now ?? new Date('2026-12-01T00:00:00Z'),
+    now: () => options.now ?? testNow,
     ...(options.env && { env: options.env }),
   });
   return { exitCode, stdout, stderr };

@@ -12,6 +12,7 @@ import { planGateways } from '../../src/translate/gateway/index.js';
 import { Reporter } from '../../src/translate/report.js';
 import { indexResources } from '../../src/translate/resources.js';
 import { SecretFiles } from '../../src/translate/secrets.js';
+import { testNow } from './options.js';
 import type { Diagnostic } from '../../src/model/diagnostics.js';
 import type { OutputFile } from '../../src/model/nginx.js';
 
@@ -118,7 +119,6 @@ export interface PlanResult {
   readonly files: readonly OutputFile[];
 }
 
-export const testNow = new Date();
 
 /** Runs planGateways over `objects` with the defaults the CLI uses; only its own diagnostics are returned. */
 export function runPlan(objects: readonly SourceObject[], overrides: Partial<GatewayContext> = {}): PlanResult {

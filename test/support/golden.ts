@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { testNowText } from './options.js';
 
 /** Shared by the golden test and the tests that compare against golden renders. */
 
@@ -20,5 +21,5 @@ export function goldenArgs(name: string, input: string, output: string): string[
 export function goldenOptions(name: string): string[] {
   const argsFile = join(fixturesRoot, name, 'args');
   const extra = existsSync(argsFile) ? readFileSync(argsFile, 'utf8').trim().split(/\s+/).filter(Boolean) : [];
-  return ['--run-dir', goldenRunDir, '--now', '2026-12-01T00:00:00Z', ...extra];
+  return ['--run-dir', goldenRunDir, '--now', testNowText, ...extra];
 }

@@ -1,7 +1,17 @@
 import type { BaseTranslateOptions, TranslateOptions } from '../../src/translate/options.js';
 
-/** The time the unit tests' certificates are checked at: fixed, so results never depend on the clock. */
-export const unitTestNow = new Date('2026-12-01T00:00:00Z');
+/**
+ * The tests' one clock: every certificate check in a test happens at this time (`options.now`, `--now`),
+ * so no result depends on the day the suite runs. The test PKI (pki.ts) issues certificates valid
+ * around it, and around the machine's clock too, which real TLS peers in the integration tests check.
+ */
+export const testNowText = '2026-12-01T00:00:00Z';
+export const testNow = new Date(testNowText);
+
+/** `days` days after (or, negative, before) the tests' clock. */
+export function daysFromTestNow(days: number): Date {
+  return new Date(testNow.getTime() + days * 86_400_000);
+}
 
 /** `render`'s defaults for the flags tests do not care about (what the cluster mode is given); each test overrides what it checks. */
 export function testBaseTranslateOptions(overrides: Partial<BaseTranslateOptions> = {}): BaseTranslateOptions {
@@ -22,5 +32,5 @@ export function testBaseTranslateOptions(overrides: Partial<BaseTranslateOptions
 
 /** The base options with the nginx version of CI renders and the unit tests' clock. */
 export function testTranslateOptions(overrides: Partial<TranslateOptions> = {}): TranslateOptions {
-  return { ...testBaseTranslateOptions(), nginxVersion: '1.22.1', now: unitTestNow, ...overrides };
+  return { ...testBaseTranslateOptions(), nginxVersion: '1.22.1', now: testNow, ...overrides };
 }

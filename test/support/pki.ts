@@ -3,6 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { execa } from 'execa';
 import { stringify } from 'yaml';
+import { testNow } from './options.js';
 
 /**
  * Real certificates made with the `openssl` CLI. Every certificate is signed through `openssl ca`,
@@ -41,9 +42,12 @@ export interface CertificateRequest {
   readonly commonName: string;
   /** DNS names (`*.example.com` allowed); entries that are IP addresses become IP SANs. */
   readonly sans?: readonly string[];
-  /** Start of validity; default one hour ago. */
+  /** Start of validity; default a day before the earlier of the tests' clock and the machine's (see `validAroundNow`). */
   readonly notBefore?: Date;
-  /** Length of validity from `notBefore`; default 365. A past `notBefore` + short `days` = expired. */
+  /**
+   * Length of validity from `notBefore`; default: until a year after the later of the two clocks. A
+   * `notBefore` before the tests' clock (`daysFromTestNow`) + short `days` = expired at the tests' clock.
+   */
   readonly days?: number;
   /** Default true. */
   readonly serverAuth?: boolean;
@@ -55,7 +59,26 @@ export interface CertificateRequest {
 }
 
 const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
+
+/**
+ * The default validity window: from a day before the earlier of the tests' clock (at which translate
+ * checks certificates) and the machine's clock (at which nginx, openssl and Node's TLS clients in the
+ * integration tests check them), until `years` after the later of the two. So the same certificates pass
+ * both checks on any day, with the machine's clock moved ahead too (CI runs the unit tests under faketime).
+ */
+function validAroundNow(years: number): { notBefore: Date; days: number } {
+  const machineNow = Date.now();
+  const notBefore = new Date(Math.min(testNow.getTime(), machineNow) - DAY_MS);
+  const notAfter = Math.max(testNow.getTime(), machineNow) + years * 365 * DAY_MS;
+  return { notBefore, days: Math.ceil((notAfter - notBefore.getTime()) / DAY_MS) };
+}
+
+/** A request's window: as given, else `validAroundNow`; `days` alone counts from the default start. */
+function windowOf(request: Pick<CertificateRequest, 'notBefore' | 'days'>): { notBefore: Date; days: number } {
+  const around = validAroundNow(1);
+  if (request.notBefore === undefined) return { notBefore: around.notBefore, days: request.days ?? around.days };
+  return { notBefore: request.notBefore, days: request.days ?? 365 };
+}
 
 const OPENSSL_CA_CONFIG = (workDir: string): string => `
 [ ca ]
@@ -188,8 +211,8 @@ async function signCertificate(job: SigningJob): Promise<CertificateFiles> {
 }
 
 /**
- * A CA valid from a day ago for ten years, in a new directory under `dir`: a self-signed root, or an
- * intermediate signed by `issuer`.
+ * A CA valid around both clocks for ten years (`validAroundNow`), in a new directory under `dir`: a
+ * self-signed root, or an intermediate signed by `issuer`.
  */
 export async function createCa(
   dir: string,
@@ -202,8 +225,7 @@ export async function createCa(
     commonName: name,
     keyType: options.keyType ?? 'ec-p256',
     extensions: CA_EXTENSIONS,
-    notBefore: new Date(Date.now() - DAY_MS),
-    days: 3650,
+    ...validAroundNow(10),
     issuer: options.issuer,
     signature: options.signature,
   });
@@ -218,8 +240,7 @@ export async function issueCertificate(ca: CertificateAuthority, request: Certif
     commonName: request.commonName,
     keyType,
     extensions: leafExtensions(request, keyType),
-    notBefore: request.notBefore ?? new Date(Date.now() - HOUR_MS),
-    days: request.days ?? 365,
+    ...windowOf(request),
     issuer: ca,
     signature: request.signature,
   });
@@ -233,8 +254,7 @@ export async function selfSigned(dir: string, request: CertificateRequest): Prom
     commonName: request.commonName,
     keyType,
     extensions: leafExtensions(request, keyType),
-    notBefore: request.notBefore ?? new Date(Date.now() - HOUR_MS),
-    days: request.days ?? 365,
+    ...windowOf(request),
     signature: request.signature,
   });
 }

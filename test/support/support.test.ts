@@ -35,8 +35,7 @@ import {
   type CertificateFiles,
 } from './pki.js';
 import { freePort, freePorts } from './ports.js';
-
-const DAY_MS = 86_400_000;
+import { daysFromTestNow, testNow } from './options.js';
 
 const temporaryDirs: string[] = [];
 const peers: Peer[] = [];
@@ -108,11 +107,11 @@ describe('pki', () => {
   });
 
   it('issues a certificate whose validity already ended', async () => {
-    const notBefore = new Date(Date.now() - 30 * DAY_MS);
+    const notBefore = daysFromTestNow(-30);
     const issued = await issueCertificate(ca, { commonName: 'expired.example.com', sans: ['expired.example.com'], notBefore, days: 1 });
     const certificate = new X509Certificate(issued.certPem);
 
-    expect(new Date(certificate.validTo).getTime()).toBeLessThan(Date.now());
+    expect(new Date(certificate.validTo).getTime()).toBeLessThan(testNow.getTime());
     expect(new Date(certificate.validFrom).getTime()).toBeLessThan(new Date(certificate.validTo).getTime());
   });
 

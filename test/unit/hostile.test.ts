@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkConfig, type NginxCheck } from '../../src/apply/check.js';
 import { upstreamName } from '../../src/translate/upstream-names.js';
 import { runCli } from '../support/cli.js';
+import { testNowText } from '../support/options.js';
 import { fixturesRoot } from '../support/golden.js';
 import { requireNginx } from '../support/nginx.js';
 
@@ -379,7 +380,7 @@ async function renderDocuments(documents: readonly Manifest[], withConfigMap: bo
   const output = join(dir, 'out');
   const result = await runCli([
     'render',
-    ...['-f', input, '-o', output, '--format', 'json', '--run-dir', runDir, '--now', '2026-12-01T00:00:00Z'],
+    ...['-f', input, '-o', output, '--format', 'json', '--run-dir', runDir, '--now', testNowText],
     ...['--stream-module', requireNginx().streamModuleFile ?? 'none'],
     ...(withConfigMap ? ['--configmap', 'ingress-nginx/controller'] : []),
   ]);

@@ -8,7 +8,7 @@ import type { TranslateOptions } from '../../src/translate/options.js';
 import { translate } from '../../src/translate/translate.js';
 import { upstreamName } from '../../src/translate/upstream-names.js';
 import { createCa, issueCertificate, type CertificateFiles } from '../support/pki.js';
-import { testTranslateOptions } from '../support/options.js';
+import { daysFromTestNow, testNow, testTranslateOptions } from '../support/options.js';
 
 const options: TranslateOptions = testTranslateOptions();
 
@@ -21,7 +21,7 @@ beforeAll(async () => {
   caPem = ca.certPem;
   const [leaf, expired, other] = await Promise.all([
     issueCertificate(ca, { commonName: 'app.example.test', sans: ['app.example.test'] }),
-    issueCertificate(ca, { commonName: 'old', sans: ['old.example.test'], notBefore: new Date(Date.now() - 30 * 86_400_000), days: 1 }),
+    issueCertificate(ca, { commonName: 'old', sans: ['old.example.test'], notBefore: daysFromTestNow(-30), days: 1 }),
     issueCertificate(ca, { commonName: 'other', sans: ['other.example.test'] }),
   ]);
   pki = { leaf, expired, other };
@@ -350,8 +350,8 @@ describe('certificate checks', () => {
     const pair = parseKeyPair(pki.expired.certPem, pki.expired.keyPem);
     if (!pair.ok) throw new Error(pair.problem);
     expect(pair.value.dnsNames).toEqual(['old.example.test']);
-    expect(validityAt(pair.value.leaf, new Date())).toBe('expired');
-    expect(validityAt(pair.value.leaf, new Date(Date.now() - 29.5 * 86_400_000))).toBe('valid');
-    expect(validityAt(pair.value.leaf, new Date(Date.now() - 40 * 86_400_000))).toBe('not-yet-valid');
+    expect(validityAt(pair.value.leaf, testNow)).toBe('expired');
+    expect(validityAt(pair.value.leaf, daysFromTestNow(-29.5))).toBe('valid');
+    expect(validityAt(pair.value.leaf, daysFromTestNow(-40))).toBe('not-yet-valid');
   });
 });

@@ -18,6 +18,7 @@ import {
   tlsSecret,
   v1,
 } from '../../../test/support/gateway.js';
+import { daysFromTestNow } from '../../../test/support/options.js';
 import { createCa, issueCertificate, type CertificateFiles } from '../../../test/support/pki.js';
 
 let certs: { app: CertificateFiles; appRsa: CertificateFiles; other: CertificateFiles; expired: CertificateFiles };
@@ -28,7 +29,7 @@ beforeAll(async () => {
     issueCertificate(ca, { commonName: 'app.example.com', sans: ['app.example.com', '*.example.com'] }),
     issueCertificate(ca, { commonName: 'app.example.com', sans: ['app.example.com'], keyType: 'rsa-2048' }),
     issueCertificate(ca, { commonName: 'other.example.net', sans: ['other.example.net'] }),
-    issueCertificate(ca, { commonName: 'old', sans: ['app.example.com'], notBefore: new Date(Date.now() - 30 * 86_400_000), days: 1 }),
+    issueCertificate(ca, { commonName: 'old', sans: ['app.example.com'], notBefore: daysFromTestNow(-30), days: 1 }),
   ]);
   certs = { app, appRsa, other, expired };
 });
