@@ -74,13 +74,15 @@ async function fromCluster(flags: AuditFlags, options: TranslateOptions, io: Cli
     import('../sources/cluster/once.js'),
   ]);
   const access = loadClusterAccess({ ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }), env: io.env ?? process.env });
+  // The cluster's objects are as applied: a missing Secret is missing.
+  const fromApi: TranslateOptions = { ...options, expectClusterProvided: false };
   const snapshot = await readClusterOnce({
     client: new ApiClient(access.config, flags.timeout * 1000),
     namespaces: flags.namespace ?? [],
     upstreams: flags.upstreams,
-    references: (partial) => referencedObjects(partial, options),
+    references: (partial) => referencedObjects(partial, fromApi),
     timeoutMs: flags.timeout * 1000,
   });
-  const result = build(snapshot, options);
+  const result = build(snapshot, fromApi);
   return { snapshot, result, diagnostics: result.diagnostics };
 }

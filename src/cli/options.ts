@@ -225,8 +225,12 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
   };
 }
 
+/**
+ * The options of a command that reads manifests from files: manifests as kept in git, where what the
+ * cluster provides at apply time is expected to be missing, unless `--strict` asks for everything.
+ */
 export function toTranslateOptions(flags: CommonFlags, target: NginxTarget, now: Date, resolvConf: () => string = () => ''): TranslateOptions {
-  return { ...toBaseTranslateOptions(flags, resolvConf), ...target, now: flags.now ?? now };
+  return { ...toBaseTranslateOptions(flags, resolvConf), ...target, now: flags.now ?? now, expectClusterProvided: !flags.strict };
 }
 
 function resolverAddresses(given: readonly string[], resolvConf: () => string): string[] {

@@ -31,6 +31,11 @@ export interface ServicePortRef {
   readonly namespace: string;
   readonly name: string;
   readonly port: number;
+  /**
+   * The Service has no cluster IP in the manifests: the API server assigns it when they are applied,
+   * and the rendered address is a stand-in (`TranslateOptions.expectClusterProvided`).
+   */
+  readonly addressAssignedByCluster?: true;
 }
 
 /** An Ingress path (or `defaultBackend`) that one or more nginx locations were made from. */
@@ -43,7 +48,16 @@ export interface LocationOrigin {
 
 /** Why a terminated host is served with the certificate it has. */
 export type CertificateSource =
-  | { readonly kind: 'secret'; readonly secret: ResourceRef; readonly declaredBy: Provenance }
+  | {
+      readonly kind: 'secret';
+      readonly secret: ResourceRef;
+      readonly declaredBy: Provenance;
+      /**
+       * The Secret is not in the input (manifests from git): where it is expected to come from. A stand-in
+       * certificate is rendered in its place (translate/cluster-provided.ts).
+       */
+      readonly expectedFrom?: string;
+    }
   /**
    * The default certificate: `no-tls` when no Ingress has `spec.tls` for the host, `no-secret` for
    * `spec.tls` without `secretName`, `secret-invalid` when the Secret is missing or failed its checks.

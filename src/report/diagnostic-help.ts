@@ -57,6 +57,7 @@ const help: Readonly<Record<string, string>> = {
   'path-conflict': 'An older Ingress (or an earlier path of the same Ingress) already routes this host and path; this one is ignored there.',
   'secret-name-invalid': 'spec.tls[].secretName must be a DNS-1123 name; the hosts are served with the default certificate.',
   'tls-secret-invalid': 'The TLS Secret is missing, does not parse, does not match its key, does not cover the host or is out of date; the host is served with the default certificate.',
+  'tls-secret-from-cluster': 'The TLS Secret is not in the manifests; the cluster is expected to make it (cert-manager, external-secrets) or have it. The config is checked with a stand-in certificate; with --strict this is an error.',
   'tls-conflict': 'An older Ingress names another Secret for this host; its certificate is used.',
   'tls-shadowed-by-passthrough': 'An older Ingress passes this host\'s TLS through by SNI, so this certificate is never used.',
   'passthrough-conflict': 'Another (older) Ingress decides how this host\'s TLS is handled; this ssl-passthrough claim is ignored.',

@@ -17,7 +17,7 @@ export const riskyRules = {
   'backend-verification-off': 'Backend certificate verification was turned off (or the backend is no longer reached over TLS).',
   'backend-ca-changed': 'The CA that backend certificates are verified against changed.',
   'tls-mode-changed': 'A host moved between TLS termination and passthrough: with passthrough nginx sees no HTTP, so paths, redirects, HSTS and other HTTP features stop applying.',
-  'default-certificate': 'A host that asks for TLS is now served with the default certificate (its Secret is missing or invalid), which no client trusts.',
+  'default-certificate': 'A host that asks for TLS is now served with the default certificate (its Secret is missing or invalid), which no client trusts; or its Secret was in the manifests and is not any more, so it is served with the default certificate unless the cluster has it.',
   'certificate-expiring': 'A newly served certificate expires within 30 days.',
   'wildcard-capture': 'A host name is now answered by a wildcard route instead of the route that answered it before.',
   'claim-lost': 'A resource that held a host or path now loses it to an older claim by another resource.',
@@ -164,7 +164,18 @@ function defaultCertificateChanges(baseRows: readonly RouteRow[], rows: readonly
   const before = certificatesByHost(baseRows);
   const changes: RiskyChange[] = [];
   for (const [id, row] of certificatesByHost(rows)) {
-    if (row.certificate?.source !== 'default' || before.get(id)?.certificate?.source === 'default') continue;
+    const was = before.get(id)?.certificate;
+    const expectedFrom = row.certificate?.expectedFrom;
+    if (expectedFrom !== undefined && was?.source === 'secret' && was.expectedFrom === undefined) {
+      changes.push({
+        rule: 'default-certificate',
+        ...at(row),
+        path: '',
+        message: `the Secret for ${hostLabel(row.host)} is not in the manifests any more (was: Secret ${was.secret ?? '?'}; now: Secret ${row.certificate?.secret ?? '?'}, ${expectedFrom}); unless the cluster has it, the default certificate is served`,
+      });
+      continue;
+    }
+    if (row.certificate?.source !== 'default' || was?.source === 'default') continue;
     changes.push({
       rule: 'default-certificate',
       ...at(row),

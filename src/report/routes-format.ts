@@ -33,7 +33,8 @@ export function pathLabel(row: Pick<RouteRow, 'path' | 'pathType'>): string {
 function backendsLabel(backends: readonly RouteBackend[], closedWeight: number): string {
   const weighted = backends.length > 1 || closedWeight > 0;
   const parts = backends.map(
-    (b) => `${b.service}:${b.port}${weighted ? ` weight ${b.weight}` : ''} [${b.addresses.join(' ') || 'no address'}]`,
+    (b) =>
+      `${b.service}:${b.port}${weighted ? ` weight ${b.weight}` : ''} [${b.assignedByCluster ? 'cluster IP at apply' : b.addresses.join(' ') || 'no address'}]`,
   );
   if (closedWeight > 0) parts.push(`closed weight ${closedWeight}`);
   return parts.join(', ');
@@ -60,7 +61,7 @@ export function certificateLabel(row: RouteRow): string {
   const what =
     certificate.source === 'secret'
       ? certificate.secret !== undefined
-        ? `Secret ${certificate.secret}`
+        ? `Secret ${certificate.secret}${certificate.expectedFrom !== undefined ? ` (not in the input: ${certificate.expectedFrom})` : ''}`
         : 'listener certificate'
       : `default (${certificate.defaultReason ?? 'default'})`;
   const subject = certificate.subject !== undefined ? `: ${certificate.subject}` : '';
@@ -129,7 +130,13 @@ export function routeJson(row: RouteRow): Record<string, unknown> {
     path: row.path,
     pathType: row.pathType ?? null,
     mode: row.mode,
-    backends: row.backends.map((b) => ({ service: b.service, port: b.port, weight: b.weight, addresses: b.addresses })),
+    backends: row.backends.map((b) => ({
+      service: b.service,
+      port: b.port,
+      weight: b.weight,
+      addresses: b.addresses,
+      ...(b.assignedByCluster && { assignedByCluster: true }),
+    })),
     closedWeight: row.closedWeight,
     answers: row.answers ?? null,
     backendTls: row.backendTls
@@ -147,6 +154,7 @@ export function routeJson(row: RouteRow): Record<string, unknown> {
       ? {
           source: row.certificate.source,
           secret: row.certificate.secret ?? null,
+          ...(row.certificate.expectedFrom !== undefined && { expectedFrom: row.certificate.expectedFrom }),
           defaultReason: row.certificate.defaultReason ?? null,
           subject: row.certificate.subject ?? null,
           issuer: row.certificate.issuer ?? null,

@@ -2,7 +2,7 @@ import { X509Certificate, createHash } from 'node:crypto';
 import type { ResourceRef } from '../model/diagnostics.js';
 import type { Location, NginxConfig, PlainHttpAction, ProxySsl, SniRoute, VirtualHost } from '../model/nginx.js';
 import { compareStrings } from '../model/order.js';
-import type { BackendShare, LocationOrigin, Provenance } from '../model/provenance.js';
+import type { BackendShare, LocationOrigin, Provenance, ServicePortRef } from '../model/provenance.js';
 import type { BuildResult } from '../render/build.js';
 
 /**
@@ -18,7 +18,10 @@ export interface RouteBackend {
   readonly service: string;
   readonly port: number;
   readonly weight: number;
+  /** Empty when the address is assigned by the cluster (`assignedByCluster`). */
   readonly addresses: readonly string[];
+  /** The Service has no cluster IP in the manifests: the API server assigns it when they are applied. */
+  readonly assignedByCluster?: true;
 }
 
 export interface CaSummary {
@@ -48,6 +51,8 @@ export interface RouteCertificate {
   /** `secret`: the host's own; `default`: the default certificate, for `defaultReason`. */
   readonly source: 'secret' | 'default';
   readonly secret?: string;
+  /** The Secret is not in the input (manifests from git): where it is expected to come from. */
+  readonly expectedFrom?: string;
   readonly defaultReason?: 'no-tls' | 'no-secret' | 'secret-invalid';
   readonly subject?: string;
   readonly issuer?: string;
@@ -159,7 +164,9 @@ function virtualHostRows(host: VirtualHost, tlsElsewhere: SniRoute | undefined, 
       ? undefined
       : {
           source: source.kind,
-          ...(source.kind === 'secret' ? { secret: refName(source.secret) } : { defaultReason: source.reason }),
+          ...(source.kind === 'secret'
+            ? { secret: refName(source.secret), ...(source.expectedFrom !== undefined && { expectedFrom: source.expectedFrom }) }
+            : { defaultReason: source.reason }),
           ...(served && { subject: served.subject, issuer: served.issuer, dnsNames: served.dnsNames, notAfter: served.notAfter }),
         };
   const side: HostSide = {
@@ -231,9 +238,15 @@ function uniqueProvenance(all: readonly Provenance[]): Provenance[] {
   });
 }
 
-function httpBackend(service: { namespace: string; name: string; port: number }, resolve: string | undefined, upstream: string, model: NginxConfig): RouteBackend {
+function httpBackend(service: ServicePortRef, resolve: string | undefined, upstream: string, model: NginxConfig): RouteBackend {
   const addresses = resolve !== undefined ? [resolve] : (model.http.upstreams.find((u) => u.name === upstream)?.servers ?? []).map((s) => s.address);
-  return { service: `${service.namespace}/${service.name}`, port: service.port, weight: 1, addresses };
+  return routeBackend(service, 1, addresses);
+}
+
+/** The stand-in address of a Service whose cluster IP is assigned at apply time is not shown as one. */
+function routeBackend(service: ServicePortRef, weight: number, addresses: readonly string[]): RouteBackend {
+  const common = { service: `${service.namespace}/${service.name}`, port: service.port, weight };
+  return service.addressAssignedByCluster ? { ...common, addresses: [], assignedByCluster: true } : { ...common, addresses };
 }
 
 function proxyBackendTls(ssl: ProxySsl, context: RowContext): BackendTls {
@@ -298,7 +311,7 @@ function sniRow(port: number, route: SniRoute, context: RowContext): RouteRow | 
 }
 
 function shareBackend(share: BackendShare): RouteBackend {
-  return { service: `${share.service.namespace}/${share.service.name}`, port: share.service.port, weight: share.weight, addresses: share.addresses };
+  return routeBackend(share.service, share.weight, share.addresses);
 }
 
 /** The first certificate of a CA bundle written beside nginx.conf; a bundle from elsewhere is named only. */

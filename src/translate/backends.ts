@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net';
 import type { UpstreamServer } from '../model/nginx.js';
 import type { ServicePortRef } from '../model/provenance.js';
 import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './allowlist.js';
+import { clusterIpStandIn } from './cluster-provided.js';
 import { key, type Resources } from './resources.js';
 import { upstreamName } from './upstream-names.js';
 
@@ -36,6 +37,8 @@ export interface BackendPolicy {
   readonly externalNameSuffixes: readonly string[];
   /** `--upstreams endpoints`: Services are reached at their ready EndpointSlice addresses. */
   readonly endpoints: boolean;
+  /** A Service without `spec.clusterIP` gets one when the manifests are applied: use a stand-in (`TranslateOptions.expectClusterProvided`). */
+  readonly clusterAssignsAddresses?: boolean;
 }
 
 export type BackendResolution =
@@ -107,9 +110,21 @@ export function resolveServiceBackend(
   }
   if (policy.endpoints) return endpointsBackend(resources, namespace, ref.name, servicePort, serviceDnsName);
   const clusterIP = spec.clusterIP;
+  if ((clusterIP === undefined || clusterIP === '') && policy.clusterAssignsAddresses) {
+    const standIn = backend(namespace, ref.name, port, [{ address: `${clusterIpStandIn}:${port}` }], serviceDnsName);
+    return {
+      ok: true,
+      value: {
+        ...standIn,
+        description: `${standIn.description}; its cluster IP is assigned when the manifests are applied, ${clusterIpStandIn} stands in`,
+        service: { ...standIn.service, addressAssignedByCluster: true },
+      },
+    };
+  }
   if (clusterIP === undefined || clusterIP === '' || clusterIP === 'None') {
     if (!policy.runtimeDns) {
-      return { ok: false, problem: `Service ${id} has no cluster IP (headless); with --resolver, nginx would look up ${serviceDnsName} at request time` };
+      const why = clusterIP === 'None' ? '(headless)' : 'in the input (the cluster assigns one when it is applied; --strict asks for it)';
+      return { ok: false, problem: `Service ${id} has no cluster IP ${why}; with --resolver, nginx would look up ${serviceDnsName} at request time` };
     }
     return {
       ok: true,

@@ -55,6 +55,15 @@ export interface TranslateOptions {
   /** For certificate expiry checks. */
   readonly now: Date;
   /**
+   * The input is manifests as a team keeps them in git (`render` and the other file commands, unless
+   * `--strict`): what the cluster provides when they are applied is expected to be missing. A Service
+   * without `spec.clusterIP` gets its address from the API server (it is not headless), and a TLS
+   * Secret that is not in the input is made there (cert-manager, external-secrets, or by hand); both
+   * are rendered with stand-ins (see cluster-provided.ts), the Secret with a warning. Off, both are
+   * errors, as in the cluster mode, which reads them.
+   */
+  readonly expectClusterProvided?: boolean;
+  /**
    * Resources to leave out, by `objectId`, with nginx's message: `nginx -t` failed with them in the
    * config (see apply/quarantine.ts). Each gets an error diagnostic carrying the message.
    */

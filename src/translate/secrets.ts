@@ -9,6 +9,9 @@ import {
   validityAt,
   type KeyPair,
 } from './certificates.js';
+import type { SourceObject } from '../sources/snapshot.js';
+import type { SecretOrigins } from './cluster-provided.js';
+import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { key, type Resources } from './resources.js';
 
 /** A namespaced object: a Secret, or the ConfigMap of a BackendTLSPolicy CA. */
@@ -72,10 +75,33 @@ export class SecretFiles {
   private readonly caBundles = new Map<string, Checked<{ readonly pem: string }>>();
   private readonly output = new Map<string, OutputFile>();
 
+  /** `clusterProvided`: manifests from git, where a Secret missing from the input is made by the cluster (cluster-provided.ts). */
   constructor(
     private readonly resources: Resources,
     private readonly now: Date,
+    private readonly clusterProvided?: SecretOrigins,
   ) {}
+
+  /**
+   * For manifests from git: where a Secret that is not in the input is expected to come from, said for
+   * `referrer`, which names it. Undefined when the Secret is in the input, or the input is not such
+   * manifests (the cluster mode reads every Secret, so a missing one is missing).
+   */
+  expectedFromCluster(ref: ObjectRef, referrer: SourceObject): string | undefined {
+    if (!this.clusterProvided || this.resources.secrets.has(key(ref.namespace, ref.name))) return undefined;
+    return this.clusterProvided.describe(ref.namespace, ref.name, referrer);
+  }
+
+  /**
+   * A stand-in for a TLS Secret the cluster makes (see `expectedFromCluster`): the bundled default key
+   * pair, written where the Secret's own would be, so that nginx -t loads a certificate there and the
+   * config names the file the cluster mode writes. No summary: reports never show it as served.
+   */
+  standInCertificate(ref: ObjectRef): TlsFiles {
+    const path = `tls/${fileStem('', ref)}.pem`;
+    this.output.set(path, { path, contents: bundledDefaultCertificate + bundledDefaultKey, mode: keyMaterialMode });
+    return { certificate: path, certificateKey: path };
+  }
 
   /** Certificate and key to terminate TLS for `host`, checked: parses, key matches, covers host, in date. */
   serverCertificate(ref: ObjectRef, host: string | undefined): Checked<TlsFiles> {

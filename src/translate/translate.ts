@@ -30,6 +30,7 @@ import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
 import { SecretFiles, type CertificateSummary } from './secrets.js';
+import { SecretOrigins } from './cluster-provided.js';
 import { nginxFeatures } from './nginx-version.js';
 import { sharePlainHttpServers } from './redirect-server.js';
 import { shareSslContexts } from './ssl-contexts.js';
@@ -62,7 +63,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
   const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report);
   const settings = controllerSettings(resources, options, report);
-  const secrets = new SecretFiles(resources, options.now);
+  const secrets = new SecretFiles(resources, options.now, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
 
   const backends = new Map<string, ResolvedBackend>();
@@ -73,6 +74,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     externalNameDisabled: options.disableExternalName ?? false,
     externalNameSuffixes: options.externalNameSuffixes ?? [],
     endpoints: options.upstreams === 'endpoints',
+    clusterAssignsAddresses: options.expectClusterProvided ?? false,
   };
   const extensions = new HttpExtensionRegistry();
   const context: IngressContext = {

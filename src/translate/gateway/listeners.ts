@@ -161,7 +161,7 @@ function listenerCertificates(
     problem('InvalidCertificateRef', 'tls.mode Terminate needs tls.certificateRefs naming a kubernetes.io/tls Secret', path);
     return [];
   }
-  const chosen = new Map<string, { files: TlsFiles; ref: ObjectRef }>();
+  const chosen = new Map<string, { files: TlsFiles; ref: ObjectRef; standIn?: boolean }>();
   refs.forEach((certificateRef, refIndex) => {
     const at: FieldPath = [...path, 'certificateRefs', refIndex];
     const group = certificateRef.group ?? '';
@@ -195,6 +195,18 @@ function listenerCertificates(
       return;
     }
     const checked = ctx.secrets.serverCertificate(ref, undefined);
+    const expectedFrom = checked.ok ? undefined : ctx.secrets.expectedFromCluster(ref, object);
+    if (!checked.ok && expectedFrom !== undefined) {
+      ctx.report.warning(
+        'tls-secret-from-cluster',
+        object,
+        `listener ${spec.name}: ${checked.problem}: ${expectedFrom}. nginx -t checks the listener with a stand-in certificate (--strict: an error)`,
+        at,
+      );
+      // Its key type is unknown until the cluster makes it: it takes no other certificate's place.
+      chosen.set(`stand-in ${key(namespace, name)}`, { files: ctx.secrets.standInCertificate(ref), ref, standIn: true });
+      return;
+    }
     if (!checked.ok) {
       problem('InvalidCertificateRef', checked.problem, at);
       return;
@@ -213,7 +225,8 @@ function listenerCertificates(
     chosen.set(keyType, { files: checked.value, ref });
   });
   const kept = [...chosen.values()];
-  if (hostname !== undefined && kept.length > 0 && !kept.some(({ ref }) => ctx.secrets.serverCertificate(ref, hostname).ok)) {
+  const covers = ({ ref, standIn }: (typeof kept)[number], host: string) => standIn === true || ctx.secrets.serverCertificate(ref, host).ok;
+  if (hostname !== undefined && kept.length > 0 && !kept.some((c) => covers(c, hostname))) {
     ctx.report.warning(
       'certificate-hostname-mismatch',
       object,

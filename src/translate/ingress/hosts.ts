@@ -402,9 +402,19 @@ function settleTls(
       continue;
     }
     const checked = secrets.serverCertificate(winner.secret, host);
+    const secret = { kind: 'Secret', namespace: winner.secret.namespace, name: winner.secret.name };
+    const expectedFrom = checked.ok ? undefined : secrets.expectedFromCluster(winner.secret, winner.ingress);
     if (checked.ok) {
-      const secret = { kind: 'Secret', namespace: winner.secret.namespace, name: winner.secret.name };
       result.set(host, { files: checked.value, certificate: { kind: 'secret', secret, declaredBy }, losers: differing });
+    } else if (expectedFrom !== undefined) {
+      report.warning(
+        'tls-secret-from-cluster',
+        winner.ingress,
+        `${checked.problem}: ${expectedFrom}. nginx -t checks ${host} with a stand-in certificate (--strict: an error)`,
+        winner.field,
+      );
+      const files = secrets.standInCertificate(winner.secret);
+      result.set(host, { files, certificate: { kind: 'secret', secret, declaredBy, expectedFrom }, losers: differing });
     } else if (winner.weak) {
       report.warning('alias-certificate', winner.ingress, `${checked.problem}; ${winner.weak} ${host} is served with the default certificate`, winner.field);
       result.set(host, { files: settings.defaultTls, certificate: { kind: 'default', reason: 'secret-invalid', declaredBy }, losers: differing });
