@@ -12,8 +12,8 @@ import { key } from './resources.js';
  *   TEST-NET-1 (RFC 5737), which is never routed, so a config rendered from such manifests can never
  *   send traffic anywhere real; reports name the Service and say the address is assigned at apply;
  * - a TLS Secret that is not in the input is written under its own file name (`tls/<ns>_<name>.pem`,
- *   where the cluster mode writes it) holding the bundled default certificate, with a warning that says
- *   where the Secret is expected to come from.
+ *   where the cluster mode writes it) holding the default certificate (what the cluster mode serves
+ *   until the Secret exists), with a warning that says where the Secret is expected to come from.
  */
 export const clusterIpStandIn = '192.0.2.1';
 

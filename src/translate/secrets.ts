@@ -74,6 +74,8 @@ export class SecretFiles {
   private readonly summaries = new Map<string, CertificateSummary>();
   private readonly caBundles = new Map<string, Checked<{ readonly pem: string }>>();
   private readonly output = new Map<string, OutputFile>();
+  /** Contents of the default certificate's file: what a stand-in holds (`standInCertificate`). */
+  private standInContents = bundledDefaultCertificate + bundledDefaultKey;
 
   /** `clusterProvided`: manifests from git, where a Secret missing from the input is made by the cluster (cluster-provided.ts). */
   constructor(
@@ -93,14 +95,20 @@ export class SecretFiles {
   }
 
   /**
-   * A stand-in for a TLS Secret the cluster makes (see `expectedFromCluster`): the bundled default key
-   * pair, written where the Secret's own would be, so that nginx -t loads a certificate there and the
-   * config names the file the cluster mode writes. No summary: reports never show it as served.
+   * A stand-in for a TLS Secret the cluster makes (see `expectedFromCluster`): the default certificate
+   * (what the host gets until the Secret exists), written where the Secret's own would be, so that nginx
+   * -t loads a certificate there and the config names the file the cluster mode writes. No summary:
+   * reports never show it as served.
    */
   standInCertificate(ref: ObjectRef): TlsFiles {
     const path = `tls/${fileStem('', ref)}.pem`;
-    this.output.set(path, { path, contents: bundledDefaultCertificate + bundledDefaultKey, mode: keyMaterialMode });
+    this.output.set(path, { path, contents: this.standInContents, mode: keyMaterialMode });
     return { certificate: path, certificateKey: path };
+  }
+
+  /** The default certificate's files, chosen before any host is settled: stand-ins hold the same. */
+  useAsStandIn(defaultTls: TlsFiles): void {
+    this.standInContents = this.output.get(defaultTls.certificate)?.contents ?? this.standInContents;
   }
 
   /** Certificate and key to terminate TLS for `host`, checked: parses, key matches, covers host, in date. */

@@ -65,6 +65,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const settings = controllerSettings(resources, options, report);
   const secrets = new SecretFiles(resources, options.now, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
+  secrets.useAsStandIn(defaultTls);
 
   const backends = new Map<string, ResolvedBackend>();
   const resolvers = options.resolvers ?? [];

@@ -113,7 +113,8 @@ describe('--default-certificate, and hosts whose Secret is missing or bad', () =
       terminatedHost('uncovered', 'uncovered.example.test', app),
     );
     target = await createTarget();
-    rendered = await renderInto(target, manifests, ['--default-certificate', 'web/fallback-cert']);
+    // --strict: a Secret missing from the input is an error here, as in the cluster mode.
+    rendered = await renderInto(target, manifests, ['--default-certificate', 'web/fallback-cert', '--strict']);
     expect(rendered.stderr).not.toContain('internal error');
     expect(rendered.exitCode, rendered.stderr).toBe(1);
     await startTarget(target);

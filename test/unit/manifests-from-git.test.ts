@@ -99,6 +99,14 @@ describe('a TLS Secret missing from manifests from git', () => {
     expect(row?.certificate).toEqual({ source: 'secret', secret: 'apps/web-tls', expectedFrom: expect.stringContaining('cert-manager makes it') });
   });
 
+  it('the stand-in holds the default certificate: --default-certificate\'s when given, as the cluster mode serves until the Secret exists', () => {
+    const fallback = tlsSecret('infra', 'fallback', pair);
+    const { result } = run({ ...fromGit, defaultCertificate: 'infra/fallback' }, serviceWithout('10.96.0.10'), ingress(), fallback);
+    const standIn = result.files.find((f) => f.path === 'tls/apps_web-tls.pem')?.contents;
+    expect(standIn).toContain(pair.certPem.trim());
+    expect(standIn).toBe(result.files.find((f) => f.path === 'tls/infra_fallback.pem')?.contents);
+  });
+
   it('names the resource in the input that makes it: a cert-manager Certificate, an ExternalSecret', () => {
     const certificate = object('cert-manager.io/v1', 'Certificate', 'apps', 'web-cert', { spec: { secretName: 'web-tls', dnsNames: ['web.example.test'] } });
     const external = object('external-secrets.io/v1beta1', 'ExternalSecret', 'apps', 'web-tls', { spec: { secretStoreRef: { name: 'vault' } } });
