@@ -1,4 +1,5 @@
 import type { SourceObject } from '../../sources/snapshot.js';
+import { describeRejectedValue } from '../allowlist.js';
 import type { PassthroughRoute } from './hosts.js';
 import type { NginxFeatures } from '../nginx-version.js';
 import { type Reporter } from '../report.js';
@@ -43,7 +44,7 @@ export function requestedProxyProtocol(
     report.error(
       'backend-proxy-protocol-invalid',
       object,
-      `${backendProxyProtocolAnnotation} must be "v1" or "v2" (it is ${JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw)})`,
+      `${backendProxyProtocolAnnotation} must be "v1" or "v2" (it ${describeRejectedValue(raw)})`,
       field,
     );
   }
