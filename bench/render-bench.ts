@@ -89,6 +89,8 @@ function translateOptions(inputDir: string): TranslateOptions {
     filename: [inputDir],
     format: 'text',
     strict: false,
+    quiet: false,
+    allowEmpty: false,
     watchIngressWithoutClass: false,
     allowCrossNamespaceSecrets: false,
     disableSvcExternalName: false,

@@ -3,10 +3,11 @@ import type { Diagnostic } from '../model/diagnostics.js';
 import { build, type BuildResult } from '../render/build.js';
 import { formatAuditJson, formatAuditMarkdown, formatAuditText } from '../report/migration-format.js';
 import { migrationReport } from '../report/migration.js';
+import { formatSarif } from '../report/sarif.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import type { TranslateOptions } from '../translate/options.js';
 import { referencedObjects } from '../translate/references.js';
-import { collect, diagnosticsOf, exitCodes, readSources, translateOptionsOf, withCommonOptions, type CliIo } from './common.js';
+import { collect, diagnosticsOf, exitCodes, readManifests, translateOptionsOf, withCommonOptions, type CliIo } from './common.js';
 import { parseSeconds, UsageError, type CommonFlags } from './options.js';
 
 interface AuditFlags extends Omit<CommonFlags, 'filename'> {
@@ -28,8 +29,7 @@ export function auditCommand(program: Command, io: CliIo, setExitCode: (code: nu
     program
       .command('audit')
       .description('migration report: the ingress-nginx annotations and ConfigMap keys in use, what ingress2nginx does with each, and the Ingresses it would not serve as written'),
-    ['text', 'json', 'markdown'],
-    'report format',
+    'the report on stdout as text, json or markdown; sarif: the diagnostics',
     'optional',
   )
     .option('--cluster', 'read the live cluster instead of -f manifests (as the cluster mode does: list and watch, then stop)', false)
@@ -44,9 +44,10 @@ export function auditCommand(program: Command, io: CliIo, setExitCode: (code: nu
       }
       const commonFlags: CommonFlags = { ...flags, filename: flags.filename ?? [] };
       const options = await translateOptionsOf(commonFlags, io, false);
-      const { snapshot, result, diagnostics } = fromFiles ? await fromManifests(commonFlags.filename, options, io) : await fromCluster(flags, options, io);
+      const { snapshot, result, diagnostics } = fromFiles ? await fromManifests(commonFlags, options, io) : await fromCluster(flags, options, io);
       const report = migrationReport(snapshot, { ...result, diagnostics }, flags.configmap);
-      io.stdout(flags.format === 'json' ? formatAuditJson(report) : flags.format === 'markdown' ? formatAuditMarkdown(report) : formatAuditText(report));
+      const formats = { json: formatAuditJson, markdown: formatAuditMarkdown, text: formatAuditText };
+      io.stdout(flags.format === 'sarif' ? formatSarif(diagnostics) : formats[flags.format](report));
       const blocked = report.ingressesWithErrors.length > 0;
       const lossy = report.annotations.some((usage) => usage.status === 'ignored' || usage.status === 'unknown');
       setExitCode(blocked || (flags.strict && lossy) ? exitCodes.inputErrors : exitCodes.clean);
@@ -60,8 +61,8 @@ interface Audited {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-async function fromManifests(filenames: readonly string[], options: TranslateOptions, io: CliIo): Promise<Audited> {
-  const source = await readSources(filenames, io);
+async function fromManifests(flags: CommonFlags, options: TranslateOptions, io: CliIo): Promise<Audited> {
+  const source = await readManifests(flags, io);
   const result = build(source.snapshot, options);
   return { snapshot: source.snapshot, result, diagnostics: await diagnosticsOf(source, result) };
 }

@@ -1,10 +1,12 @@
 import { constants, readFileSync } from 'node:fs';
 import { access } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { nginxBinary, type NginxCheck } from '../apply/check.js';
 import { EnvironmentError, reason } from '../apply/environment.js';
 import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
 import type { BuildResult } from '../render/build.js';
+import { templatesDir } from '../render/render.js';
 import { readInputs, type FileSourceResult } from '../sources/files.js';
 import { refinePositions } from '../sources/positions.js';
 import { nginxBuild } from '../sidecar/nginx.js';
@@ -27,8 +29,12 @@ import {
   toTranslateOptions,
   type CommonFlags,
   type OutputFormat,
+  UsageError,
 } from './options.js';
+import { formatDiagnosticsMarkdown } from '../report/diagnostics-format.js';
+import { printable, printableLines } from '../report/escape.js';
 import { formatSarif } from '../report/sarif.js';
+import { watchedKinds } from '../sources/cluster/kinds.js';
 import { formatJson, formatTextReport } from './reporters.js';
 
 /** What every command shares: the I/O it is given, exit codes, flags, reading manifests, reporting diagnostics. */
@@ -49,25 +55,25 @@ export interface CliIo {
 /** 0 clean, 1 the input has errors (`diff`: there are changes), 2 usage or tool failure. */
 export const exitCodes = { clean: 0, inputErrors: 1, failure: 2 } as const;
 
+/** `--format` of every command that reports: text for people (stderr, or the command's own text on stdout), the rest for programs (stdout). */
+export const outputFormats: readonly OutputFormat[] = ['text', 'json', 'sarif', 'markdown'];
+
 /**
- * Flags of the commands that read manifests from files. `formats` are the choices of `--format`: what
- * it formats (diagnostics, routes, a diff) is the command's to say. A command that can also read a
- * cluster makes `-f` optional and checks the choice itself.
+ * Flags of the commands that read manifests from files. What `--format` formats (diagnostics, routes, a
+ * diff) is the command's to say in `formatDescription`; every command takes every format. A command
+ * that can also read a cluster makes `-f` optional and checks the choice itself.
  */
-export function withCommonOptions(
-  command: Command,
-  formats: readonly OutputFormat[] = ['text', 'json'],
-  formatDescription = 'diagnostics format',
-  filenames: 'required' | 'optional' = 'required',
-): Command {
+export function withCommonOptions(command: Command, formatDescription: string, filenames: 'required' | 'optional' = 'required'): Command {
   const filenameFlags = '-f, --filename <path>';
   const filenameDescription = 'manifest file, directory (recursive) or - for stdin; repeatable';
   return withTranslateOptions(
     (filenames === 'required'
       ? command.requiredOption(filenameFlags, filenameDescription, collect)
       : command.option(filenameFlags, filenameDescription, collect))
-      .addOption(new Option('--format <format>', formatDescription).choices([...formats]).default('text'))
-      .option('--strict', 'warnings fail too (exit 1)', false),
+      .addOption(new Option('--format <format>', formatDescription).choices([...outputFormats]).default('text'))
+      .option('--strict', 'warnings fail too (exit 1); a Service without clusterIP or a TLS Secret missing from the input is an error', false)
+      .option('-q, --quiet', 'on stderr, only errors (machine output on stdout is complete)', false)
+      .option('--allow-empty', 'accept -f input that holds no resource ingress2nginx reads (render then writes a config with no routes)', false),
   )
     .option('--nginx-version <version>', `nginx version to render for, or "auto" to read it from the nginx binary (default: auto with --check, else ${defaults.nginxVersion})`, parseVersion)
     .option('--stream-module <path>', `stream module to load_module, or "none" when built in (default: the nginx binary's with auto, else ${defaults.streamModule})`, parseStreamModule)
@@ -101,6 +107,12 @@ export function collect(value: string, previous: string[] | undefined): string[]
   return [...(previous ?? []), value];
 }
 
+/** `version` of this package's package.json (beside `templates/`, from `src/` or `dist/src/`). */
+export function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(join(templatesDir(), '..', 'package.json'), 'utf8')) as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+}
+
 export function readResolvConf(): string {
   try {
     return readFileSync('/etc/resolv.conf', 'utf8');
@@ -109,8 +121,35 @@ export function readResolvConf(): string {
   }
 }
 
+/** Manifests as given, however few (the base of a diff may be empty: a first change). */
 export function readSources(filenames: readonly string[], io: CliIo): Promise<FileSourceResult> {
   return readInputs([...filenames], { stdin: io.stdin });
+}
+
+/** Every kind some part of ingress2nginx reads: the cluster mode's list. */
+const readKinds: ReadonlySet<string> = new Set(watchedKinds.map((k) => k.kind));
+
+/**
+ * The `-f` manifests of a command. Input with no resource of any kind ingress2nginx reads is a usage
+ * error (exit 2, nothing written), unless `--allow-empty`: a mistyped path or an empty checkout must not
+ * replace a working config with an empty one, nor pass a CI check. Problems reading the documents are
+ * shown first, since they may be why nothing was found.
+ */
+export async function readManifests(flags: Pick<CommonFlags, 'filename' | 'allowEmpty' | 'quiet'>, io: CliIo): Promise<FileSourceResult> {
+  const source = await readSources(flags.filename, io);
+  if (flags.allowEmpty || source.snapshot.objects.some((object) => readKinds.has(object.kind))) return source;
+  if (source.diagnostics.length > 0) io.stderr(formatTextReport(source.diagnostics));
+  const paths = flags.filename.map((name) => (name === '-' ? 'stdin' : printable(name))).join(', ');
+  const others = new Set(source.snapshot.objects.map((object) => printable(object.kind)));
+  const found =
+    source.files.length === 0 && !flags.filename.includes('-')
+      ? 'no .yaml, .yml or .json file'
+      : others.size > 0
+        ? `only ${[...others].sort().join(', ')}`
+        : 'no Kubernetes object';
+  throw new UsageError(
+    `${paths}: ${found}; none of the kinds ingress2nginx reads (${[...readKinds].join(', ')}). Nothing was written; give --allow-empty if an input without them is meant`,
+  );
 }
 
 /** The sources' and the build's diagnostics, each at the line and column of its field. */
@@ -118,19 +157,43 @@ export function diagnosticsOf(source: FileSourceResult, result: BuildResult): Pr
   return refinePositions([...source.diagnostics, ...result.diagnostics], source.snapshot, source.readText);
 }
 
-/** Diagnostics on stderr as text or JSON; SARIF goes to stdout, alone, to be saved as a file. */
-export function report(diagnostics: readonly Diagnostic[], result: BuildResult, flags: CommonFlags, io: CliIo, nginx?: NginxCheck): void {
-  if (flags.format === 'sarif') {
-    io.stdout(formatSarif(diagnostics));
-    if (nginx && !nginx.ok) io.stderr(`nginx -t failed:\n${nginx.output}\n`);
-    return;
-  }
+/** What the reporting functions need of the flags. */
+export type ReportFlags = Pick<CommonFlags, 'format' | 'quiet'>;
+
+/**
+ * Diagnostics as a command's product (`validate`, `render`, `review`, `diff --against`): text on stderr
+ * for people, or one JSON, SARIF or markdown document on stdout and nothing else there. nginx's own
+ * words on a failed check are in the JSON document, else on stderr.
+ */
+export function reportDiagnostics(
+  diagnostics: readonly Diagnostic[],
+  flags: ReportFlags,
+  io: CliIo,
+  extra: { readonly statuses: BuildResult['statuses']; readonly nginx?: NginxCheck },
+): void {
+  const { nginx } = extra;
   if (flags.format === 'json') {
-    io.stderr(formatJson(diagnostics, result.statuses, nginx));
+    io.stdout(formatJson(diagnostics, extra.statuses, nginx));
     return;
   }
-  if (diagnostics.length > 0) io.stderr(formatTextReport(diagnostics));
-  if (nginx && !nginx.ok) io.stderr(`nginx -t failed:\n${nginx.output}\n`);
+  if (flags.format === 'sarif') io.stdout(formatSarif(diagnostics));
+  else if (flags.format === 'markdown') io.stdout(formatDiagnosticsMarkdown(diagnostics));
+  else humanDiagnostics(diagnostics, flags, io);
+  if (nginx && !nginx.ok) io.stderr(`nginx -t failed:\n${printableLines(nginx.output)}\n`);
+}
+
+/** Diagnostics for people on stderr, beside a command's own product; with `--quiet`, only errors. */
+export function humanDiagnostics(diagnostics: readonly Diagnostic[], flags: Pick<CommonFlags, 'quiet'>, io: CliIo): void {
+  const shown = flags.quiet ? diagnostics.filter((d) => d.severity === 'error') : diagnostics;
+  if (shown.length === 0) return;
+  const report = formatTextReport(shown);
+  // --quiet: the errors alone, without the totals line.
+  io.stderr(flags.quiet ? report.slice(0, report.lastIndexOf('\n', report.length - 2) + 1) : report);
+}
+
+/** A line about what a command did (`wrote …`), for people: stderr, and not with `--quiet`. */
+export function progress(flags: Pick<CommonFlags, 'quiet'>, io: CliIo, line: string): void {
+  if (!flags.quiet) io.stderr(`${printable(line)}\n`);
 }
 
 export function outcome(diagnostics: readonly Diagnostic[], strict: boolean): number {

@@ -10,13 +10,26 @@ import type { Diagnostic } from '../model/diagnostics.js';
 import { hasChanges, routeDiff, type DiffSide } from '../report/diff.js';
 import { reviewSide, type RiskyChange } from '../report/risky.js';
 import { routeTable } from '../report/routes.js';
+import { markdownCode, printableLines } from '../report/escape.js';
 import { formatSarif } from '../report/sarif.js';
 import type { FileSourceResult } from '../sources/files.js';
 import { refinePositions } from '../sources/positions.js';
 import type { TranslateOptions } from '../translate/options.js';
-import { collect, diagnosticsOf, exitCodes, outcome, readSources, translateOptionsOf, report, withCommonOptions, type CliIo } from './common.js';
+import {
+  collect,
+  diagnosticsOf,
+  exitCodes,
+  outcome,
+  progress,
+  readManifests,
+  readSources,
+  reportDiagnostics,
+  translateOptionsOf,
+  withCommonOptions,
+  type CliIo,
+} from './common.js';
 import { UsageError, type CommonFlags } from './options.js';
-import { formatSummary } from './reporters.js';
+import { formatJson, formatSummary } from './reporters.js';
 
 interface DiffFlags extends CommonFlags {
   readonly against?: string;
@@ -33,8 +46,7 @@ export function diffCommand(program: Command, io: CliIo, setExitCode: (code: num
     program
       .command('diff')
       .description('compare routes with --base-manifests (exit 1 on changes), or the rendered bytes with --against DIR (exit 1 on drift)'),
-    ['text', 'json', 'markdown', 'sarif'],
-    'output format (--against: text or json diagnostics)',
+    'the diff on stdout as text, json or markdown; sarif: diagnostics and risky changes (--against: the drift with the diagnostics)',
   )
     .option('--base-manifests <path>', 'manifests of the base (e.g. the target branch): file, directory or -; repeatable', collect)
     .option('--against <dir>', 'a directory written by render: print the byte drift')
@@ -47,24 +59,39 @@ export function diffCommand(program: Command, io: CliIo, setExitCode: (code: num
         setExitCode(await routeDiffCommand(flags, flags.baseManifests, options, io));
         return;
       }
-      if (flags.format !== 'text' && flags.format !== 'json') throw new UsageError('with --against, --format is text or json');
-      const source = await readSources(flags.filename, io);
+      const source = await readManifests(flags, io);
       const result = build(source.snapshot, options);
       const diagnostics = await diagnosticsOf(source, result);
-      report(diagnostics, result, flags, io);
       const drift = await driftAgainst(flags.against!, result);
-      if (drift.length > 0) io.stdout(drift.join(''));
+      reportDrift(drift, diagnostics, result, flags, io);
       setExitCode(drift.length > 0 ? exitCodes.inputErrors : outcome(diagnostics, flags.strict));
     });
 }
 
+/**
+ * `--against`: the drift (a unified diff of nginx.conf, key files named) with the diagnostics. Text:
+ * the drift on stdout, diagnostics on stderr; json: one document with both; markdown: the diagnostics
+ * and the drift in a fenced block; sarif: the diagnostics on stdout, the drift on stderr.
+ */
+function reportDrift(drift: readonly string[], diagnostics: readonly Diagnostic[], result: BuildResult, flags: DiffFlags, io: CliIo): void {
+  const text = drift.join('');
+  if (flags.format === 'json') {
+    io.stdout(formatJson(diagnostics, result.statuses, undefined, { drift: text }));
+    return;
+  }
+  reportDiagnostics(diagnostics, flags, io, { statuses: result.statuses });
+  if (flags.format === 'markdown') io.stdout(`\n### Drift against ${markdownCode(flags.against!)}\n\n${text === '' ? 'None.\n' : fenced(text, 'diff')}`);
+  else if (flags.format === 'sarif') io.stderr(printableLines(text));
+  else io.stdout(printableLines(text));
+}
+
 async function routeDiffCommand(flags: DiffFlags, baseManifests: readonly string[], options: TranslateOptions, io: CliIo): Promise<number> {
   if (flags.filename.includes('-') && baseManifests.includes('-')) throw new UsageError('only one of -f and --base-manifests can read stdin');
-  const base = (await diffSide(baseManifests, options, io)).side;
-  const { side: next, source } = await diffSide(flags.filename, options, io);
+  const base = (await diffSide(readSources(baseManifests, io), options)).side;
+  const { side: next, source } = await diffSide(readManifests(flags, io), options);
   const compared = routeDiff(base, next, options.now);
   const diff = { ...compared, risky: await refineRiskyPositions(compared.risky, source) };
-  if (next.diagnostics.length > 0) io.stderr(`new manifests: ${formatSummary(next.diagnostics)}`);
+  if (next.diagnostics.length > 0) progress(flags, io, `new manifests: ${formatSummary(next.diagnostics).trimEnd()}`);
   const formatted =
     flags.format === 'json'
       ? formatDiffJson(diff)
@@ -78,10 +105,16 @@ async function routeDiffCommand(flags: DiffFlags, baseManifests: readonly string
 }
 
 /** Builds one side and keeps only what the diff needs, so that the base's build is freed before the new one. */
-async function diffSide(filenames: readonly string[], options: TranslateOptions, io: CliIo): Promise<{ side: DiffSide; source: FileSourceResult }> {
-  const source = await readSources(filenames, io);
+async function diffSide(reading: Promise<FileSourceResult>, options: TranslateOptions): Promise<{ side: DiffSide; source: FileSourceResult }> {
+  const source = await reading;
   const result = build(source.snapshot, options);
   return { side: { ...reviewSide(result, routeTable(result), source.snapshot), diagnostics: await diagnosticsOf(source, result) }, source };
+}
+
+/** A fenced code block longer than any run of backticks in `text`. */
+function fenced(text: string, language: string): string {
+  const fence = '`'.repeat(Math.max(3, ...(text.match(/`+/g) ?? []).map((run) => run.length + 1)));
+  return `${fence}${language}\n${printableLines(text)}${text.endsWith('\n') ? '' : '\n'}${fence}\n`;
 }
 
 /** Risky changes point at the field's line and column, found the way diagnostics' are. */

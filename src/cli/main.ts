@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { nginxBinary } from '../apply/check.js';
-import { EnvironmentError } from '../apply/environment.js';
+import { EnvironmentError, isSystemError, reason } from '../apply/environment.js';
+import { printable, printableLines } from '../report/escape.js';
 import { stageBuild } from '../apply/staged-build.js';
 import { workerOwner } from '../apply/worker-user.js';
 import { OutputFolder } from '../apply/write.js';
@@ -14,9 +15,11 @@ import {
   diagnosticsOf,
   exitCodes,
   outcome,
+  packageVersion,
+  progress,
+  readManifests,
   readResolvConf,
-  readSources,
-  report,
+  reportDiagnostics,
   translateOptionsOf,
   withCommonOptions,
   withTranslateOptions,
@@ -45,53 +48,59 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .description('Render Kubernetes Ingress (ingress-nginx dialect) into configuration for a stock nginx.')
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
-    .showHelpAfterError('(run with --help for usage)');
+    .showHelpAfterError('(run with --help for usage)')
+    .version(packageVersion(), '-V, --version', 'print the version of ingress2nginx');
 
-  withCommonOptions(program.command('render').description('render manifests into DIR/nginx.conf and key material'), ['text', 'json', 'sarif'])
+  withCommonOptions(
+    program.command('render').description('render manifests into DIR/nginx.conf and key material'),
+    'diagnostics: text on stderr, or json, sarif or markdown on stdout',
+  )
     .requiredOption('-o, --output <dir>', 'output directory')
     .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
     .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
       const options = await translateOptionsOf(flags, io, flags.check, flags.nginxBin);
-      const source = await readSources(flags.filename, io);
+      const source = await readManifests(flags, io);
       const folder = await OutputFolder.open(flags.output, { workerOwner: await workerOwner(nginxBinary(flags.nginxBin)) });
       try {
         const rendered = await stageBuild(folder, source.snapshot, options, flags.check ? nginxBinary(flags.nginxBin) : undefined);
         const { result, nginx } = rendered;
         const diagnostics = await diagnosticsOf(source, result);
+        const extra = { statuses: result.statuses, ...(nginx && { nginx }) };
         if (!rendered.staged) {
           // The output folder keeps the last good config: nothing was moved into it.
-          report(diagnostics, result, flags, io, nginx);
+          reportDiagnostics(diagnostics, flags, io, extra);
           exitCode = exitCodes.failure;
           return;
         }
         await folder.commit(rendered.staged);
         if (rendered.rejected) await folder.keepRejected(rendered.rejected);
-        report(diagnostics, result, flags, io, nginx);
+        reportDiagnostics(diagnostics, flags, io, extra);
         exitCode = outcome(diagnostics, flags.strict);
-        // With --format sarif, stdout carries the SARIF log alone.
-        const say = flags.format === 'sarif' ? io.stderr : io.stdout;
-        say(
+        progress(
+          flags,
+          io,
           `wrote ${join(flags.output, mainConfigName)}: ${result.model.http.virtualHosts.length} host(s), ` +
             `${result.model.stream.frontends.reduce((n, f) => n + f.routes.length, 0)} SNI route(s), ` +
-            `${result.model.files.length} key file(s)\n`,
+            `${result.model.files.length} key file(s)`,
         );
-        if (nginx) say('nginx -t: configuration is valid\n');
+        if (nginx) progress(flags, io, 'nginx -t: configuration is valid');
       } finally {
         await folder.close();
       }
     });
 
-  withCommonOptions(program.command('validate').description('report diagnostics only; write nothing'), ['text', 'json', 'sarif']).action(
-    async (flags: CommonFlags) => {
-      const options = await translateOptionsOf(flags, io, false);
-      const source = await readSources(flags.filename, io);
-      const result = build(source.snapshot, options);
-      const diagnostics = await diagnosticsOf(source, result);
-      report(diagnostics, result, flags, io);
-      exitCode = outcome(diagnostics, flags.strict);
-    },
-  );
+  withCommonOptions(
+    program.command('validate').description('report diagnostics only; write nothing'),
+    'diagnostics: text on stderr, or json, sarif or markdown on stdout',
+  ).action(async (flags: CommonFlags) => {
+    const options = await translateOptionsOf(flags, io, false);
+    const source = await readManifests(flags, io);
+    const result = build(source.snapshot, options);
+    const diagnostics = await diagnosticsOf(source, result);
+    reportDiagnostics(diagnostics, flags, io, { statuses: result.statuses });
+    exitCode = outcome(diagnostics, flags.strict);
+  });
 
   diffCommand(program, io, (code) => (exitCode = code));
 
@@ -160,10 +169,16 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       error instanceof EnvironmentError ||
       error instanceof ClusterAccessError
     ) {
-      io.stderr(`ingress2nginx: ${error.message}\n`);
+      io.stderr(`ingress2nginx: ${printable(error.message)}\n`);
       return exitCodes.failure;
     }
-    io.stderr(`ingress2nginx: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    if (isSystemError(error)) {
+      // The machine refused something no command caught itself: still one line, never a stack trace.
+      const path = error.path !== undefined ? `${error.path}: ` : '';
+      io.stderr(`ingress2nginx: ${printable(`${path}${reason(error)}`)}\n`);
+      return exitCodes.failure;
+    }
+    io.stderr(`ingress2nginx: internal error: ${printableLines(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
     return exitCodes.failure;
   }
 }

@@ -36,7 +36,7 @@ export interface TranslateFlags {
   readonly certificatesPerHandshake: boolean;
 }
 
-/** `--format`: each command offers the ones that make sense for what it prints. */
+/** `--format`: the same four for every command that reports (see `outputFormats`). */
 export type OutputFormat = 'text' | 'json' | 'markdown' | 'sarif';
 
 /** Command-line values of the commands that read manifests from files, as commander hands them over. */
@@ -44,6 +44,10 @@ export interface CommonFlags extends TranslateFlags {
   readonly filename: string[];
   readonly format: OutputFormat;
   readonly strict: boolean;
+  /** `--quiet`: on stderr only errors. */
+  readonly quiet: boolean;
+  /** `--allow-empty`: -f input without any resource ingress2nginx reads is accepted. */
+  readonly allowEmpty: boolean;
   /** `X.Y.Z`, `auto` (read from the nginx binary), or unset: `auto` with `--check`, else `defaults.nginxVersion`. */
   readonly nginxVersion?: string;
   /** Unset: the nginx binary's with `auto`, else `defaults.streamModule`. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Diagnostic } from '../model/diagnostics.js';
-import { formatText, formatTextReport, repeatedInfoCollapsedAbove, repeatedInfoShown } from './diagnostics-format.js';
+import { formatText, formatTextReport, repeatedCollapsedAbove, repeatedShown } from './diagnostics-format.js';
 
 const passthroughInfo = (name: string, line: number): Diagnostic => ({
   severity: 'info',
@@ -23,18 +23,33 @@ describe('formatTextReport', () => {
     const infos = Array.from({ length: 3334 }, (_, i) => passthroughInfo(`app-${i}`, 10 + i));
     const report = lines(formatTextReport(infos));
     expect(report).toEqual([
-      ...infos.slice(0, repeatedInfoShown).map((d) => formatText([d]).trimEnd()),
+      ...infos.slice(0, repeatedShown).map((d) => formatText([d]).trimEnd()),
       'info [annotation-differs] metadata.annotations["nginx.ingress.kubernetes.io/ssl-passthrough"]: the same for 3,331 more Ingresses (--format json lists every one)',
       '0 error(s), 0 warning(s), 3334 info',
     ]);
   });
 
-  it('shows every error and warning, and an info repeated on ten places', () => {
-    const warning = (name: string): Diagnostic => ({ ...passthroughInfo(name, 1), severity: 'warning' });
-    const warnings = Array.from({ length: 12 }, (_, i) => warning(`w-${i}`));
-    const infos = Array.from({ length: repeatedInfoCollapsedAbove }, (_, i) => passthroughInfo(`i-${i}`, 2 + i));
-    const diagnostics = [...warnings, ...infos];
-    expect(formatTextReport(diagnostics)).toBe(`${formatText(diagnostics)}0 error(s), 12 warning(s), 10 info\n`);
+  it('shows every error, and a warning or info repeated on ten places', () => {
+    const error = (name: string): Diagnostic => ({ ...passthroughInfo(name, 1), severity: 'error' });
+    const errors = Array.from({ length: 12 }, (_, i) => error(`e-${i}`));
+    const warnings = Array.from({ length: repeatedCollapsedAbove }, (_, i): Diagnostic => ({ ...passthroughInfo(`w-${i}`, 1), severity: 'warning' }));
+    const infos = Array.from({ length: repeatedCollapsedAbove }, (_, i) => passthroughInfo(`i-${i}`, 2 + i));
+    const diagnostics = [...errors, ...warnings, ...infos];
+    expect(formatTextReport(diagnostics)).toBe(`${formatText(diagnostics)}12 error(s), 10 warning(s), 10 info\n`);
+  });
+
+  it('folds a warning repeated word for word as it folds an info, apart from infos of the same words', () => {
+    const affinity = (name: string, severity: Diagnostic['severity']): Diagnostic => ({ ...passthroughInfo(name, 1), severity, code: 'annotation-ignored' });
+    const warnings = Array.from({ length: 30 }, (_, i) => affinity(`w-${i}`, 'warning'));
+    const infos = Array.from({ length: 11 }, (_, i) => affinity(`i-${i}`, 'info'));
+    const report = lines(formatTextReport([...warnings, ...infos]));
+    expect(report).toEqual([
+      ...warnings.slice(0, repeatedShown).map((d) => formatText([d]).trimEnd()),
+      'warning [annotation-ignored] metadata.annotations["nginx.ingress.kubernetes.io/ssl-passthrough"]: the same for 27 more Ingresses (--format json lists every one)',
+      ...infos.slice(0, repeatedShown).map((d) => formatText([d]).trimEnd()),
+      'info [annotation-ignored] metadata.annotations["nginx.ingress.kubernetes.io/ssl-passthrough"]: the same for 8 more Ingresses (--format json lists every one)',
+      '0 error(s), 30 warning(s), 11 info',
+    ]);
   });
 
   it('counts infos apart when their code, field or message differ, and keeps the order of the rest', () => {

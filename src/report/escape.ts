@@ -14,6 +14,11 @@ export function printable(text: string): string {
   });
 }
 
+/** Text of several lines (nginx's own output, say): each line made `printable`, the line breaks kept. */
+export function printableLines(text: string): string {
+  return text.split('\n').map(printable).join('\n');
+}
+
 /**
  * Prose for markdown: every ASCII punctuation character backslash-escaped, so nothing in it becomes
  * markup, raw HTML, an entity, a link, a mention or an issue reference.

@@ -88,10 +88,42 @@ export function notesLabel(row: RouteRow): string {
   return parts.join('; ') || '-';
 }
 
-/** Aligned columns, control characters made visible. */
-export function formatRoutesText(table: RouteTable): string {
+/** What `routes` prints without `--wide` fits a terminal this wide. */
+export const routesTextWidth = 120;
+
+/** The columns shown without `--wide` (indexes into `routeColumns`): what a route is and where it goes. */
+const narrowColumns = [0, 1, 2, 3, 4] as const;
+
+/**
+ * Aligned columns, control characters made visible. Without `wide`, port, host, path, mode and backend,
+ * cut (`…`) to fit `routesTextWidth`; with it, every column in full.
+ */
+export function formatRoutesText(table: RouteTable, options: { readonly wide?: boolean } = {}): string {
   if (table.rows.length === 0) return 'no routes\n';
-  return alignedTable([...routeColumns], table.rows.map((row) => routeCells(row).map(printable))) + `${table.rows.length} route(s)\n`;
+  const rows = table.rows.map((row) => routeCells(row).map(printable));
+  if (options.wide) return alignedTable([...routeColumns], rows) + `${table.rows.length} route(s)\n`;
+  const header = narrowColumns.map((i) => routeColumns[i]);
+  const fitted = fitColumns(header, rows.map((cells) => narrowColumns.map((i) => cells[i]!)), routesTextWidth);
+  return alignedTable(header, fitted) + `${table.rows.length} route(s); --wide adds certificates, plain HTTP, claimants and notes, uncut\n`;
+}
+
+/**
+ * Cells cut so that the aligned table (two spaces between columns) is at most `width` wide: the widest
+ * column gives up a character at a time, down to its header's width; a cut cell ends in `…`.
+ */
+export function fitColumns(header: readonly string[], rows: readonly (readonly string[])[], width: number): string[][] {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((cells) => cells[i]!.length)));
+  const floor = header.map((title) => Math.max(title.length, 4));
+  const total = () => widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1);
+  while (total() > width) {
+    let widest = -1;
+    widths.forEach((w, i) => {
+      if (w > floor[i]! && (widest === -1 || w > widths[widest]!)) widest = i;
+    });
+    if (widest === -1) break;
+    widths[widest]! -= 1;
+  }
+  return rows.map((cells) => cells.map((cell, i) => (cell.length > widths[i]! ? `${cell.slice(0, widths[i]! - 1)}…` : cell)));
 }
 
 export function alignedTable(header: readonly string[], rows: readonly (readonly string[])[]): string {

@@ -40,6 +40,8 @@ export const stdinName = '<stdin>';
 export interface FileSourceResult extends SourceResult {
   /** Reads a source's text again (for refinePositions): `<stdin>` from memory, files from disk. */
   readonly readText: (file: string) => Promise<string>;
+  /** The files read, in order (`<stdin>` included when `-` was given). */
+  readonly files: readonly string[];
 }
 
 /**
@@ -53,23 +55,26 @@ export async function readInputs(
 ): Promise<FileSourceResult> {
   const objects: SourceObject[] = [];
   const diagnostics: Diagnostic[] = [];
+  const files: string[] = [];
   let stdinText: string | undefined;
 
   for (const input of inputs) {
     if (input === '-') {
       if (stdinText !== undefined) throw new InputError('stdin (-) is given more than once');
       stdinText = await readStream(opts.stdin ?? process.stdin);
+      files.push(stdinName);
       parseText(stdinText, stdinName, objects, diagnostics);
       continue;
     }
     for (const file of await expandInput(input)) {
+      files.push(file);
       parseText(await readInputFile(file), file, objects, diagnostics);
     }
   }
 
   const readText = async (file: string): Promise<string> =>
     file === stdinName && stdinText !== undefined ? stdinText : readFile(file, 'utf8');
-  return { snapshot: { objects }, diagnostics: diagnostics.sort(compareDiagnostics), readText };
+  return { snapshot: { objects }, diagnostics: diagnostics.sort(compareDiagnostics), readText, files };
 }
 
 const manifestExtensions = new Set(['.yaml', '.yml', '.json']);

@@ -96,12 +96,12 @@ async function positionOf(file: string, text: string): Promise<{ line: number; c
 }
 
 describe('render', () => {
-  it('writes the golden nginx.conf and 0600 key files, and prints a summary line', async () => {
+  it('writes the golden nginx.conf and 0600 key files, and prints a summary line on stderr', async () => {
     const out = join(await freshDir('render'), 'out');
     const result = await cli(goldenArgs('termination', termination, out));
 
-    expect(result.stderr).toBe('');
-    expect(result.stdout).toBe(`wrote ${join(out, 'nginx.conf')}: 2 host(s), 0 SNI route(s), 2 key file(s)\n`);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`wrote ${join(out, 'nginx.conf')}: 2 host(s), 0 SNI route(s), 2 key file(s)\n`);
     expect(result.exitCode).toBe(0);
     const expected = await readFile(join(fixturesRoot, 'termination', 'expected', 'nginx.conf'), 'utf8');
     expect(await readFile(join(out, 'nginx.conf'), 'utf8')).toBe(expected);
@@ -118,8 +118,8 @@ describe('render', () => {
     const out = join(await freshDir('check'), 'out');
     const result = await cli(['render', '-f', termination, '-o', out, ...common(), '--check', '--nginx-bin', nginxBin]);
 
-    expect(result.stderr).toBe('');
-    expect(result.stdout).toContain('nginx -t: configuration is valid\n');
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('nginx -t: configuration is valid\n');
     expect(result.exitCode).toBe(0);
   });
 
@@ -132,7 +132,7 @@ describe('render', () => {
       ...['--stream-module', missingModule, '--check', '--nginx-bin', nginxBin],
     ]);
 
-    expect(result.stdout).not.toContain('configuration is valid');
+    expect(result.stderr).not.toContain('configuration is valid');
     expect(result.stderr).toContain('nginx -t failed');
     // nginx's words, with the file and line it choked on.
     expect(result.stderr).toContain(`[emerg]`);
@@ -147,7 +147,7 @@ describe('render', () => {
 
     expect(result.stderr).toContain('nginx binary "/no/such/nginx" not found');
     expect(result.stderr).not.toContain('internal error');
-    expect(result.stdout).not.toContain('configuration is valid');
+    expect(result.stderr).not.toContain('configuration is valid');
     expect(result.exitCode).toBe(2);
   });
 
@@ -164,7 +164,7 @@ describe('render', () => {
     const fromStdin = await cli(['render', '-f', '-', '-o', join(dir, 'from-stdin'), ...common()], { input: text });
 
     expect(fromFile.exitCode).toBe(0);
-    expect(fromStdin.stderr).toBe('');
+    expect(fromStdin.stdout).toBe('');
     expect(fromStdin.exitCode).toBe(0);
     const rendered = await outputFiles(join(dir, 'from-stdin'));
     expect(Object.keys(rendered)).toEqual(['nginx.conf', 'tls/default.pem', 'tls/web_app-tls.pem']);
@@ -236,7 +236,7 @@ describe('start-up', () => {
   it('render, validate and audit from files load no cluster client', async () => {
     const out = join(await freshDir('start-up'), 'out');
     const render = await withoutClusterLibraries(goldenArgs('termination', termination, out));
-    expect(render.stderr).toBe('');
+    expect(render.stderr).toMatch(/^wrote /);
     expect(render.exitCode).toBe(0);
     const validate = await withoutClusterLibraries(['validate', '-f', termination, ...common()]);
     expect(validate.exitCode).toBe(0);
@@ -258,8 +258,8 @@ describe('validate', () => {
     const result = await cli(['validate', '-f', hostile, '--format', 'json', ...common()], { cwd });
 
     expect(result.exitCode).toBe(1);
-    expect(result.stdout).toBe('');
-    const report = JSON.parse(result.stderr) as JsonReport;
+    expect(result.stderr).toBe('');
+    const report = JSON.parse(result.stdout) as JsonReport;
     expect(Object.keys(report)).toEqual(['diagnostics', 'status']);
     expect(report.status).toEqual({});
     const diagnostics = report.diagnostics;
@@ -291,8 +291,8 @@ describe('validate', () => {
     const fromStdin = await cli(['validate', '-f', '-', '--format', 'json', ...common()], { input: await readFile(file, 'utf8') });
 
     expect(fromStdin.exitCode).toBe(1);
-    const expected = (JSON.parse(fromFile.stderr) as JsonReport).diagnostics.map((d) => ({ ...d, file: '<stdin>' }));
-    expect((JSON.parse(fromStdin.stderr) as JsonReport).diagnostics).toEqual(expected);
+    const expected = (JSON.parse(fromFile.stdout) as JsonReport).diagnostics.map((d) => ({ ...d, file: '<stdin>' }));
+    expect((JSON.parse(fromStdin.stdout) as JsonReport).diagnostics).toEqual(expected);
   });
 
   it('text format: one `file:line:col: severity [code] Kind ns/name field: message` line each, then a summary', async () => {
@@ -305,7 +305,7 @@ describe('validate', () => {
 
     expect(text.exitCode).toBe(1);
     expect(text.stdout).toBe('');
-    const diagnostics = (JSON.parse(json.stderr) as JsonReport).diagnostics;
+    const diagnostics = (JSON.parse(json.stdout) as JsonReport).diagnostics;
     const lines = text.stderr.split('\n');
     expect(lines.pop()).toBe(''); // ends with a newline
     const summary = lines.pop();
@@ -339,12 +339,12 @@ describe('validate', () => {
     const lenient = await cli(['validate', '-f', merging, '--format', 'json', ...common()]);
     const strict = await cli(['validate', '-f', merging, '--format', 'json', '--strict', ...common()]);
 
-    const diagnostics = (JSON.parse(lenient.stderr) as JsonReport).diagnostics;
+    const diagnostics = (JSON.parse(lenient.stdout) as JsonReport).diagnostics;
     expect(diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(diagnostics.filter((d) => d.severity === 'warning').length).toBeGreaterThan(0);
     expect(lenient.exitCode).toBe(0);
     expect(strict.exitCode).toBe(1);
-    expect((JSON.parse(strict.stderr) as JsonReport).diagnostics).toEqual(diagnostics);
+    expect((JSON.parse(strict.stdout) as JsonReport).diagnostics).toEqual(diagnostics);
   });
 });
 

@@ -77,7 +77,7 @@ describe('review page in Chromium', () => {
       ...now,
     ]);
     expect(result.stderr).not.toContain('internal error');
-    expect(result.stdout).toMatch(/^wrote .*review\.html: 15 route\(s\)/);
+    expect(result.stderr).toMatch(/^wrote .*review\.html: 15 route\(s\)/m);
     const { page, errors, requests, dialogs } = await open(file);
 
     expect(await count(page, 'routes')).toBe('15 of 15');
@@ -149,7 +149,7 @@ describe('review page in Chromium', () => {
     const input = await writeManyRoutes(work, 10_000);
     const file = join(work, 'many.html');
     const result = await runCli(['review', '-f', input, '-o', file, ...now]);
-    expect(result.stdout).toMatch(/: 10000 route\(s\)/);
+    expect(result.stderr).toMatch(/: 10000 route\(s\)/);
     const { page, errors, requests } = await open(file);
     expect(await count(page, 'routes')).toBe('10000 of 10000');
     expect(await page.locator('#routes .r').count()).toBeLessThan(100);

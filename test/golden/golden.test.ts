@@ -52,7 +52,8 @@ describe.each(cases)('fixture %s', (name) => {
       `exit code: ${result.exitCode}`,
       '',
       'diagnostics:',
-      result.stderr.trimEnd(),
+      // Without the progress line, which names the temporary output folder.
+      result.stderr.replace(/^wrote .*\n/m, '').trimEnd(),
       '',
       'key files:',
       ...keyFiles,
@@ -61,7 +62,7 @@ describe.each(cases)('fixture %s', (name) => {
     await expect(report).toMatchFileSnapshot(join(fixturesRoot, name, 'expected', 'report.txt'));
 
     const json = await runCli([...args, '--format', 'json']);
-    const status = (JSON.parse(json.stderr) as { status: Record<string, unknown> }).status;
+    const status = (JSON.parse(json.stdout) as { status: Record<string, unknown> }).status;
     if (Object.keys(status).length > 0) {
       await expect(JSON.stringify(status, null, 2) + '\n').toMatchFileSnapshot(join(fixturesRoot, name, 'expected', 'status.json'));
     }

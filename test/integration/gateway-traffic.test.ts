@@ -540,7 +540,7 @@ interface Conditioned {
   readonly conditions: readonly { type: string; status: string; reason: string }[];
 }
 
-/** What `render --format json` writes to stderr. */
+/** What `render --format json` writes to stdout. */
 interface JsonReport {
   readonly diagnostics: readonly {
     severity: string;
@@ -553,7 +553,7 @@ interface JsonReport {
 }
 
 function jsonReport(): JsonReport {
-  return JSON.parse(rendered.stderr) as JsonReport;
+  return JSON.parse(rendered.stdout) as JsonReport;
 }
 
 /** `{ Accepted: 'True/Accepted', ResolvedRefs: 'False/BackendNotFound' }` of the first parent (or ancestor). */

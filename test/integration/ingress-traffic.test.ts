@@ -282,7 +282,7 @@ function echoOf(response: { status: number; body: string }): EchoResponse {
 describe('render', () => {
   it('says why the decoy Secret of a passthrough host is not used', () => {
     expect(rendered.stderr).toMatch(/warning \[tls-shadowed-by-passthrough\].*vault\.example\.test/);
-    expect(rendered.stdout).toContain(`wrote ${target.conf}`);
+    expect(rendered.stderr).toContain(`wrote ${target.conf}`);
   });
 });
 

@@ -53,7 +53,7 @@ describe('SARIF output', () => {
     const json = await runCli(['validate', '-f', `fixtures/${name}/input`, ...goldenOptions(name), '--format', 'json']);
     expect(sarif.exitCode).toBe(json.exitCode);
     const log = checked(sarif.stdout);
-    const diagnostics = (JSON.parse(json.stderr) as { diagnostics: { code: string; file: string | null; line: number | null; column: number | null; message: string }[] }).diagnostics;
+    const diagnostics = (JSON.parse(json.stdout) as { diagnostics: { code: string; file: string | null; line: number | null; column: number | null; message: string }[] }).diagnostics;
     const run = log.runs[0]!;
     expect(run.results.map((r) => r.ruleId)).toEqual(diagnostics.map((d) => d.code));
     run.results.forEach((result, i) => {

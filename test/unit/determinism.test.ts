@@ -195,7 +195,7 @@ async function renderCase(name: string, inputs: readonly string[], output: strin
     if (!existsSync(dir)) continue;
     for (const file of (await readdir(dir)).sort()) keyFiles[`${folder}/${file}`] = await readFile(join(dir, file), 'utf8');
   }
-  const report = JSON.parse(result.stderr) as { diagnostics: JsonDiagnostic[]; status: Record<string, unknown> };
+  const report = JSON.parse(result.stdout) as { diagnostics: JsonDiagnostic[]; status: Record<string, unknown> };
   const diagnostics = report.diagnostics.map((d) => JSON.stringify([d.severity, d.code, d.resource, d.message])).sort();
   // Status is compared as text: key order and list order are part of what must not change.
   const status = JSON.stringify(report.status);

@@ -395,7 +395,7 @@ async function renderDocuments(documents: readonly Manifest[], withConfigMap: bo
   }
   return {
     exitCode: result.exitCode,
-    diagnostics: (JSON.parse(result.stderr) as { diagnostics: JsonDiagnostic[] }).diagnostics,
+    diagnostics: (JSON.parse(result.stdout) as { diagnostics: JsonDiagnostic[] }).diagnostics,
     nginxConf,
     keyFileNames: keyFiles.map(([name]) => name),
     check: await nginxCheck(output, nginxConf, keyFiles),
