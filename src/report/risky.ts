@@ -5,6 +5,7 @@ import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import { annotationPrefix } from '../translate/ingress/annotations/index.js';
 import { provenanceOf } from '../translate/provenance.js';
 import { wildcardCovers } from '../translate/stream.js';
+import { accessWidenings } from './access-widening.js';
 import { backendLabel, certificateLabel, hostLabel, pathLabel } from './routes-format.js';
 import { provenanceKey, type RouteRow, type RouteTable } from './routes.js';
 
@@ -22,6 +23,8 @@ export const riskyRules = {
   'wildcard-capture': 'A host name is now answered by a wildcard route instead of the route that answered it before.',
   'claim-lost': 'A resource that held a host or path now loses it to an older claim by another resource.',
   'access-control-removed': 'An access-control annotation (auth-*, whitelist-source-range, denylist-source-range, satisfy) was removed from an Ingress.',
+  'access-control-widened':
+    'An Ingress lets more through: its allow-list admits more addresses or its deny-list fewer, client-certificate verification is relaxed (verify-client, chain depth), satisfy turned to any, or the auth service, users Secret, client CA or subject changed.',
   'listener-not-programmed': 'A Gateway listener that was Programmed is not any more.',
 } as const;
 
@@ -72,6 +75,7 @@ export function riskyChanges(base: ReviewSide, next: ReviewSide, now: Date): Ris
     ...wildcardCaptures(base.table.rows, next.table.rows),
     ...lostClaims(base.table.rows, next.table.rows),
     ...removedAccessControl(base, next),
+    ...widenedAccessControl(base, next),
     ...listenersNoLongerProgrammed(base, next),
   ];
   const ruleOrder = Object.keys(riskyRules);
@@ -287,6 +291,22 @@ function removedAccessControl(base: ReviewSide, next: ReviewSide): RiskyChange[]
       resource: provenanceOf(now, ['metadata', 'annotations']),
       message: `Ingress ${id} no longer has ${removed.join(', ')}: whoever could not reach its backends before may reach them now`,
     });
+  }
+  return changes;
+}
+
+function widenedAccessControl(base: ReviewSide, next: ReviewSide): RiskyChange[] {
+  const changes: RiskyChange[] = [];
+  for (const [id, before] of base.ingresses) {
+    const now = next.ingresses.get(id);
+    if (!now) continue;
+    for (const widening of accessWidenings(before.metadata.annotations, now.metadata.annotations)) {
+      changes.push({
+        rule: 'access-control-widened',
+        resource: provenanceOf(now, ['metadata', 'annotations', `${annotationPrefix}${widening.annotation}`]),
+        message: `Ingress ${id}: ${widening.message}`,
+      });
+    }
   }
   return changes;
 }
