@@ -135,7 +135,7 @@ const readKinds: ReadonlySet<string> = new Set(watchedKinds.map((k) => k.kind));
  * replace a working config with an empty one, nor pass a CI check. Problems reading the documents are
  * shown first, since they may be why nothing was found.
  */
-export async function readManifests(flags: Pick<CommonFlags, 'filename' | 'allowEmpty' | 'quiet'>, io: CliIo): Promise<FileSourceResult> {
+export async function readManifests(flags: Pick<CommonFlags, 'filename' | 'allowEmpty'>, io: CliIo): Promise<FileSourceResult> {
   const source = await readSources(flags.filename, io);
   if (flags.allowEmpty || source.snapshot.objects.some((object) => readKinds.has(object.kind))) return source;
   if (source.diagnostics.length > 0) io.stderr(formatTextReport(source.diagnostics));
