@@ -54,8 +54,9 @@ export function hasChanges(diff: RouteDiff): boolean {
 }
 
 /**
- * A row as compared: the JSON form without where its resources were read (base and new manifests live
- * in different folders, and a moved document is no route change).
+ * A row as compared: the JSON form without where its resources were read, down to the field (base and
+ * new manifests live in different folders, a moved document is no route change, and neither is a path
+ * that another path added before it moves to the next index).
  */
 function comparable(row: RouteRow): Record<string, string> {
   const json = routeJson({
@@ -66,8 +67,10 @@ function comparable(row: RouteRow): Record<string, string> {
   return Object.fromEntries(Object.entries(json).map(([field, value]) => [field, JSON.stringify(value)]));
 }
 
-function withoutLocation<T extends { readonly file?: string; readonly line?: number }>(provenance: T): Omit<T, 'file' | 'line'> {
-  const { file: _file, line: _line, ...rest } = provenance;
+function withoutLocation<T extends { readonly file?: string; readonly line?: number; readonly column?: number; readonly field?: string; readonly path?: unknown }>(
+  provenance: T,
+): Omit<T, 'file' | 'line' | 'column' | 'field' | 'path'> {
+  const { file: _file, line: _line, column: _column, field: _field, path: _path, ...rest } = provenance;
   return rest;
 }
 
