@@ -416,7 +416,8 @@ function locationBehaviour(
   rewriteTarget: string | undefined,
   regex: boolean,
 ): LocationBehaviour {
-  const rewrite = regex && rewriteTarget !== undefined && rewriteTarget !== path ? { regex: `(?i)${path}`, target: rewriteTarget } : undefined;
+  // Anchored as the location is: the same match, and safe-regex.ts's cost analysis counts one start only.
+  const rewrite = regex && rewriteTarget !== undefined && rewriteTarget !== path ? { regex: `(?i)^${path}`, target: rewriteTarget } : undefined;
   const service = ref.service;
   const port = service?.port.number ?? (service?.port.name !== undefined && /^[a-z0-9-]+$/.test(service.port.name) ? service.port.name : '-');
   // What the error locations send as X-Namespace and friends; set wherever one of them may be reached.
@@ -495,7 +496,7 @@ function checkedRegexPath(path: string, object: SourceObject, field: FieldPath, 
   ctx.report.error(
     'path-invalid',
     object,
-    `as a regular expression (use-regex) this path ${checked.problem}; paths take literals, . ^ $ | ( ) (?: ) [ ] * + ? {n,m} and \\d \\w \\s escapes, without nested repetition. This path is not rendered`,
+    `as a regular expression (use-regex) this path ${checked.problem}; paths take literals, . ^ $ | ( ) (?: ) [ ] * + ? {n,m} and \\d \\w \\s escapes, matching in time linear in the path. This path is not rendered`,
     field,
   );
   return undefined;

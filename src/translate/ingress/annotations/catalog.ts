@@ -167,7 +167,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: access,
     status: 'differs',
     defaultValue: '',
-    note: '`CN=<regex>` matched against the subject DN (403 otherwise); the regex is checked against a safe grammar (the CVE-2025-1097 injection cannot pass it), and nested repetition is refused',
+    note: '`CN=<regex>` matched against the subject DN (403 otherwise); the regex is checked against a safe grammar (the CVE-2025-1097 injection cannot pass it) and must match in linear time (see above)',
   },
   // ------------------------------------------------------------------ access control
   {
@@ -346,7 +346,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: canary,
     status: 'differs',
     defaultValue: '',
-    note: 'a regex (safe grammar, no nested repetition) for the header value; ignored when `canary-by-header-value` is set',
+    note: 'a regex (safe grammar, linear time, see above) for the header value; ignored when `canary-by-header-value` is set',
   },
   {
     name: 'canary-by-cookie',
@@ -382,7 +382,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: paths,
     status: 'differs',
     defaultValue: '',
-    note: 'implies `use-regex`; the URI sent to the backend, with `$1`…`$9` from the path\'s groups (`rewrite "(?i)path" target break`)',
+    note: 'implies `use-regex`; the URI sent to the backend, with `$1`…`$9` from the path\'s groups (`rewrite "(?i)^path" target break`)',
   },
   {
     name: 'app-root',
