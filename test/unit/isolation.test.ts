@@ -8,6 +8,12 @@ import { translate } from '../../src/translate/translate.js';
 import { configMap, gateway, object, passthrough, service, tlsRoute } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
 import { upstreamName } from '../../src/translate/upstream-names.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkConfig } from '../../src/apply/check.js';
+import { writeOutput } from '../../src/apply/write.js';
+import { requireNginx } from '../support/nginx.js';
 
 /**
  * Tenant isolation at the model level: no resource takes a host from an older claim, whatever the
@@ -26,6 +32,7 @@ interface IngressSpec {
   readonly paths?: readonly string[];
   readonly created?: string;
   readonly annotations?: Record<string, string>;
+  readonly pathType?: 'Exact' | 'Prefix' | 'ImplementationSpecific';
 }
 
 function ingress(namespace: string, name: string, spec: IngressSpec): SourceObject {
@@ -37,7 +44,7 @@ function ingress(namespace: string, name: string, spec: IngressSpec): SourceObje
       ...(spec.tls && { tls: [{ hosts: spec.hosts }] }),
       rules: spec.hosts.map((host) => ({
         host,
-        http: { paths: (spec.paths ?? ['/']).map((path) => ({ path, pathType: 'Prefix', backend })) },
+        http: { paths: (spec.paths ?? ['/']).map((path) => ({ path, pathType: path === '/' ? 'Prefix' : (spec.pathType ?? 'Prefix'), backend })) },
       })),
     },
   }, { creationTimestamp: spec.created ?? older });
@@ -289,3 +296,81 @@ function canaryRaw(serviceName: string, hosts: readonly string[]): SourceObject[
     },
   };
 }
+
+/** nginx -t on the build of `objects`: the output of a real nginx, empty when it passes. */
+async function nginxOutput(objects: readonly SourceObject[], extra: Partial<TranslateOptions> = {}): Promise<{ ok: boolean; output: string }> {
+  const nginx = requireNginx();
+  const dir = await mkdtemp(join(tmpdir(), 'i2n-isolation-'));
+  try {
+    const result = build({ objects }, { ...options, ...extra, runDir: dir, ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }) });
+    await writeOutput(join(dir, 'out'), result.files);
+    return await checkConfig(join(dir, 'out'), dir, nginx.binary);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('internal locations are out of every Ingress path\'s reach', () => {
+  const victim = ingress('team-a', 'shop', {
+    hosts: ['app.example.test'],
+    created: older,
+    annotations: { 'nginx.ingress.kubernetes.io/auth-url': 'http://10.0.0.7/check' },
+  });
+  const authPath = (objects: readonly SourceObject[]) =>
+    run(objects).model.http.virtualHosts.flatMap((h) => h.locations).find((l) => l.authEndpoint)!.path;
+
+  it.each(['Exact', 'Prefix', 'ImplementationSpecific'] as const)(
+    'a newer tenant copying the victim\'s auth location as an %s path is refused; the victim keeps its host and nginx loads',
+    async (pathType) => {
+      const internal = authPath([...services('team-a'), victim]);
+      expect(internal).toMatch(/^\/\.ingress2nginx\/auth\/[0-9a-f]+$/);
+      const objects = [...services('team-a', 'team-b'), victim, ingress('team-b', 'copy', { hosts: ['app.example.test'], created: newer, paths: [internal, '/'], pathType })];
+      const { model, diagnostics } = run(objects);
+      expect(diagnostics.filter((d) => d.code === 'path-invalid').map((d) => `${d.resource?.namespace}/${d.resource?.name}`)).toEqual(['team-b/copy']);
+      const host = model.http.virtualHosts.find((h) => h.serverName === 'app.example.test')!;
+      expect(host.locations.find((l) => l.path === '/')?.comment).toContain('team-a/shop');
+      expect(host.locations.filter((l) => l.path.startsWith('/.ingress2nginx')).map((l) => l.comment)).toEqual(['auth-url of Ingress team-a/shop']);
+      expect(await nginxOutput(objects)).toMatchObject({ ok: true });
+    },
+  );
+});
+
+describe('auth-url never reaches a special address or another namespace\'s Service', () => {
+  it.each([
+    'http://127.0.0.1/',
+    'http://2130706433/',
+    'http://0x7f.1/',
+    'http://0177.0.0.1/',
+    'http://[::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::127.0.0.1]/',
+    'http://[64:ff9b::7f00:1]/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[::ffff:169.254.169.254]/',
+    'http://[64:ff9b::a9fe:a9fe]/',
+    'http://[fd00:ec2::254]/',
+    'http://[fd20:ce::254]/',
+    'http://100.100.100.200/',
+    'http://168.63.129.16/',
+    'http://192.0.0.192/',
+    'http://0.0.0.0/',
+    'http://metadata.google.internal/',
+    'http://169.254.169.254.nip.io/',
+  ])('%s is refused, and the Ingress is left out', (url) => {
+    const { model, diagnostics } = run(
+      [...services('team-a'), ingress('team-a', 'sso', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/auth-url': url } })],
+      { resolvers: ['10.96.0.10'] },
+    );
+    expect(about(diagnostics, 'auth-url-unreachable')).toEqual(['team-a/sso']);
+    expect(model.http.virtualHosts).toEqual([]);
+  });
+
+  it('refuses the cluster IP of another namespace\'s Service, which no backend could name', () => {
+    const { diagnostics } = run([
+      ...services('team-a'),
+      service('team-b', 'billing', '10.96.7.7', [{ port: 80 }]),
+      ingress('team-a', 'sso', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/auth-url': 'http://10.96.7.7/check' } }),
+    ]);
+    expect(diagnostics.find((d) => d.code === 'auth-url-unreachable')?.message).toContain('Service team-b/billing in another namespace');
+  });
+});

@@ -8,7 +8,6 @@
  */
 import type { FieldPath } from '../../model/diagnostics.js';
 import type {
-  AuthEndpoint,
   ClientCertificateCheck,
   CorsHeaders,
   ExternalAuthUse,
@@ -20,8 +19,8 @@ import type {
   ProxyTuning,
 } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { isIpAddress } from '../allowlist.js';
-import { externalNameProblem, isSpecialAddress, resolveServiceBackend } from '../backends.js';
+import { internalLocationPrefix } from '../internal-locations.js';
+import { authEndpoint } from './auth-endpoint.js';
 import { annotationPrefix, type IngressAnnotations, type SecretReference } from './annotations/index.js';
 import type { AuthUrl } from './annotations/external-auth.js';
 import type { CorsOrigins } from './annotations/cors.js';
@@ -54,13 +53,16 @@ export interface IngressBehaviour {
   readonly references: readonly string[];
 }
 
-/** Where the internal auth locations live: no Ingress path is expected under it. */
-const authEndpointPrefix = '/.ingress2nginx/auth/';
+/** Where the internal auth locations live: no Ingress path may be under it (internal-locations.ts). */
+const authEndpointPrefix = `${internalLocationPrefix}auth/`;
 
 const annotationField = (name: string): FieldPath => ['metadata', 'annotations', annotationPrefix + name];
 
-/** The behaviour of an Ingress's locations, or undefined when something that guards access cannot be set up. */
-export function buildBehaviour(object: SourceObject, annotations: IngressAnnotations, ctx: IngressContext): IngressBehaviour | undefined {
+/**
+ * The behaviour of an Ingress's locations, or undefined when something that guards access cannot be set
+ * up. `served`: the host names its locations are served under ('' for a rule without host).
+ */
+export function buildBehaviour(object: SourceObject, annotations: IngressAnnotations, served: readonly string[], ctx: IngressContext): IngressBehaviour | undefined {
   const settings = ctx.settings;
   const references: string[] = [];
   const companions: Location[] = [];
@@ -140,17 +142,17 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
   const external = annotations.externalAuth;
   let externalAuth: ExternalAuthUse | undefined;
   if (external.url) {
-    const endpoint = authEndpoint(external.url, external.method, ctx);
-    if (!endpoint.ok) {
-      fail('auth-url-unreachable', endpoint.problem, 'auth-url');
+    const target = authEndpoint(object, external.url, external.method, served, ctx);
+    if (!target.ok) {
+      fail('auth-url-unreachable', target.problem, 'auth-url');
     } else {
-      const path = `${authEndpointPrefix}${digestOf(JSON.stringify(endpoint.value))}`;
+      const path = `${authEndpointPrefix}${digestOf(JSON.stringify(target.value))}`;
       companions.push({
         modifier: '=',
         path,
         comment: `auth-url of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
         plainHttp: { redirect: false, serve: true },
-        authEndpoint: endpoint.value,
+        authEndpoint: target.value,
       });
       const responseHeaders = external.responseHeaders.map((header) => {
         const variable = header.toLowerCase().replaceAll('-', '_');
@@ -265,54 +267,6 @@ function crossNamespaceAllowed(object: SourceObject, ref: { namespace: string },
 function signinUrl(signin: AuthUrl): string {
   if (/[?&]rd=/.test(signin.url)) return signin.url;
   return `${signin.url}${signin.url.includes('?') ? '&' : '?'}rd=$scheme://$http_host$request_uri`;
-}
-
-type Reach = { readonly ok: true; readonly value: AuthEndpoint } | { readonly ok: false; readonly problem: string };
-
-/**
- * How nginx reaches the auth service. A Service in the input (by its cluster DNS name) is reached like
- * any backend; a literal address directly (never the node's own or a metadata address); any other name,
- * or `$host`, only with `--resolver`, so that a name that does not resolve fails the request and never
- * the config load. Other names are held to the ExternalName rules (no metadata services, the operator's
- * allowed domains).
- */
-function authEndpoint(url: AuthUrl, method: string | undefined, ctx: IngressContext): Reach {
-  const policy = ctx.backendPolicy;
-  const base = { ...(method !== undefined && { method }) };
-  const defaultPort = url.scheme === 'https' ? 443 : 80;
-  if (url.authority === undefined) {
-    if (!policy.runtimeDns) return { ok: false, problem: 'auth-url names its host with a variable, which nginx resolves per request only with --resolver' };
-    return { ok: true, value: { ...base, pass: '$i2n_auth_target', resolve: url.url, host: url.url.split('/')[2] ?? '$host', ...(url.scheme === 'https' && { sslServerName: '$host' }) } };
-  }
-  const [host = '', portText] = url.authority.startsWith('[') ? [url.authority.slice(0, url.authority.indexOf(']') + 1), url.authority.split(']:')[1]] : url.authority.split(':');
-  const port = portText === undefined ? defaultPort : Number(portText);
-  const service = new RegExp(`^([a-z0-9-]+)\\.([a-z0-9-]+)\\.svc\\.${escapeLiteral(policy.clusterDomain)}$`).exec(host);
-  if (service) {
-    const [, name = '', namespace = ''] = service;
-    const resolution = resolveServiceBackend(ctx.resources, namespace, { name, port: { number: port } }, policy);
-    if (!resolution.ok) return { ok: false, problem: `auth-url: ${resolution.problem}` };
-    const backend = resolution.value;
-    ctx.backends.set(backend.upstream, backend);
-    const ssl = url.scheme === 'https' ? { sslServerName: host } : {};
-    if (backend.runtimeName !== undefined) {
-      return { ok: true, value: { ...base, ...ssl, pass: '$i2n_auth_target', resolve: `${url.scheme}://${backend.runtimeName}${url.path}`, host: url.authority } };
-    }
-    return { ok: true, value: { ...base, ...ssl, pass: `${url.scheme}://${backend.upstream}${url.path}`, host: url.authority, upstream: backend.upstream } };
-  }
-  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (isIpAddress(bare)) {
-    if (isSpecialAddress(bare)) return { ok: false, problem: `auth-url points at ${bare}, an address of the node itself or a metadata service; refused` };
-    return { ok: true, value: { ...base, pass: url.url, host: url.authority } };
-  }
-  const external = externalNameProblem(host, { externalNameDisabled: false, externalNameSuffixes: policy.externalNameSuffixes });
-  if (!external.ok) return { ok: false, problem: `auth-url: ${external.problem.replace('spec.externalName', 'the host')}` };
-  if (!policy.runtimeDns) {
-    return {
-      ok: false,
-      problem: `auth-url names ${host}, which is not a Service in the input; nginx can look it up per request only with --resolver (at load time, a name that does not resolve would stop the whole config)`,
-    };
-  }
-  return { ok: true, value: { ...base, pass: '$i2n_auth_target', resolve: url.url, host: url.authority, ...(url.scheme === 'https' && { sslServerName: host }) } };
 }
 
 /**

@@ -225,7 +225,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: access,
     status: 'differs',
     defaultValue: '',
-    note: 'nginx `auth_request` to this `http(s)` URL; a 2xx lets the request through, 401/403 are returned. A Service DNS name of a Service in the input is reached at its address; other names need `--resolver` (so DNS can never stop the config from loading). Variables: `$host`, `$http_host`, `$scheme`, `$request_uri`, `$escaped_request_uri` (the last one is not escaped in stock nginx)',
+    note: 'nginx `auth_request` to this `http(s)` URL; a 2xx lets the request through, 401/403 are returned. A Service DNS name of a Service in the input is reached at its address (another namespace\'s only with a ReferenceGrant); other names need `--resolver` (so DNS can never stop the config from loading). The host is a literal or `$host` (checked against the names the Ingress serves; never `$http_host`); the path and query may use `$host`, `$http_host`, `$scheme`, `$request_uri`, `$escaped_request_uri` (the last one is not escaped in stock nginx)',
   },
   {
     name: 'auth-method',
