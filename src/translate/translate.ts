@@ -25,6 +25,7 @@ import { claimantsOf, keepOwnedClaims, mergeHosts } from './ingress/hosts.js';
 import { HttpExtensionRegistry } from './ingress/extensions.js';
 import { translateIngress, type IngressContext, type IngressContribution } from './ingress/ingress.js';
 import { ReferenceGrants } from './gateway/reference-grants.js';
+import { withinSizeLimits } from './ingress/size-limits.js';
 import { referenceGrantSchema } from './gateway/schemas.js';
 import { objectId, type TranslateOptions } from './options.js';
 import { hostOwners, type HostClaimant } from './ownership.js';
@@ -97,13 +98,16 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       }),
     ),
   };
-  const ours = [...resources.ingresses]
-    .sort((a, b) => compareAge(a.object, b.object))
-    .filter((ingress) => {
-      const decision = ingressClassDecision(ingress, resources, options.ingressClass, options.watchIngressWithoutClass);
-      if (!decision.serve) report.info('ingress-class-skipped', ingress.object, `not ours: ${decision.reason}`);
-      return decision.serve;
-    });
+  const ours = withinSizeLimits(
+    [...resources.ingresses]
+      .sort((a, b) => compareAge(a.object, b.object))
+      .filter((ingress) => {
+        const decision = ingressClassDecision(ingress, resources, options.ingressClass, options.watchIngressWithoutClass);
+        if (!decision.serve) report.info('ingress-class-skipped', ingress.object, `not ours: ${decision.reason}`);
+        return decision.serve;
+      }),
+    report,
+  );
   const features = nginxFeatures(options.nginxVersion);
   const proxyProtocolRequests = new Map<SourceObject, ProxyProtocolVersion>();
   const contributions = ours.map((ingress): IngressContribution => {

@@ -374,3 +374,86 @@ describe('auth-url never reaches a special address or another namespace\'s Servi
     expect(diagnostics.find((d) => d.code === 'auth-url-unreachable')?.message).toContain('Service team-b/billing in another namespace');
   });
 });
+
+describe('sizes that reflect cost', () => {
+  const names = (count: number, label: string) => Array.from({ length: count }, (_, i) => `${label}${i}.example.test`);
+  const paths = (count: number) => Array.from({ length: count }, (_, i) => `/p${i}`);
+  const invalid = (diagnostics: readonly Diagnostic[], annotation: string) =>
+    diagnostics.filter((d) => d.code === 'annotation-invalid' && d.field?.includes(`nginx.ingress.kubernetes.io/${annotation}`)).map((d) => `${d.resource?.namespace}/${d.resource?.name}`);
+
+  it('refuses 3,000 server-alias names (the 44 s validate of the issue) instead of rendering 300,000 locations', () => {
+    const { model, diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'big', { hosts: ['app.example.test'], paths: paths(100), annotations: { 'nginx.ingress.kubernetes.io/server-alias': names(3000, 'a').join(', ') } }),
+    ]);
+    expect(invalid(diagnostics, 'server-alias')).toEqual(['team-a/big']);
+    expect(model.http.virtualHosts.map((h) => h.serverName)).toEqual(['app.example.test']);
+  });
+
+  it('refuses an Ingress whose hosts and aliases times paths pass the per-Ingress limit; another is served', () => {
+    const { model, diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'wide', { hosts: ['app.example.test'], paths: paths(100), annotations: { 'nginx.ingress.kubernetes.io/server-alias': names(60, 'a').join(', ') } }),
+      ingress('team-a', 'fine', { hosts: ['fine.example.test'], paths: paths(100), annotations: { 'nginx.ingress.kubernetes.io/server-alias': names(40, 'f').join(', ') } }),
+    ]);
+    expect(about(diagnostics, 'ingress-too-large')).toEqual(['team-a/wide']);
+    expect(model.http.virtualHosts.filter((h) => h.serverName.startsWith('f')).length).toBe(41);
+    expect(model.http.virtualHosts.some((h) => h.serverName === 'app.example.test')).toBe(false);
+  });
+
+  it('keeps a namespace to its share: its newest Ingresses past the limit are left out, another namespace is served', () => {
+    const wide = (namespace: string, index: number, created: string) =>
+      ingress(namespace, `wide-${index}`, { hosts: names(45, `${namespace}-${index}-`), paths: paths(100), created });
+    const greedy = Array.from({ length: 12 }, (_, i) => wide('team-a', i, `2024-01-${String(i + 1).padStart(2, '0')}T00:00:00Z`));
+    const { diagnostics } = run([...services('team-a', 'team-b'), ...greedy, wide('team-b', 0, newer)]);
+    expect(about(diagnostics, 'namespace-too-large')).toEqual(['team-a/wide-11']);
+    expect(about(diagnostics, 'ingress-too-large')).toEqual([]);
+  });
+
+  it.each([
+    [{ 'proxy-buffer-size': '1m', 'proxy-buffers-number': '1024' }, 'proxy-buffers-number'],
+    [{ 'proxy-buffer-size': '1m', 'proxy-buffers-number': '9' }, 'proxy-buffers-number'],
+    [{ 'proxy-buffer-size': '16k', 'proxy-buffers-number': '1024' }, 'proxy-buffers-number'],
+    [{ 'proxy-buffer-size': '0' }, 'proxy-buffer-size'],
+    [{ 'proxy-buffer-size': '512' }, 'proxy-buffer-size'],
+  ])('refuses buffers %j that one request may not hold, and renders the ConfigMap\'s', (annotations, field) => {
+    const { model, diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'greedy', {
+        hosts: ['app.example.test'],
+        annotations: Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v])),
+      }),
+    ]);
+    expect(invalid(diagnostics, field)).toEqual(['team-a/greedy']);
+    expect(model.http.virtualHosts[0]?.locations.find((l) => l.path === '/')?.proxy?.tuning?.buffers).toBeUndefined();
+  });
+
+  it('accepts 8m of buffers in all', () => {
+    const { diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'big', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/proxy-buffer-size': '1m', 'nginx.ingress.kubernetes.io/proxy-buffers-number': '8' } }),
+    ]);
+    expect(diagnostics).toEqual([]);
+  });
+
+  it('renders 256 CORS origins as entries nginx reads (not one parameter past its 4 KB limit), and refuses a 257th', async () => {
+    const origins = (count: number) => Array.from({ length: count }, (_, i) => `https://a-rather-long-origin-name-${i}.partner.example.test`).join(', ');
+    const cors = (count: number) => ingress('team-a', 'cors', {
+      hosts: ['app.example.test'],
+      annotations: { 'nginx.ingress.kubernetes.io/enable-cors': 'true', 'nginx.ingress.kubernetes.io/cors-allow-origin': origins(count) },
+    });
+    expect(invalid(run([...services('team-a'), cors(257)]).diagnostics, 'cors-allow-origin')).toEqual(['team-a/cors']);
+    const objects = [...services('team-a'), cors(256)];
+    expect(run(objects).diagnostics.filter((d) => d.severity !== 'info')).toEqual([]);
+    expect(await nginxOutput(objects)).toMatchObject({ ok: true });
+  });
+
+  it('refuses a header list nginx would read as one parameter past its limit', () => {
+    const headers = Array.from({ length: 64 }, (_, i) => `X-A-Long-Header-Name-Number-${String(i).padStart(30, '0')}`).join(',');
+    const { diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'cors', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/enable-cors': 'true', 'nginx.ingress.kubernetes.io/cors-allow-headers': headers } }),
+    ]);
+    expect(invalid(diagnostics, 'cors-allow-headers')).toEqual(['team-a/cors']);
+  });
+});

@@ -26,6 +26,8 @@ import type { AuthUrl } from './annotations/external-auth.js';
 import type { CorsOrigins } from './annotations/cors.js';
 import { permanentCode, temporalCode } from './annotations/paths.js';
 import type { ControllerSettings } from './configmap.js';
+import { sizeInBytes } from '../allowlist.js';
+import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
 import type { IngressContext } from './ingress.js';
 
@@ -220,7 +222,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
   const proxy = annotations.proxy;
   const ranges = sourceRanges(annotations.sourceRange.deny ?? settings.denylistSourceRange, annotations.sourceRange.allow ?? settings.whitelistSourceRange, ctx);
   references.push(...ranges);
-  const tuning = proxyTuning(annotations, settings);
+  const tuning = proxyTuning(annotations, settings, buffersWithinLimit(object, annotations, settings, ctx));
   return {
     behaviour: {
       variables: [],
@@ -291,9 +293,9 @@ function limitKey(
 }
 
 /** Per-location proxy settings for the annotations that differ from the ConfigMap's defaults. */
-function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettings): ProxyTuning | undefined {
+function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettings, buffersAllowed: boolean): ProxyTuning | undefined {
   const proxy = annotations.proxy;
-  const buffersSet = proxy.bufferSize !== undefined || proxy.buffersNumber !== undefined;
+  const buffersSet = buffersAllowed && (proxy.bufferSize !== undefined || proxy.buffersNumber !== undefined);
   const size = proxy.bufferSize ?? settings.proxyBufferSize;
   const number = proxy.buffersNumber ?? settings.proxyBuffersNumber;
   const redirect =
@@ -319,6 +321,26 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
     ...(redirect !== undefined && { redirect }),
   };
   return Object.keys(tuning).length > 0 ? tuning : undefined;
+}
+
+/**
+ * Whether this Ingress's buffers, `proxy-buffer-size` × `proxy-buffers-number` (each from the ConfigMap
+ * when not set here), stay within what one request may hold: nginx allocates them per request, and one
+ * tenant's client that never reads would hold them all. Over it, both fall back to the ConfigMap's.
+ */
+function buffersWithinLimit(object: SourceObject, annotations: IngressAnnotations, settings: ControllerSettings, ctx: IngressContext): boolean {
+  const proxy = annotations.proxy;
+  if (proxy.bufferSize === undefined && proxy.buffersNumber === undefined) return true;
+  const size = proxy.bufferSize ?? settings.proxyBufferSize;
+  const number = proxy.buffersNumber ?? settings.proxyBuffersNumber;
+  if (sizeInBytes(size) * number <= maxProxyBuffersTotalBytes) return true;
+  ctx.report.error(
+    'annotation-invalid',
+    object,
+    `proxy-buffers-number ${number} of proxy-buffer-size ${size} is ${Math.round((sizeInBytes(size) * number) / 1024 ** 2)}m per request, above the ${maxProxyBuffersTotalBytes / 1024 ** 2}m one request may hold; both fall back to the ConfigMap's values`,
+    annotationField(proxy.buffersNumber !== undefined ? 'proxy-buffers-number' : 'proxy-buffer-size'),
+  );
+  return false;
 }
 
 /**
@@ -348,9 +370,9 @@ function corsPolicy(cors: IngressAnnotations['cors'], ctx: IngressContext): { he
     return { headers: { origin: '*', ...values, preflight: `$${preflight}` }, reference: preflight };
   }
   const originVariable = `${prefix}_origin`;
-  const alternatives = origins.origins.map((origin) => escapeLiteral(origin).replace('\\*', '[A-Za-z0-9-]+'));
-  // An empty list (a rejected annotation) allows no origin: the map never matches.
-  const entries = alternatives.length > 0 ? [{ key: regexKey(`^(${alternatives.join('|')})$`, true), value: '$http_origin' }] : [];
+  // One entry per origin: a single regex of them all would outgrow nginx's 4 KB parameter limit. An
+  // empty list (a rejected annotation) allows no origin: the map never matches.
+  const entries = origins.origins.map((origin) => ({ key: regexKey(`^${escapeLiteral(origin).replace('\\*', '[A-Za-z0-9-]+')}$`, true), value: '$http_origin' }));
   const maps: MapBlock[] = [
     { comment, source: '$http_origin', variable: originVariable, entries, defaultValue: '""' },
     { comment, source: `"$request_method:$${originVariable}"`, variable: preflight, entries: [{ key: regexKey('^OPTIONS:.'), value: '1' }], defaultValue: '""' },
