@@ -365,6 +365,16 @@ describe('auth-url never reaches a special address or another namespace\'s Servi
     expect(model.http.virtualHosts).toEqual([]);
   });
 
+  it('puts only checked host names into the map that checks $host: a refused host never reaches nginx.conf', () => {
+    const result = build(
+      { objects: [...services('team-a'), ingress('team-a', 'sso', { hosts: ['app.example.test', 'x;pwned.example.test', '*.w.example.test'], annotations: { 'nginx.ingress.kubernetes.io/auth-url': 'https://$host/oauth2/auth' } })] },
+      { ...options, resolvers: ['10.96.0.10'] },
+    );
+    const conf = result.files[0]!.contents;
+    expect(conf).not.toContain('pwned');
+    expect(conf).toMatch(/map \$host \$i2n_auth_host_\w+ \{\n        hostnames;\n        \*\.w\.example\.test \$host;\n        app\.example\.test \$host;\n        default "";/);
+  });
+
   it('refuses the cluster IP of another namespace\'s Service, which no backend could name', () => {
     const { diagnostics } = run([
       ...services('team-a'),

@@ -9,7 +9,7 @@ import type { Checked } from '../allowlist.js';
 import type { AuthEndpoint, MapBlock } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { specialAddress } from '../addresses.js';
-import { isIpAddress } from '../allowlist.js';
+import { isDnsHostname, isIpAddress, isWildcardHostname } from '../allowlist.js';
 import { externalNameProblem, resolveServiceBackend } from '../backends.js';
 import { mapKey } from '../stream.js';
 import type { AuthUrl } from './annotations/external-auth.js';
@@ -81,7 +81,9 @@ function hostVariableEndpoint(object: SourceObject, url: AuthUrl, base: { method
   if (served.includes('')) {
     return { ok: false, problem: 'auth-url names its host with $host, and a rule of this Ingress has no host: any Host a client sends would be the auth target' };
   }
-  const names = [...new Set(served)].sort();
+  // Each name becomes a map key: only those that pass the host allow-list (a rule with another host is
+  // not rendered anyway).
+  const names = [...new Set(served.filter((name) => isDnsHostname(name) || isWildcardHostname(name)))].sort();
   const variable = `i2n_auth_host_${digestOf(...names)}`;
   const map: MapBlock = {
     comment: `auth-url $host of Ingress ${object.metadata.namespace}/${object.metadata.name}: only the names it serves`,
