@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { defaults, toTranslateOptions, type CommonFlags } from '../src/cli/options.js';
 import { build } from '../src/render/build.js';
 import { readInputs } from '../src/sources/files.js';
+import { defaultRenderOptions } from './render-options.js';
 
 /**
  * `npm run bench:hostile`: is `validate` (read, translate, render) linear in the size of a hostile
@@ -57,23 +57,6 @@ function tenant(index: number): string[] {
   return documents;
 }
 
-function validateOptions(dir: string) {
-  const flags: CommonFlags = {
-    ...defaults,
-    filename: [dir],
-    format: 'text',
-    strict: false,
-    watchIngressWithoutClass: false,
-    allowCrossNamespaceSecrets: false,
-    disableSvcExternalName: false,
-    firstNamespaceOwnsHost: false,
-    upstreams: 'service',
-    accessLog: 'off',
-    certificatesPerHandshake: false,
-  };
-  return toTranslateOptions(flags, { nginxVersion: defaults.nginxVersion, streamModulePath: defaults.streamModule }, new Date());
-}
-
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'i2n-hostile-bench-'));
   console.log(`hostile input, doubled: validate = read + translate + render, best of ${runs} (${cpus().length} CPUs, Node ${process.version})`);
@@ -88,7 +71,7 @@ async function main(): Promise<void> {
       for (let run = 0; run < runs; run++) {
         const started = performance.now();
         const source = await readInputs([file]);
-        const result = build(source.snapshot, validateOptions(file));
+        const result = build(source.snapshot, defaultRenderOptions(file));
         best = Math.min(best, performance.now() - started);
         summary = {
           objects: source.snapshot.objects.length,

@@ -3,15 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkConfig } from '../../src/apply/check.js';
-import { writeOutput } from '../../src/apply/write.js';
 import { build } from '../../src/render/build.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import { maxProxyBuffersTotalBytes, minProxyBufferBytes } from '../../src/translate/ingress/annotations/proxy.js';
 import { maxRoutesPerIngress, maxRoutesPerNamespace } from '../../src/translate/ingress/size-limits.js';
 import { sizeInBytes } from '../../src/translate/allowlist.js';
 import { object } from '../support/gateway.js';
-import { requireNginx } from '../support/nginx.js';
+import { checkBuiltFiles, requireNginx } from '../support/nginx.js';
 import { testTranslateOptions } from '../support/options.js';
 
 /**
@@ -105,7 +103,7 @@ describe('sizes a tenant chooses', () => {
     const nginx = requireNginx();
     await fc.assert(
       fc.asyncProperty(fc.array(ingressCase, { minLength: 1, maxLength: 4 }), async (ingresses) => {
-        const runDir = join(scratch, `run-${cases}`);
+        const runDir = join(scratch, `run-${cases++}`);
         const result = build(
           { objects: toObjects(ingresses) },
           testTranslateOptions({ runDir, now: new Date(), ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }) }),
@@ -134,10 +132,7 @@ describe('sizes a tenant chooses', () => {
         }
         for (const [namespace, count] of perNamespace) expect(count, namespace).toBeLessThanOrEqual(2 * maxRoutesPerNamespace);
 
-        const out = join(scratch, `case-${cases++}`);
-        await writeOutput(out, result.files);
-        const check = await checkConfig(out, runDir, nginx.binary);
-        await rm(out, { recursive: true, force: true });
+        const check = await checkBuiltFiles(result.files, runDir);
         expect(check.output).toBe('');
         expect(check.ok).toBe(true);
       }),

@@ -8,12 +8,9 @@ import { translate } from '../../src/translate/translate.js';
 import { configMap, gateway, object, passthrough, service, tlsRoute } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
 import { upstreamName } from '../../src/translate/upstream-names.js';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkConfig } from '../../src/apply/check.js';
-import { writeOutput } from '../../src/apply/write.js';
-import { requireNginx } from '../support/nginx.js';
+import { checkBuiltFiles, requireNginx } from '../support/nginx.js';
 
 /**
  * Tenant isolation at the model level: no resource takes a host from an older claim, whatever the
@@ -300,14 +297,9 @@ function canaryRaw(serviceName: string, hosts: readonly string[]): SourceObject[
 /** nginx -t on the build of `objects`: the output of a real nginx, empty when it passes. */
 async function nginxOutput(objects: readonly SourceObject[], extra: Partial<TranslateOptions> = {}): Promise<{ ok: boolean; output: string }> {
   const nginx = requireNginx();
-  const dir = await mkdtemp(join(tmpdir(), 'i2n-isolation-'));
-  try {
-    const result = build({ objects }, { ...options, ...extra, runDir: dir, ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }) });
-    await writeOutput(join(dir, 'out'), result.files);
-    return await checkConfig(join(dir, 'out'), dir, nginx.binary);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const runDir = join(tmpdir(), 'i2n-isolation-run');
+  const result = build({ objects }, { ...options, ...extra, runDir, ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }) });
+  return checkBuiltFiles(result.files, runDir);
 }
 
 describe('internal locations are out of every Ingress path\'s reach', () => {
