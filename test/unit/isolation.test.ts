@@ -348,6 +348,8 @@ describe('auth-url never reaches a special address or another namespace\'s Servi
     'http://0.0.0.0/',
     'http://metadata.google.internal/',
     'http://169.254.169.254.nip.io/',
+    'http://10-96-7-7.team-b.pod.cluster.local/',
+    'http://pod-0.billing.team-b.svc.cluster.local/',
   ])('%s is refused, and the Ingress is left out', (url) => {
     const { model, diagnostics } = run(
       [...services('team-a'), ingress('team-a', 'sso', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/auth-url': url } })],
@@ -457,5 +459,50 @@ describe('sizes that reflect cost', () => {
       ingress('team-a', 'cors', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/enable-cors': 'true', 'nginx.ingress.kubernetes.io/cors-allow-headers': headers } }),
     ]);
     expect(invalid(diagnostics, 'cors-allow-headers')).toEqual(['team-a/cors']);
+  });
+});
+
+describe('regexes that would cost every tenant are refused at the resource that wrote them', () => {
+  const costly = ['(a|a)*$', '(.*a){12}$', '((a{999}){999}){999}', '.*a.*b$'];
+
+  it.each(costly)('a use-regex path /%s is refused; the path is not rendered, the other tenant is served', (regex) => {
+    const { model, diagnostics } = run([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'costly', { hosts: ['a.example.test'], paths: [`/${regex}`], annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' } }),
+      ingress('team-b', 'fine', { hosts: ['b.example.test'] }),
+    ]);
+    expect(about(diagnostics, 'path-invalid')).toEqual(['team-a/costly']);
+    expect(model.http.virtualHosts.map((h) => h.serverName)).toEqual(['b.example.test']);
+  });
+
+  it.each(costly)('a canary-by-header-pattern %s is refused at the canary, never at the main Ingress', (regex) => {
+    const { model, diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'main', { hosts: ['a.example.test'], created: older }),
+      ingress('team-a', 'canary', {
+        hosts: ['a.example.test'],
+        created: newer,
+        annotations: {
+          'nginx.ingress.kubernetes.io/canary': 'true',
+          'nginx.ingress.kubernetes.io/canary-by-header': 'X-Beta',
+          'nginx.ingress.kubernetes.io/canary-by-header-pattern': regex,
+        },
+      }),
+    ]);
+    expect(diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code} ${d.resource?.name}`)).toContain('annotation-invalid canary');
+    expect(diagnostics.filter((d) => d.severity === 'error' && d.resource?.name === 'main')).toEqual([]);
+    expect(model.http.virtualHosts[0]?.locations.find((l) => l.path === '/')?.comment).toContain('team-a/main');
+  });
+
+  it.each(costly)('an auth-tls-match-cn CN=%s leaves its Ingress out, never the shared CA', (regex) => {
+    const { diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'strict', {
+        hosts: ['a.example.test'],
+        tls: true,
+        annotations: { 'nginx.ingress.kubernetes.io/auth-tls-secret': 'team-a/ca', 'nginx.ingress.kubernetes.io/auth-tls-match-cn': `CN=${regex}` },
+      }),
+    ]);
+    expect(diagnostics.filter((d) => d.code === 'annotation-invalid').map((d) => `${d.resource?.kind}/${d.resource?.name}`)).toEqual(['Ingress/strict']);
   });
 });

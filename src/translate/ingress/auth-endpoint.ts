@@ -51,6 +51,12 @@ export function authEndpoint(object: SourceObject, url: AuthUrl, method: string 
     }
     return { ok: true, value: { ...base, ...ssl, pass: `${url.scheme}://${backend.upstream}${url.path}`, host: url.authority, upstream: backend.upstream } };
   }
+  if (host.endsWith(`.${policy.clusterDomain}`)) {
+    return {
+      ok: false,
+      problem: `auth-url names ${host}, in the cluster domain but not a Service (<service>.<namespace>.svc.${policy.clusterDomain}): such names (Pods, endpoints of headless Services) reach any namespace; name the Service`,
+    };
+  }
   const bare = host.startsWith('[') ? host.slice(1, -1) : host;
   if (isIpAddress(bare)) {
     const special = specialAddress(bare);
