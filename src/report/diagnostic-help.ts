@@ -70,6 +70,7 @@ const help: Readonly<Record<string, string>> = {
   'backend-unsupported': 'Only Service backends are supported; the path answers 503.',
   'backend-unresolved': 'The backend Service or port cannot be resolved; the path answers 503 (passthrough: connections are closed).',
   'service-dns-name': 'The Service is not in the input (or is headless); nginx resolves its cluster DNS name at request time with --resolver.',
+  'auth-url-unreachable': 'auth-url cannot be reached as a backend could: a special address, another namespace\'s Service without a ReferenceGrant, a name without --resolver, or $host on a rule without host. The Ingress is not rendered.',
   'endpoint-address-refused': 'An EndpointSlice address is the node itself, link-local, a cloud metadata service or another address no tenant may reach; it is left out.',
   'ingress-too-large': 'The Ingress asks for more locations (hosts and aliases times paths) than one Ingress may have; it is not rendered.',
   'namespace-too-large': 'The Ingresses of this namespace ask for more locations together than one namespace may have; the newest are not rendered.',
