@@ -36,6 +36,9 @@ const referencedKinds: ReadonlySet<string> = new Set(['Secret', 'ConfigMap']);
  */
 export const searchesPerNamespace = 8;
 
+/** How the message of a resource left out without a search of its own begins. */
+const notChecked = 'not checked: ';
+
 /**
  * Build, check, and when the check fails find the resources that make it fail and build again without
  * them, so one tenant's bad resource never stops everyone else's config from loading. Allow-lists catch
@@ -59,7 +62,8 @@ export async function buildChecked(
   first?: BuildResult,
   serving: ReadonlySet<string> = new Set(),
 ): Promise<CheckedBuild> {
-  const quarantined = new Map(options.quarantine ?? []);
+  // Left out unchecked last time: checked again now (the namespace's culprits may be fixed).
+  const quarantined = new Map([...(options.quarantine ?? [])].filter(([, message]) => !message.startsWith(notChecked)));
   const attempt = async (excluded: ReadonlyMap<string, string>, built?: BuildResult) => {
     const result = built ?? build(snapshot, { ...options, quarantine: excluded });
     return { result, check: await check(result) };
@@ -101,7 +105,7 @@ export async function buildChecked(
     if (culprits.get(namespace)! > searchesPerNamespace) {
       const unchecked = remaining.slice(blamed + 1).filter((other) => namespaceOf(other) === namespace && !quarantined.has(other));
       for (const other of unchecked) {
-        quarantined.set(other, `not checked: nginx refused more than ${searchesPerNamespace} resources of namespace ${namespace}; the last: ${nginxMessage(failure)}`);
+        quarantined.set(other, `${notChecked}nginx refused more than ${searchesPerNamespace} resources of namespace ${namespace}; the last: ${nginxMessage(failure)}`);
       }
     }
     // The passing prefix stays the same without the culprit: the next search starts after it.
