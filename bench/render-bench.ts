@@ -7,7 +7,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yaml from 'js-yaml';
 import { writeOutput } from '../src/apply/write.js';
-import { defaults, toTranslateOptions, type CommonFlags } from '../src/cli/options.js';
 import { formatTextReport } from '../src/cli/reporters.js';
 import type { Diagnostic } from '../src/model/diagnostics.js';
 import { build, type BuildResult } from '../src/render/build.js';
@@ -17,6 +16,7 @@ import type { Snapshot } from '../src/sources/snapshot.js';
 import { certificateCoversHost, parseKeyPair, validityAt } from '../src/translate/certificates.js';
 import type { TranslateOptions } from '../src/translate/options.js';
 import type { GeneratedInput } from './generate.js';
+import { defaultRenderOptions } from './render-options.js';
 
 /**
  * `npm run bench`: renders a generated cluster export of the issue's size (10,000 Ingresses, 10,000
@@ -82,31 +82,11 @@ interface PipelineRun {
   readonly maxRssAfter: number;
 }
 
-/** What `ingress2nginx render -f DIR -o OUT` gets from commander: every flag at its default. */
-function translateOptions(inputDir: string): TranslateOptions {
-  const flags: CommonFlags = {
-    ...defaults,
-    filename: [inputDir],
-    format: 'text',
-    strict: false,
-    quiet: false,
-    allowEmpty: false,
-    watchIngressWithoutClass: false,
-    allowCrossNamespaceSecrets: false,
-    disableSvcExternalName: false,
-    firstNamespaceOwnsHost: false,
-    upstreams: 'service',
-    accessLog: 'off',
-    certificatesPerHandshake: false,
-  };
-  return toTranslateOptions(flags, { nginxVersion: defaults.nginxVersion, streamModulePath: defaults.streamModule }, new Date());
-}
-
 /** The `render` command: read, build, write, report (formatted and dropped here, stderr there). */
 async function runPipeline(inputDir: string, outDir: string): Promise<PipelineRun> {
   const memory = new MemorySampler();
   memory.start();
-  const options = translateOptions(inputDir);
+  const options = defaultRenderOptions(inputDir);
   const t0 = performance.now();
   const source = await readInputs([inputDir]);
   memory.sample();

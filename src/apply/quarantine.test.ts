@@ -9,8 +9,9 @@ import type { TranslateOptions } from '../translate/options.js';
 import { requireNginx } from '../../test/support/nginx.js';
 import { createCa, issueCertificate, type CertificateFiles } from '../../test/support/pki.js';
 import { manifestsText, numberedSites, tlsSecret, writePoisonNginx, type Site } from '../../test/support/tenants.js';
+import { caSecretManifest } from '../../test/support/pki.js';
 import { checkConfig } from './check.js';
-import { buildChecked, nginxMessage, type BuildCheck } from './quarantine.js';
+import { buildChecked, nginxMessage, searchesPerNamespace, type BuildCheck } from './quarantine.js';
 import { testTranslateOptions } from '../../test/support/options.js';
 
 /**
@@ -134,7 +135,7 @@ describe('buildChecked', () => {
 
     expect(checked.check.ok).toBe(true);
     expect(Object.fromEntries(checked.quarantined)).toEqual({
-      'Secret/web/poison-tls': '[emerg] unknown directive "poison-tls.pem"',
+      'Secret/web/poison-tls': '[emerg] unknown directive "tls/web_poison-tls.pem"',
     });
     const conf = nginxConf(checked.result);
     expect(conf).toContain('server_name shop.example.com;');
@@ -209,6 +210,89 @@ spec:
     }));
     expect(first?.quarantined.map(([id]) => id)).toEqual(['Ingress/web/ing-pair-b', 'Ingress/web/ing-site-22', 'Ingress/web/ing-site-7']);
     for (const other of others) expect(other).toEqual(first);
+  });
+});
+
+describe('buildChecked: blame follows ownership, and no tenant can fill it', () => {
+  it('has no ceiling: 20 bad Ingresses of one tenant are left out without freezing the config or costing the others their search', async () => {
+    const evil: Site[] = Array.from({ length: 25 }, (_, i) => ({
+      name: `evil-${String(i).padStart(2, '0')}`,
+      namespace: 'evil',
+      host: i < 20 ? `poison-e${i}.example.com` : `fine-e${i}.example.com`,
+    }));
+    const web = numberedSites(30, [12]);
+    const { check, count } = poisonCheck();
+    const checked = await buildChecked(await snapshotOf(manifestsText([...web, ...evil])), options, check);
+
+    expect(checked.check.ok).toBe(true);
+    expect(checked.quarantined.get('Ingress/web/ing-site-12')).toBe('[emerg] unknown directive "poison-12.example.com"');
+    const conf = nginxConf(checked.result);
+    for (const site of web.filter((s) => s.name !== 'site-12')) expect(conf).toContain(`server_name ${site.host};`);
+    expect(conf).not.toContain('poison');
+    const evilLeftOut = [...checked.quarantined.keys()].filter((id) => id.startsWith('Ingress/evil/'));
+    const searched = evilLeftOut.filter((id) => !checked.quarantined.get(id)!.startsWith('not checked'));
+    expect(searched).toHaveLength(searchesPerNamespace + 1);
+    expect(evilLeftOut.length).toBeGreaterThanOrEqual(20);
+    // Found one by one: web's culprit and evil's first nine, each in at most 1 + ceil(log2 110) checks.
+    console.log(`nginx -t runs for 21 culprits among 110 candidates, 20 of one tenant: ${count()}`);
+    expect(count()).toBeLessThanOrEqual(2 + (searchesPerNamespace + 2) * 9);
+
+    // The next round (the cluster mode passes what it left out): the unchecked are checked again, the
+    // culprits found stay out, and the search goes on from there, bounded the same way.
+    const again = await buildChecked(await snapshotOf(manifestsText([...web, ...evil])), { ...options, quarantine: checked.quarantined }, poisonCheck().check);
+    expect(again.check.ok).toBe(true);
+    const searchedAgain = [...again.quarantined].filter(([id, message]) => id.startsWith('Ingress/evil/') && !message.startsWith('not checked'));
+    expect(searchedAgain.length).toBe(Math.min(20, 2 * (searchesPerNamespace + 1)));
+    expect(nginxConf(again.result)).not.toContain('poison');
+  });
+
+  it('blames the canary whose header pattern fails, not the main Ingress it splits', async () => {
+    const sites: Site[] = [
+      ...numberedSites(6),
+      { name: 'z-main', host: 'shop.example.com' },
+      {
+        name: 'a-canary',
+        host: 'shop.example.com',
+        annotations: { 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-by-header': 'X-Beta', 'nginx.ingress.kubernetes.io/canary-by-header-pattern': 'poison-pattern' },
+      },
+    ];
+    const checked = await buildChecked(await snapshotOf(manifestsText(sites)), options, poisonCheck().check);
+
+    expect(checked.check.ok).toBe(true);
+    expect([...checked.quarantined.keys()]).toEqual(['Ingress/web/ing-a-canary']);
+    expect(nginxConf(checked.result)).toContain('server_name shop.example.com;');
+  });
+
+  it('blames the Ingress whose auth-tls-match-cn fails, not the CA Secret other Ingresses share', async () => {
+    const clientAuth = (matchCn: string) => ({
+      'nginx.ingress.kubernetes.io/auth-tls-secret': 'web/client-ca',
+      'nginx.ingress.kubernetes.io/auth-tls-match-cn': matchCn,
+    });
+    const sites: Site[] = [
+      { name: 'alpha', host: 'alpha.example.com', secret: 'tls-alpha', annotations: clientAuth('CN=alice') },
+      { name: 'beta', host: 'beta.example.com', secret: 'tls-beta', annotations: clientAuth('CN=poison-cn') },
+    ];
+    const secrets = [tlsSecret('tls-alpha', wildcard), tlsSecret('tls-beta', wildcard), caSecretManifest({ name: 'client-ca', namespace: 'web', caPem: wildcard.certPem })];
+    const checked = await buildChecked(await snapshotOf(manifestsText(sites, secrets)), options, poisonCheck().check);
+
+    expect(checked.check.ok).toBe(true);
+    expect([...checked.quarantined.keys()]).toEqual(['Ingress/web/ing-beta']);
+    const conf = nginxConf(checked.result);
+    expect(conf).toContain('server_name alpha.example.com;');
+    expect(conf).toContain('ca/web_client-ca.crt');
+  });
+
+  it('never blames what nginx serves now for a newcomer it fails with, however old the newcomer is', async () => {
+    const sites: Site[] = [
+      ...numberedSites(4),
+      { name: 'pair-a', host: 'pair-a.example.com', created: '2025-06-01T00:00:00Z' },
+      { name: 'pair-b', host: 'pair-b.example.com', created: '2024-01-01T00:00:00Z' },
+    ];
+    const snapshot = await snapshotOf(manifestsText(sites));
+    const byAge = await buildChecked(snapshot, options, poisonCheck().check);
+    expect([...byAge.quarantined.keys()]).toEqual(['Ingress/web/ing-pair-a']);
+    const byService = await buildChecked(snapshot, options, poisonCheck().check, undefined, new Set(['Ingress/web/ing-pair-a']));
+    expect([...byService.quarantined.keys()]).toEqual(['Ingress/web/ing-pair-b']);
   });
 });
 

@@ -23,8 +23,10 @@ export interface StagedBuild {
  * every candidate build is staged and checked there. nginx names the staging folder in its messages;
  * they are rewritten to `.i2n-rejected`, where the config it rejected is kept, so that they point at a
  * file that is still there and read the same on every run. On failure the last build is kept there and
- * nothing is staged for commit. `first`, when given, is the build of these options already made.
- * The CLI's `render` and the cluster mode both write this way.
+ * nothing is staged for commit. `first`, when given, is the build of these options already made;
+ * `serving`, the resources (`objectId`) of the config nginx serves now that have not changed since, which
+ * the search never blames for a newcomer's failure. The CLI's `render` and the cluster mode both write
+ * this way.
  */
 export async function stageBuild(
   folder: OutputFolder,
@@ -32,6 +34,7 @@ export async function stageBuild(
   options: TranslateOptions,
   nginxBin: string | undefined,
   first?: BuildResult,
+  serving?: ReadonlySet<string>,
 ): Promise<StagedBuild> {
   if (nginxBin === undefined) {
     const result = first ?? build(snapshot, options);
@@ -56,6 +59,7 @@ export async function stageBuild(
       return { ok: nginx.ok, output: nginx.output.split(resolve(staged.dir)).join(folder.rejectedDir) };
     },
     first,
+    serving,
   );
   const staged = stagings.get(result) ?? (await folder.stage(result.files));
   if (!check.ok) {

@@ -353,6 +353,8 @@ export interface MapBlock {
   readonly variable: string;
   readonly entries: readonly { readonly key: string; readonly value: string }[];
   readonly defaultValue: string;
+  /** Keys are host names, `*.` wildcards among them (`hostnames`). */
+  readonly hostnames?: boolean;
 }
 
 /** `split_clients "${request_id}" $variable { share% value; * rest; }`: a random choice per request. */
@@ -571,6 +573,11 @@ export interface AuthEndpoint {
   readonly sslServerName?: string;
   /** The upstream block `pass` names, when the auth service is a Service in the input. */
   readonly upstream?: string;
+  /**
+   * A variable (without `$`) that is empty unless the request's host is one the server serves: the
+   * auth target is `$host`, and the client must not choose it (403 otherwise).
+   */
+  readonly servedHost?: string;
 }
 
 export interface ErrorPageLocation {

@@ -12,17 +12,31 @@ function config(virtualHosts: VirtualHost[]): NginxConfig {
   return { http: { virtualHosts } } as unknown as NginxConfig;
 }
 
-/** Bodies as the template would render them, by a body name per host. */
-function bodies(plain: Record<string, string>, secure: Record<string, string>): ServerBodies {
-  return { plain: (h) => plain[h.serverName] ?? '', tls: (h) => secure[h.serverName] ?? '' };
+/**
+ * Bodies as the template would render them, by a body per host name. The bodies are also written into
+ * the hosts (as the template renders a host's own fields, never its name), and every rendering is counted.
+ */
+function bodies(): ServerBodies & { rendered: string[] } {
+  const rendered: string[] = [];
+  const field = (h: VirtualHost, index: number) => (h.locations[index] as unknown as { body: string } | undefined)?.body ?? '';
+  return {
+    rendered,
+    plain: (h) => (rendered.push(`plain ${h.serverName}`), field(h, 0)),
+    tls: (h) => (rendered.push(`tls ${h.serverName}`), field(h, 1)),
+  };
+}
+
+/** Hosts whose fields carry the bodies `bodies` reads back. */
+function hostsWith(plain: Record<string, string>, secure: Record<string, string>, names: readonly string[]): VirtualHost[] {
+  const location = (body: string | undefined) => ({ body: body ?? '' }) as unknown as VirtualHost['locations'][number];
+  return names.map((name) => host(name, { locations: [location(plain[name]), location(secure[name])] }));
 }
 
 describe('shareServers', () => {
   it('gives hosts whose bodies are the same one server, headed by the first, and leaves the rest their own', () => {
-    const view = shareServers(config([host('a.test'), host('b.test'), host('c.test'), host('d.test')]), bodies(
-      { 'a.test': 'plain /', 'b.test': 'plain /', 'c.test': 'plain /', 'd.test': 'plain /other' },
-      { 'a.test': 'tls /', 'b.test': 'tls /other', 'c.test': 'tls /', 'd.test': 'tls /other' },
-    ));
+    const plain = { 'a.test': 'plain /', 'b.test': 'plain /', 'c.test': 'plain /', 'd.test': 'plain /other' };
+    const secure = { 'a.test': 'tls /', 'b.test': 'tls /other', 'c.test': 'tls /', 'd.test': 'tls /other' };
+    const view = shareServers(config(hostsWith(plain, secure, ['a.test', 'b.test', 'c.test', 'd.test'])), bodies());
     expect(view.http.virtualHosts.map((h) => [h.serverName, h.plainServer, h.tlsServer])).toEqual([
       ['a.test', { serverNames: ['a.test', 'b.test', 'c.test'], body: 'plain /' }, { serverNames: ['a.test', 'c.test'], body: 'tls /' }],
       ['b.test', undefined, { serverNames: ['b.test', 'd.test'], body: 'tls /other' }],
@@ -33,7 +47,7 @@ describe('shareServers', () => {
 
   it('renders no plain-HTTP server for a host whose plain HTTP is shared, and no TLS server for a passthrough host', () => {
     const { tls: _, ...passthrough } = host('p.test');
-    const view = shareServers(config([host('a.test', { plainHttpShared: true }), passthrough]), bodies({}, {}));
+    const view = shareServers(config([host('a.test', { plainHttpShared: true }), passthrough]), bodies());
     expect(view.http.virtualHosts.map((h) => [h.serverName, h.plainServer?.serverNames, h.tlsServer?.serverNames])).toEqual([
       ['a.test', undefined, ['a.test']],
       ['p.test', ['p.test'], undefined],
@@ -43,7 +57,9 @@ describe('shareServers', () => {
   it('keeps a body that reads its first server name to its host: $server_name and server_name_in_redirect do', () => {
     const redirects = '        server_name_in_redirect on;\n';
     const variable = '            return 200 ${server_name};\n';
-    const view = shareServers(config([host('a.test'), host('b.test')]), bodies({ 'a.test': redirects, 'b.test': redirects }, { 'a.test': variable, 'b.test': variable }));
+    const plain = { 'a.test': redirects, 'b.test': redirects };
+    const secure = { 'a.test': variable, 'b.test': variable };
+    const view = shareServers(config(hostsWith(plain, secure, ['a.test', 'b.test'])), bodies());
     expect(view.http.virtualHosts.map((h) => [h.plainServer?.serverNames, h.tlsServer?.serverNames])).toEqual([
       [['a.test'], ['a.test']],
       [['b.test'], ['b.test']],
@@ -52,13 +68,23 @@ describe('shareServers', () => {
 
   it('shares a body that names other server names: the SNI sent to a backend, a path', () => {
     const backendSni = '        location /server_name/ {\n            proxy_ssl_server_name on;\n            proxy_ssl_name $ssl_server_name;\n        }\n';
-    const view = shareServers(config([host('a.test'), host('b.test')]), bodies({}, { 'a.test': backendSni, 'b.test': backendSni }));
+    const secure = { 'a.test': backendSni, 'b.test': backendSni };
+    const view = shareServers(config(hostsWith({}, secure, ['a.test', 'b.test'])), bodies());
     expect(view.http.virtualHosts.map((h) => h.tlsServer?.serverNames)).toEqual([['a.test', 'b.test'], undefined]);
+  });
+
+  it('renders the bodies of hosts that differ only by name once: the aliases of an Ingress cost one rendering', () => {
+    const names = Array.from({ length: 50 }, (_, i) => `alias-${i}.test`);
+    const same = Object.fromEntries(names.map((name) => [name, 'body']));
+    const rendering = bodies();
+    const view = shareServers(config(hostsWith(same, same, names)), rendering);
+    expect(view.http.virtualHosts[0]?.tlsServer?.serverNames).toEqual(names);
+    expect(rendering.rendered).toEqual(['plain alias-0.test', 'tls alias-0.test']);
   });
 
   it('leaves the model as it was', () => {
     const model = config([host('a.test'), host('b.test')]);
-    shareServers(model, bodies({}, {}));
+    shareServers(model, bodies());
     expect(model.http.virtualHosts.map((h) => Object.keys(h))).toEqual([Object.keys(host('a.test')), Object.keys(host('b.test'))]);
   });
 });

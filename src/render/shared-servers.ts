@@ -41,12 +41,32 @@ export interface ServerBodies {
 export function shareServers(model: NginxConfig, bodies: ServerBodies): NginxConfigView {
   const plainByBody = new Map<string, ServerGroup>();
   const tlsByBody = new Map<string, ServerGroup>();
+  const plainBodies = new Map<string, string>();
+  const tlsBodies = new Map<string, string>();
   const virtualHosts = model.http.virtualHosts.map((host): VirtualHostView => {
-    const plainServer = host.plainHttpShared ? undefined : serverHeadedBy(host.serverName, bodies.plain(host), plainByBody);
-    const tlsServer = host.tls ? serverHeadedBy(host.serverName, bodies.tls(host), tlsByBody) : undefined;
+    const key = bodyKey(host);
+    const body = (cache: Map<string, string>, renderBody: (h: VirtualHost) => string) => {
+      let rendered = cache.get(key);
+      if (rendered === undefined) cache.set(key, (rendered = renderBody(host)));
+      return rendered;
+    };
+    const plainServer = host.plainHttpShared ? undefined : serverHeadedBy(host.serverName, body(plainBodies, bodies.plain), plainByBody);
+    const tlsServer = host.tls ? serverHeadedBy(host.serverName, body(tlsBodies, bodies.tls), tlsByBody) : undefined;
     return withAddedFields(host, { ...(plainServer && { plainServer }), ...(tlsServer && { tlsServer }) });
   });
   return { ...model, http: { ...model.http, virtualHosts } };
+}
+
+/**
+ * Everything of a host its server bodies can read: all but its name (no body template reads it) and
+ * provenance (no template reads it). Hosts with the same key render the same bodies, so each body is
+ * rendered once however many names share it: the aliases of an Ingress cost one rendering, not one each.
+ */
+function bodyKey(host: VirtualHost): string {
+  return JSON.stringify(host, function (this: unknown, key, value: unknown) {
+    if (this === host && key === 'serverName') return undefined;
+    return key === 'origin' && typeof value === 'object' ? undefined : value;
+  });
 }
 
 /** A server block being collected: names are added while later hosts join it. */

@@ -204,17 +204,22 @@ export const goBoolText = 'true or false (also t, f, 1, 0, as ingress-nginx acce
 /**
  * An nginx size (`ngx_parse_size`: buffers) or offset (`ngx_parse_offset`: body size) as ingress-nginx
  * accepts it: digits with an optional unit, which we spell in lowercase. At most 10 digits, so the
- * value cannot overflow what nginx parses it into.
+ * value cannot overflow what nginx parses it into; between `minBytes` and `maxBytes`.
  */
-export function nginxSize(units: 'k' | 'km' | 'kmg', maxBytes = Number.MAX_SAFE_INTEGER) {
+export function nginxSize(units: 'k' | 'km' | 'kmg', maxBytes = Number.MAX_SAFE_INTEGER, minBytes = 0) {
   const pattern = new RegExp(`^([0-9]{1,10})([${units}${units.toUpperCase()}]?)$`);
-  const factor: Readonly<Record<string, number>> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
   return z
     .string()
     .trim()
     .regex(pattern)
     .transform((value) => value.toLowerCase())
-    .refine((value) => Number.parseInt(value, 10) * (factor[value.replace(/[0-9]/g, '')] ?? 1) <= maxBytes);
+    .refine((value) => sizeInBytes(value) <= maxBytes && sizeInBytes(value) >= minBytes);
+}
+
+/** The bytes of a size `nginxSize` accepted (`8k`, `1m`). */
+export function sizeInBytes(size: string): number {
+  const factor: Readonly<Record<string, number>> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+  return Number.parseInt(size, 10) * (factor[size.replace(/[0-9]/g, '')] ?? 1);
 }
 
 /**

@@ -1,6 +1,7 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import type { UpstreamServer } from '../model/nginx.js';
 import type { ServicePortRef } from '../model/provenance.js';
+import { specialAddress, specialHostName } from './addresses.js';
 import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './allowlist.js';
 import { clusterIpStandIn } from './cluster-provided.js';
 import { key, type Resources } from './resources.js';
@@ -42,7 +43,13 @@ export interface BackendPolicy {
 }
 
 export type BackendResolution =
-  | { readonly ok: true; readonly value: ResolvedBackend; readonly warning?: string }
+  | {
+      readonly ok: true;
+      readonly value: ResolvedBackend;
+      readonly warning?: string;
+      /** The diagnostic code of `warning`: `service-dns-name` unless given. */
+      readonly warningCode?: string;
+    }
   | {
       readonly ok: false;
       readonly problem: string;
@@ -154,6 +161,7 @@ function endpointsBackend(
 ): BackendResolution {
   const id = key(namespace, name);
   const addresses = new Set<string>();
+  const refused = new Set<string>();
   for (const { spec } of resources.endpointSlices.get(id) ?? []) {
     if (spec.addressType !== 'IPv4' && spec.addressType !== 'IPv6') continue;
     const port = (spec.ports ?? []).find((p) => (p.name ?? '') === (servicePort.name ?? ''))?.port;
@@ -161,51 +169,27 @@ function endpointsBackend(
     for (const endpoint of spec.endpoints ?? []) {
       if (endpoint.conditions?.ready === false) continue;
       for (const address of endpoint.addresses) {
-        if (!isIpAddress(address) || isSpecialAddress(address)) continue;
+        if (!isIpAddress(address)) continue;
+        const special = specialAddress(address);
+        if (special) {
+          refused.add(`${address} (${special.what})`);
+          continue;
+        }
         addresses.add(isIP(address) === 6 ? `[${address}]:${port}` : `${address}:${port}`);
       }
     }
   }
-  if (addresses.size === 0) return { ok: false, problem: `Service ${id} has no ready endpoints for port ${servicePort.port}`, noEndpoints: true };
+  const left = refused.size === 0 ? '' : `; its EndpointSlices' addresses ${[...refused].sort().join(', ')} are left out, since no tenant may send traffic there`;
+  if (addresses.size === 0) return { ok: false, problem: `Service ${id} has no ready endpoints for port ${servicePort.port}${left}`, noEndpoints: true };
   const servers = [...addresses].sort().map((address) => ({ address }));
-  return { ok: true, value: backend(namespace, name, servicePort.port, servers, serviceDnsName) };
+  const value = backend(namespace, name, servicePort.port, servers, serviceDnsName);
+  return { ok: true, value, ...(refused.size > 0 && { warning: `Service ${id}${left.slice(1)}`, warningCode: 'endpoint-address-refused' }) };
 }
-
-/** Loopback, link-local (cloud metadata), unspecified, multicast, reserved; IPv4-mapped IPv6 is checked as IPv4. */
-const specialAddresses = new BlockList();
-for (const [network, prefix] of [['127.0.0.0', 8], ['0.0.0.0', 8], ['169.254.0.0', 16], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
-  specialAddresses.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [['::1', 128], ['::', 128], ['fe80::', 10], ['ff00::', 8]] as const) {
-  specialAddresses.addSubnet(network, prefix, 'ipv6');
-}
-
-/** Never a backend's address, whoever wrote it. */
-export function isSpecialAddress(address: string): boolean {
-  return specialAddresses.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
-}
-
-/**
- * Names an ExternalName must not point at, whoever asks: the node itself and the cloud metadata
- * services, which hand out credentials to whoever can reach them.
- */
-const forbiddenExternalNames: ReadonlySet<string> = new Set([
-  'localhost',
-  'localhost.localdomain',
-  'ip6-localhost',
-  'ip6-loopback',
-  'metadata',
-  'metadata.google.internal',
-  'metadata.goog',
-  'metadata.azure.com',
-  'instance-data',
-  'instance-data.ec2.internal',
-]);
 
 /**
  * An ExternalName that may be handed to nginx: a DNS name, not an address in disguise (`127.0.0.1`,
  * `2130706433` and `0x7f.1` all reach the loopback through the C library), not the node or a metadata
- * service, and inside the operator's allowed domains when there are any.
+ * service (addresses.ts), and inside the operator's allowed domains when there are any.
  */
 export function externalNameProblem(
   raw: string,
@@ -216,14 +200,8 @@ export function externalNameProblem(
   }
   const name = raw.toLowerCase().replace(/\.$/, '');
   if (!isDnsHostname(name)) return { ok: false, problem: 'spec.externalName is not a valid host name' };
-  const labels = name.split('.');
-  const last = labels[labels.length - 1] ?? '';
-  if (/^(0x[0-9a-f]*|[0-9]+)$/.test(last)) {
-    return { ok: false, problem: `spec.externalName ${name} is an IP address, not a host name; refused (a tenant must not point nginx at any address)` };
-  }
-  if (forbiddenExternalNames.has(name) || name.endsWith('.localhost')) {
-    return { ok: false, problem: `spec.externalName ${name} names the node itself or a cloud metadata service; refused` };
-  }
+  const special = specialHostName(name);
+  if (special !== undefined) return { ok: false, problem: `spec.externalName ${name} ${special}; refused (a tenant must not point nginx at the node, a metadata service or any address)` };
   const allowed = policy.externalNameSuffixes;
   if (allowed.length > 0 && !allowed.some((suffix) => name === suffix || name.endsWith(`.${suffix}`))) {
     return { ok: false, problem: `spec.externalName ${name} is outside the allowed domains (--external-name-suffix ${allowed.join(', ')})` };

@@ -81,6 +81,51 @@ describe('checkSafeRegex', () => {
     for (const payload of payloads) expect(checkSafeRegex(payload, textRegexAlphabet).ok, payload).toBe(false);
   });
 
+  it.each([
+    ['/((a{999}){999}){999}', 'multiply to more than 1000'],
+    ['/(a{999}){2}', 'multiply to more than 1000'],
+    ['/(abcdefghij[a-z][0-9]){400}', 'too large'],
+    [`/${'('.repeat(17)}a${')'.repeat(17)}`, 'more than 16 deep'],
+    ['/(a|a)*$', 'alternatives that can match the same text'],
+    ['/(js|json)', 'alternatives that can match the same text'],
+    ['/(a|)b', 'alternatives that can match the same text'],
+    ['/(.*a){12}$', 'inside another repetition'],
+    ['/(a?){30}a{30}', 'inside another repetition'],
+    ['/(a?)*', 'inside another repetition'],
+    ['/.*a.*b$', 'scans the same characters again'],
+    ['/\\d+\\d+$', 'scans the same characters again'],
+    ['/api/.*/items/.*\\.json$', 'scans the same characters again'],
+    ['/.*=[a-z=]*!', 'scans the same characters again'],
+  ])('refuses the costly path regex %j', (source, problem) => {
+    expect(groupsOf(source)).toContain(problem);
+  });
+
+  it.each([
+    ['/(api|app)/(v1|v2)', 2],
+    ['/[^a]*a.*b$', 0],
+    ['/(.*)/api/(.*)', 2],
+    ['/users/(.*)/posts/([^/]*)\\.json$', 2],
+    ['/[a-z]{1,1000}x', 0],
+    ['/(\\d{1,3}\\.){3}\\d{1,3}$', 1],
+    ['/([^/]+/){3}x', 1],
+  ])('accepts the path regex %j, which is linear', (source, groups) => {
+    expect(groupsOf(source)).toBe(groups);
+  });
+
+  it.each([
+    ['x.*y', 'anchor it with ^'],
+    ['.*beta.*', 'anchor it with ^'],
+    ['CN=.*,O=Example', 'anchor it with ^'],
+    ['(a|a)*$', 'alternatives'],
+    ['(.*a){12}$', 'inside another repetition'],
+  ])('refuses the costly text regex %j (searched for anywhere in the value)', (source, problem) => {
+    expect(groupsOf(source, textRegexAlphabet)).toContain(problem);
+  });
+
+  it.each(['^x.*y', '^.*beta.*', 'CN=[a-z]+,O=Example', 'CN=(alice|bob)$'])('accepts the text regex %j', (source) => {
+    expect(checkSafeRegex(source, textRegexAlphabet).ok).toBe(true);
+  });
+
   it('does not let a long expression through', () => {
     expect(groupsOf(`/${'a'.repeat(1024)}`)).toContain('longer than');
     expect(groupsOf(`CN=${'a'.repeat(260)}`, textRegexAlphabet)).toContain('longer than');

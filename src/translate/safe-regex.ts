@@ -1,20 +1,35 @@
 /**
  * Regular expressions from annotations (`use-regex` paths, `canary-by-header-pattern`,
  * `auth-tls-match-cn`) reach nginx inside double quotes, where PCRE compiles them when nginx loads the
- * config. ingress-nginx checked them against a character list only, and `auth-tls-match-cn` was the
- * injection of CVE-2025-1097. Here a regex must parse in a small grammar that means the same in PCRE and
- * in JavaScript, over an alphabet without quotes, `;`, `#`, control characters or a backslash that nginx's
- * config parser would eat (`\\`, `\"`, `\'`), so:
- * - nothing in it can end the quoted string or the directive, and no variable is expanded in it;
- * - nginx never refuses it (a regex PCRE rejects would fail the whole config load);
- * - no repetition is nested inside another unbounded repetition, the usual cause of exponential
- *   backtracking (`(a+)+`), which would let one tenant's regex stall the workers every tenant shares.
+ * config and runs them on every request that reaches them. ingress-nginx checked them against a
+ * character list only, and `auth-tls-match-cn` was the injection of CVE-2025-1097. Here a regex must
+ * parse in a small grammar that means the same in PCRE and in JavaScript, over an alphabet without
+ * quotes, `;`, `#`, control characters or a backslash that nginx's config parser would eat (`\\`, `\"`,
+ * `\'`), so that nothing in it can end the quoted string or the directive and no variable is expanded
+ * in it; and it must pass the cost analysis of regex-cost.ts, so that PCRE never refuses it (a regex
+ * PCRE rejects would fail the whole config load) and matching it takes work linear in the subject (a
+ * regex that backtracks without bound would let one tenant's requests stall the workers every tenant
+ * shares).
  *
- * The grammar: literals; `.`; `^`, and `$` at the end of the expression or an alternative; `|`; groups `( )` and `(?: )`; classes `[ ]`, `[^ ]` with ranges
- * and `\d \w \s \D \W \S`; quantifiers `* + ? {n} {n,} {n,m}` (n, m ≤ 1000), optionally lazy (`?`);
- * escapes `\d \D \w \W \s \S \b \B` and a backslash before punctuation; `(?i)` at the very start.
+ * The grammar: literals; `.`; `^`, and `$` at the end of the expression or an alternative; `|`; groups
+ * `( )` and `(?: )`; classes `[ ]`, `[^ ]` with ranges and `\d \w \s \D \W \S`; quantifiers
+ * `* + ? {n} {n,} {n,m}` (n, m ≤ 1000), optionally lazy (`?`); escapes `\d \D \w \W \s \S \b \B`
+ * and a backslash before punctuation; `(?i)` at the very start.
  */
 import type { Checked } from './allowlist.js';
+import { checkRegexCost } from './regex-cost.js';
+import {
+  byteSet,
+  classEscapeSet,
+  complement,
+  dotSet,
+  foldCase,
+  rangeSet,
+  type CharSet,
+  type RegexNode,
+  type RegexSequence,
+  type RegexTree,
+} from './regex-syntax.js';
 
 export interface RegexAlphabet {
   /** Characters that stand for themselves (besides escaped punctuation). */
@@ -22,6 +37,10 @@ export interface RegexAlphabet {
   readonly maxLength: number;
   /** Whether `(?i)` may open the expression. */
   readonly caseFlag: boolean;
+  /** nginx gets the expression behind a `^` (a location); else it is searched for anywhere in the subject. */
+  readonly anchored: boolean;
+  /** nginx matches it without regard to case (`~*`). */
+  readonly caseless: boolean;
 }
 
 const classEscapes = new Set(['d', 'D', 'w', 'W', 's', 'S']);
@@ -30,10 +49,10 @@ const assertionEscapes = new Set(['b', 'B']);
 const escapablePunctuation = new Set([...'.^$|?*+()[]{}/-:@!&%,=~_']);
 const maxRepeat = 1000;
 
-/** Paths: the Ingress path characters (no space), plus the regex syntax. */
-export const pathRegexAlphabet: RegexAlphabet = { literals: /[A-Za-z0-9._~%!&,=:@/-]/, maxLength: 1024, caseFlag: false };
-/** Header values and certificate subjects: also spaces. */
-export const textRegexAlphabet: RegexAlphabet = { literals: /[A-Za-z0-9._~%!&,=:@/ <>-]/, maxLength: 256, caseFlag: true };
+/** Paths: the Ingress path characters (no space), plus the regex syntax; nginx gets `^` + the path. */
+export const pathRegexAlphabet: RegexAlphabet = { literals: /[A-Za-z0-9._~%!&,=:@/-]/, maxLength: 1024, caseFlag: false, anchored: true, caseless: true };
+/** Header values and certificate subjects: also spaces; searched for anywhere in the value. */
+export const textRegexAlphabet: RegexAlphabet = { literals: /[A-Za-z0-9._~%!&,=:@/ <>-]/, maxLength: 256, caseFlag: true, anchored: false, caseless: false };
 
 export interface RegexInfo {
   /** Capturing groups, for `rewrite-target`'s `$1`…`$9`. */
@@ -42,18 +61,14 @@ export interface RegexInfo {
 
 class RegexSyntaxError extends Error {}
 
-interface Piece {
-  /** The piece repeats without bound (it holds `*`, `+` or `{n,}`). */
-  readonly unbounded: boolean;
-}
-
-/** Parses `source` in the grammar above; says where and why when it does not. */
+/** Parses `source` in the grammar above and checks its cost; says where and why when it does not pass. */
 export function checkSafeRegex(source: string, alphabet: RegexAlphabet): Checked<RegexInfo> {
   if (source.length === 0) return { ok: false, problem: 'is empty' };
   if (source.length > alphabet.maxLength) return { ok: false, problem: `is longer than ${alphabet.maxLength} characters` };
   const parser = new Parser(source, alphabet);
+  let tree: RegexTree;
   try {
-    parser.parse();
+    tree = parser.parse();
   } catch (error) {
     if (error instanceof RegexSyntaxError) return { ok: false, problem: error.message };
     throw error;
@@ -64,25 +79,54 @@ export function checkSafeRegex(source: string, alphabet: RegexAlphabet): Checked
   } catch {
     return { ok: false, problem: 'is not a valid regular expression' };
   }
+  const cost = checkRegexCost(alphabet.anchored ? anchoredTree(tree) : tree);
+  if (!cost.ok) return cost;
   return { ok: true, value: { capturingGroups: parser.capturingGroups } };
+}
+
+/** The tree of `source` in the grammar, or undefined when it does not parse (for the tests' models). */
+export function parseSafeRegex(source: string, alphabet: RegexAlphabet): RegexTree | undefined {
+  try {
+    const tree = new Parser(source, alphabet).parse();
+    return alphabet.anchored ? anchoredTree(tree) : tree;
+  } catch (error) {
+    if (error instanceof RegexSyntaxError) return undefined;
+    throw error;
+  }
+}
+
+/** The expression as nginx gets it behind `^`: the anchor binds to the first alternative only. */
+function anchoredTree(tree: RegexTree): RegexTree {
+  const [first = [], ...rest] = tree.branches;
+  return { ...tree, branches: [[{ kind: 'assert', what: '^' }, ...first], ...rest] };
 }
 
 class Parser {
   private position = 0;
+  private caseless: boolean;
   capturingGroups = 0;
 
   constructor(
     private readonly source: string,
     private readonly alphabet: RegexAlphabet,
-  ) {}
+  ) {
+    this.caseless = alphabet.caseless;
+  }
 
-  parse(): void {
+  parse(): RegexTree {
     if (this.source.startsWith('(?i)')) {
       if (!this.alphabet.caseFlag) this.fail('uses (?i), which is not accepted here');
       this.position = 4;
+      this.caseless = true;
     }
-    this.alternation();
+    const branches = this.alternation();
     if (this.position < this.source.length) this.fail(`has an unmatched ")" at position ${this.position + 1}`);
+    return { branches, caseless: this.caseless };
+  }
+
+  /** A node for the characters, both cases of each letter when matched without regard to case. */
+  private set(chars: CharSet): RegexNode {
+    return { kind: 'set', chars: this.caseless ? foldCase(chars) : chars };
   }
 
   private fail(problem: string): never {
@@ -93,52 +137,56 @@ class Parser {
     return this.source[this.position];
   }
 
-  private alternation(): Piece {
-    let unbounded = this.sequence().unbounded;
+  private alternation(): RegexSequence[] {
+    const branches = [this.sequence()];
     while (this.peek() === '|') {
       this.position++;
-      unbounded = this.sequence().unbounded || unbounded;
+      branches.push(this.sequence());
     }
-    return { unbounded };
+    return branches;
   }
 
-  private sequence(): Piece {
-    let unbounded = false;
+  private sequence(): RegexNode[] {
+    const nodes: RegexNode[] = [];
     for (;;) {
       const next = this.peek();
-      if (next === undefined || next === '|' || next === ')') return { unbounded };
+      if (next === undefined || next === '|' || next === ')') return nodes;
       const atom = this.atom();
       const quantifier = this.quantifier();
-      if (quantifier !== 'none') {
-        if (!atom.quantifiable) this.fail(`repeats something that cannot be repeated at position ${this.position}`);
-        if (quantifier === 'unbounded' && atom.unbounded) {
-          this.fail('nests one unbounded repetition inside another (like (a+)+), which can take exponential time to match');
-        }
+      if (!quantifier) {
+        nodes.push(atom);
+        continue;
       }
-      unbounded = unbounded || atom.unbounded || quantifier === 'unbounded';
+      if (atom.kind === 'assert') this.fail(`repeats something that cannot be repeated at position ${this.position}`);
+      if (quantifier.max === Infinity && containsUnbounded(atom)) {
+        this.fail('nests one unbounded repetition inside another (like (a+)+), which can take exponential time to match');
+      }
+      nodes.push({ kind: 'repeat', body: atom, ...quantifier });
     }
   }
 
-  private atom(): Piece & { readonly quantifiable: boolean } {
+  private atom(): RegexNode {
     const character = this.peek()!;
     const at = this.position + 1;
     switch (character) {
       case '(': {
         this.position++;
-        if (this.source.startsWith('?:', this.position)) this.position += 2;
-        else if (this.peek() === '?') this.fail(`uses a group form other than (?:…) at position ${at}`);
+        let capturing = true;
+        if (this.source.startsWith('?:', this.position)) {
+          this.position += 2;
+          capturing = false;
+        } else if (this.peek() === '?') this.fail(`uses a group form other than (?:…) at position ${at}`);
         else this.capturingGroups++;
-        const inner = this.alternation();
+        const branches = this.alternation();
         if (this.peek() !== ')') this.fail(`has an unclosed "(" at position ${at}`);
         this.position++;
-        return { unbounded: inner.unbounded, quantifiable: true };
+        return { kind: 'group', branches, capturing };
       }
       case '[':
-        this.characterClass();
-        return { unbounded: false, quantifiable: true };
+        return this.set(this.characterClass());
       case '^':
         this.position++;
-        return { unbounded: false, quantifiable: false };
+        return { kind: 'assert', what: '^' };
       case '$':
         // Only where an end anchor can mean something: last, or before "|" or ")". "$name" anywhere else
         // can never match, and reads like the nginx variable it is not.
@@ -146,13 +194,14 @@ class Parser {
         if (this.position < this.source.length && !/^[|)]/.test(this.source[this.position]!)) {
           this.fail(`has "$" at position ${at} where it can only end the expression or an alternative`);
         }
-        return { unbounded: false, quantifiable: false };
+        return { kind: 'assert', what: '$' };
       case '.':
         this.position++;
-        return { unbounded: false, quantifiable: true };
+        return this.set(dotSet);
       case '\\': {
         const escaped = this.escape(false);
-        return { unbounded: false, quantifiable: !assertionEscapes.has(escaped) };
+        if (assertionEscapes.has(escaped)) return { kind: 'assert', what: escaped as 'b' | 'B' };
+        return this.set(classEscapes.has(escaped) ? classEscapeSet(escaped) : byteSet(escaped));
       }
       case '*':
       case '+':
@@ -165,7 +214,7 @@ class Parser {
       default:
         this.literal(character, at);
         this.position++;
-        return { unbounded: false, quantifiable: true };
+        return this.set(byteSet(character));
     }
   }
 
@@ -187,36 +236,43 @@ class Parser {
     return this.fail(`has an escape that is not accepted here (\\${/[\x21-\x7e]/.test(next) ? next : '…'}) at position ${at}`);
   }
 
-  /** `none`, `bounded` (`?`, `{n}`, `{n,m}`) or `unbounded` (`*`, `+`, `{n,}`); a lazy `?` may follow. */
-  private quantifier(): 'none' | 'bounded' | 'unbounded' {
+  /** `?`, `{n}`, `{n,m}`, `*`, `+` or `{n,}` (max Infinity), a lazy `?` may follow; undefined when none. */
+  private quantifier(): { min: number; max: number; lazy: boolean } | undefined {
     const character = this.peek();
-    let kind: 'none' | 'bounded' | 'unbounded' = 'none';
+    let bounds: { min: number; max: number } | undefined;
     if (character === '*' || character === '+') {
       this.position++;
-      kind = 'unbounded';
+      bounds = { min: character === '*' ? 0 : 1, max: Infinity };
     } else if (character === '?') {
       this.position++;
-      kind = 'bounded';
+      bounds = { min: 0, max: 1 };
     } else if (character === '{') {
       const match = /^\{(\d{1,4})(,(\d{1,4})?)?\}/.exec(this.source.slice(this.position));
       if (!match) this.fail(`has a "{" that is not a repetition like {2} or {1,3} at position ${this.position + 1}`);
       const min = Number(match[1]);
-      const max = match[3] === undefined ? undefined : Number(match[3]);
-      if (min > maxRepeat || (max !== undefined && (max > maxRepeat || max < min))) {
+      const max = match[2] === undefined ? min : match[3] === undefined ? Infinity : Number(match[3]);
+      if (min > maxRepeat || (max !== Infinity && (max > maxRepeat || max < min))) {
         this.fail(`has a repetition count out of order or above ${maxRepeat}`);
       }
       this.position += match[0].length;
-      kind = match[2] !== undefined && max === undefined ? 'unbounded' : 'bounded';
+      bounds = { min, max };
     }
-    if (kind !== 'none' && this.peek() === '?') this.position++;
-    if (kind !== 'none' && /^[*+?{]/.test(this.peek() ?? '')) this.fail(`repeats a repetition at position ${this.position + 1}`);
-    return kind;
+    if (!bounds) return undefined;
+    let lazy = false;
+    if (this.peek() === '?') {
+      this.position++;
+      lazy = true;
+    }
+    if (/^[*+?{]/.test(this.peek() ?? '')) this.fail(`repeats a repetition at position ${this.position + 1}`);
+    return { ...bounds, lazy };
   }
 
-  private characterClass(): void {
+  private characterClass(): CharSet {
     const start = this.position + 1;
     this.position++;
-    if (this.peek() === '^') this.position++;
+    const negated = this.peek() === '^';
+    if (negated) this.position++;
+    let chars = 0n;
     let items = 0;
     let previous: string | undefined;
     for (;;) {
@@ -224,13 +280,16 @@ class Parser {
       if (character === undefined) this.fail(`has an unclosed "[" at position ${start}`);
       if (character === ']' && items > 0) {
         this.position++;
-        return;
+        // Without regard to case, [^a] matches neither a nor A: fold before complementing.
+        const folded = this.caseless ? foldCase(chars) : chars;
+        return negated ? complement(folded) : folded;
       }
       if (character === '[') this.fail(`has a "[" inside a class at position ${this.position + 1} (POSIX classes are not accepted)`);
       let single: string | undefined;
       if (character === '\\') {
         const escaped = this.escape(true);
         single = classEscapes.has(escaped) ? undefined : escaped;
+        chars |= single === undefined ? classEscapeSet(escaped) : byteSet(escaped);
       } else {
         if (character !== ']' && character !== '^' && character !== '$' && !/[|?*+(){}.]/.test(character)) {
           this.literal(character, this.position + 1);
@@ -238,6 +297,7 @@ class Parser {
           this.fail(`has an empty class at position ${start}`);
         }
         single = character;
+        chars |= byteSet(character);
         this.position++;
       }
       // A range: the previous single character, "-", and the next one that is not "]".
@@ -252,6 +312,7 @@ class Parser {
           this.position++;
         }
         if (end < previous) this.fail(`has a range out of order (${previous}-${end})`);
+        chars |= rangeSet(previous, end);
         previous = undefined;
       } else {
         previous = single;
@@ -259,4 +320,11 @@ class Parser {
       items++;
     }
   }
+}
+
+/** Whether a repetition without upper bound is in the node (the node itself included). */
+function containsUnbounded(node: RegexNode): boolean {
+  if (node.kind === 'repeat') return node.max === Infinity || containsUnbounded(node.body);
+  if (node.kind === 'group') return node.branches.some((branch) => branch.some(containsUnbounded));
+  return false;
 }

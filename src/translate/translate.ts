@@ -24,6 +24,9 @@ import { bundledDefaultCertificate, bundledDefaultKey } from './default-certific
 import { claimantsOf, keepOwnedClaims, mergeHosts } from './ingress/hosts.js';
 import { HttpExtensionRegistry } from './ingress/extensions.js';
 import { translateIngress, type IngressContext, type IngressContribution } from './ingress/ingress.js';
+import { ReferenceGrants } from './gateway/reference-grants.js';
+import { withinSizeLimits } from './ingress/size-limits.js';
+import { referenceGrantSchema } from './gateway/schemas.js';
 import { objectId, type TranslateOptions } from './options.js';
 import { hostOwners, type HostClaimant } from './ownership.js';
 import { byString, compareAge } from './precedence.js';
@@ -90,14 +93,24 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     // Behind PROXY protocol with forwarded headers the client is in X-Forwarded-For (see the http maps).
     clientAddress: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$remote_addr',
     limitKey: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$binary_remote_addr',
+    // Read quietly here: the Gateway API front end reports malformed ReferenceGrants.
+    referenceGrants: new ReferenceGrants(
+      objects.filter((object) => object.kind === 'ReferenceGrant').flatMap((object) => {
+        const parsed = referenceGrantSchema.safeParse(object.raw);
+        return parsed.success ? [{ object, spec: parsed.data.spec }] : [];
+      }),
+    ),
   };
-  const ours = [...resources.ingresses]
-    .sort((a, b) => compareAge(a.object, b.object))
-    .filter((ingress) => {
-      const decision = ingressClassDecision(ingress, resources, options.ingressClass, options.watchIngressWithoutClass);
-      if (!decision.serve) report.info('ingress-class-skipped', ingress.object, `not ours: ${decision.reason}`);
-      return decision.serve;
-    });
+  const ours = withinSizeLimits(
+    [...resources.ingresses]
+      .sort((a, b) => compareAge(a.object, b.object))
+      .filter((ingress) => {
+        const decision = ingressClassDecision(ingress, resources, options.ingressClass, options.watchIngressWithoutClass);
+        if (!decision.serve) report.info('ingress-class-skipped', ingress.object, `not ours: ${decision.reason}`);
+        return decision.serve;
+      }),
+    report,
+  );
   const features = nginxFeatures(options.nginxVersion);
   const proxyProtocolRequests = new Map<SourceObject, ProxyProtocolVersion>();
   const contributions = ours.map((ingress): IngressContribution => {

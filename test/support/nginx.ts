@@ -1,10 +1,13 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa, execaSync } from 'execa';
+import { checkConfig, type NginxCheck } from '../../src/apply/check.js';
+import { writeOutput } from '../../src/apply/write.js';
+import type { OutputFile } from '../../src/model/nginx.js';
 import { findExecutable, isExecutableFile } from './executables.js';
 
 /**
@@ -163,6 +166,20 @@ export async function nginxTest(conf: string, prefix: string): Promise<{ ok: boo
   const { binary } = requireNginx();
   const result = await execa(binary, ['-t', '-p', prefix, '-c', conf], { stdin: 'ignore', all: true, reject: false });
   return { ok: result.exitCode === 0, output: result.all ?? '' };
+}
+
+/**
+ * `nginx -t` on a build's files, written into a fresh folder (removed again) with `runDir` as the run
+ * directory the config names; the real nginx of this machine.
+ */
+export async function checkBuiltFiles(files: readonly OutputFile[], runDir: string): Promise<NginxCheck> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'i2n-check-'));
+  try {
+    await writeOutput(path.join(dir, 'out'), files);
+    return await checkConfig(path.join(dir, 'out'), runDir, requireNginx().binary);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 const runningInstances = new Set<RunningNginx>();

@@ -16,6 +16,11 @@ export interface Site {
   readonly host: string;
   /** Name of a TLS Secret for the host; the Secret itself is added by `tlsSecret`. */
   readonly secret?: string;
+  /** `web` unless given. */
+  readonly namespace?: string;
+  /** The Ingress's creationTimestamp, 2025-01-01 unless given. */
+  readonly created?: string;
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 export const ingressClass = stringify({
@@ -30,13 +35,18 @@ export function siteManifests(site: Site, index: number): string[] {
   const service = {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: `svc-${site.name}`, namespace: 'web' },
+    metadata: { name: `svc-${site.name}`, namespace: site.namespace ?? 'web' },
     spec: { clusterIP: `10.96.${Math.floor(index / 250)}.${(index % 250) + 1}`, ports: [{ name: 'http', port: 80 }] },
   };
   const ingress = {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',
-    metadata: { name: `ing-${site.name}`, namespace: 'web', creationTimestamp: '2025-01-01T00:00:00Z' },
+    metadata: {
+      name: `ing-${site.name}`,
+      namespace: site.namespace ?? 'web',
+      creationTimestamp: site.created ?? '2025-01-01T00:00:00Z',
+      ...(site.annotations && { annotations: site.annotations }),
+    },
     spec: {
       ...(site.secret !== undefined && { tls: [{ hosts: [site.host], secretName: site.secret }] }),
       rules: [
@@ -70,8 +80,9 @@ export function manifestsText(sites: readonly Site[], extra: readonly string[] =
 /**
  * A stand-in for the nginx binary, written to `dir/nginx`: `nginx -t` on a config that contains a
  * poison marker fails with an `[emerg]` line naming it, the way nginx rejects a directive that the
- * allow-lists let through; every other config (and every other use) goes to the real nginx. Markers:
- * any `poison-…` name (a host, or a key file named after a Secret), and the two names `pair-a.example.com`
+ * allow-lists let through, naming the word it is in as nginx names a file it cannot load (`tls/web_poison-x.pem`);
+ * every other config (and every other use) goes to the real nginx. Markers:
+ * any `poison-…` name (a host, a regex, or a key file named after a Secret), and the two names `pair-a.example.com`
  * and `pair-b.example.com`, which fail only together. Each `-t` run appends a line to `dir/calls`.
  */
 export async function writePoisonNginx(dir: string, realNginx: string): Promise<{ binary: string; callLog: string }> {
@@ -82,7 +93,7 @@ conf=""; prev=""
 for arg in "$@"; do [ "$prev" = "-c" ] && conf="$arg"; prev="$arg"; done
 if [ -n "$conf" ]; then
   echo "$conf" >> '${callLog}'
-  hit=$(grep -n -o -m1 -E 'poison-[a-z0-9.-]+' "$conf" | head -n 1)
+  hit=$(grep -n -o -m1 -E '[A-Za-z0-9_./-]*poison-[a-z0-9.-]+' "$conf" | head -n 1)
   if [ -n "$hit" ]; then
     echo "nginx: [emerg] unknown directive \\"\${hit#*:}\\" in $conf:\${hit%%:*}" >&2
     echo "nginx: configuration file $conf test failed" >&2

@@ -5,7 +5,7 @@ import type { SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
 import { bundledDefaultCertificate } from '../../src/translate/default-certificate.js';
 import { translate } from '../../src/translate/translate.js';
-import { gateway, object, passthrough, service, tlsRoute } from '../support/gateway.js';
+import { gateway, object, passthrough, referenceGrant, service, tlsRoute } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
 import { upstreamName } from '../../src/translate/upstream-names.js';
 
@@ -118,13 +118,26 @@ describe('external auth: nginx must reach the service without DNS at load time',
   it('resolves per request with --resolver, and never reaches the node or metadata addresses', () => {
     const resolved = run([...services(), ingress('sso', { host: 'a.example.test', annotations: { 'auth-url': 'https://$host/oauth2/auth' } })], { resolvers: ['10.96.0.53'] });
     const endpoint = resolved.model.http.virtualHosts[0]!.locations.find((l) => l.authEndpoint)!.authEndpoint!;
-    expect(endpoint).toMatchObject({ pass: '$i2n_auth_target', resolve: 'https://$host/oauth2/auth', host: '$host', sslServerName: '$host' });
+    // $host only through a map of the names the Ingress serves: the client's Host never picks the target.
+    const served = endpoint.servedHost!;
+    expect(endpoint).toMatchObject({ pass: '$i2n_auth_target', resolve: `https://$${served}/oauth2/auth`, host: `$${served}`, sslServerName: `$${served}` });
+    expect(resolved.model.http.extensions.maps.find((m) => m.variable === served)).toMatchObject({
+      source: '$host',
+      hostnames: true,
+      entries: [{ key: 'a.example.test', value: '$host' }],
+      defaultValue: '""',
+    });
     const metadata = run([...services(), ingress('sso', { host: 'a.example.test', annotations: { 'auth-url': 'http://metadata.google.internal/' } })], { resolvers: ['10.96.0.53'] });
     expect(codes(metadata.diagnostics)).toContain('auth-url-unreachable web/sso');
   });
 
-  it('reaches a Service of the input at its upstream', () => {
-    const { model } = run([...services('auth'), ...services(), ingress('sso', { host: 'a.example.test', annotations: { 'auth-url': 'http://app.auth.svc.cluster.local/check' } })]);
+  it('reaches a Service of the input at its upstream; in another namespace only with a ReferenceGrant there, as any backend', () => {
+    const sso = ingress('sso', { host: 'a.example.test', annotations: { 'auth-url': 'http://app.auth.svc.cluster.local/check' } });
+    const refused = run([...services('auth'), ...services(), sso]);
+    expect(codes(refused.diagnostics)).toContain('auth-url-unreachable web/sso');
+    expect(refused.diagnostics.find((d) => d.code === 'auth-url-unreachable')?.message).toContain('no ReferenceGrant in auth allows Ingresses from web');
+    const grant = referenceGrant('auth', 'ingresses-from-web', [{ group: 'networking.k8s.io', kind: 'Ingress', namespace: 'web' }], [{ group: '', kind: 'Service', name: 'app' }]);
+    const { model } = run([...services('auth'), ...services(), sso, grant]);
     expect(model.http.upstreams.map((u) => u.name)).toContain(upstreamName('auth_app_80'));
   });
 });

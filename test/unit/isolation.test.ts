@@ -8,6 +8,9 @@ import { translate } from '../../src/translate/translate.js';
 import { configMap, gateway, object, passthrough, service, tlsRoute } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
 import { upstreamName } from '../../src/translate/upstream-names.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkBuiltFiles, requireNginx } from '../support/nginx.js';
 
 /**
  * Tenant isolation at the model level: no resource takes a host from an older claim, whatever the
@@ -26,6 +29,7 @@ interface IngressSpec {
   readonly paths?: readonly string[];
   readonly created?: string;
   readonly annotations?: Record<string, string>;
+  readonly pathType?: 'Exact' | 'Prefix' | 'ImplementationSpecific';
 }
 
 function ingress(namespace: string, name: string, spec: IngressSpec): SourceObject {
@@ -37,7 +41,7 @@ function ingress(namespace: string, name: string, spec: IngressSpec): SourceObje
       ...(spec.tls && { tls: [{ hosts: spec.hosts }] }),
       rules: spec.hosts.map((host) => ({
         host,
-        http: { paths: (spec.paths ?? ['/']).map((path) => ({ path, pathType: 'Prefix', backend })) },
+        http: { paths: (spec.paths ?? ['/']).map((path) => ({ path, pathType: path === '/' ? 'Prefix' : (spec.pathType ?? 'Prefix'), backend })) },
       })),
     },
   }, { creationTimestamp: spec.created ?? older });
@@ -289,3 +293,216 @@ function canaryRaw(serviceName: string, hosts: readonly string[]): SourceObject[
     },
   };
 }
+
+/** nginx -t on the build of `objects`: the output of a real nginx, empty when it passes. */
+async function nginxOutput(objects: readonly SourceObject[], extra: Partial<TranslateOptions> = {}): Promise<{ ok: boolean; output: string }> {
+  const nginx = requireNginx();
+  const runDir = join(tmpdir(), 'i2n-isolation-run');
+  const result = build({ objects }, { ...options, ...extra, runDir, ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }) });
+  return checkBuiltFiles(result.files, runDir);
+}
+
+describe('internal locations are out of every Ingress path\'s reach', () => {
+  const victim = ingress('team-a', 'shop', {
+    hosts: ['app.example.test'],
+    created: older,
+    annotations: { 'nginx.ingress.kubernetes.io/auth-url': 'http://10.0.0.7/check' },
+  });
+  const authPath = (objects: readonly SourceObject[]) =>
+    run(objects).model.http.virtualHosts.flatMap((h) => h.locations).find((l) => l.authEndpoint)!.path;
+
+  it.each(['Exact', 'Prefix', 'ImplementationSpecific'] as const)(
+    'a newer tenant copying the victim\'s auth location as an %s path is refused; the victim keeps its host and nginx loads',
+    async (pathType) => {
+      const internal = authPath([...services('team-a'), victim]);
+      expect(internal).toMatch(/^\/\.ingress2nginx\/auth\/[0-9a-f]+$/);
+      const objects = [...services('team-a', 'team-b'), victim, ingress('team-b', 'copy', { hosts: ['app.example.test'], created: newer, paths: [internal, '/'], pathType })];
+      const { model, diagnostics } = run(objects);
+      expect(diagnostics.filter((d) => d.code === 'path-invalid').map((d) => `${d.resource?.namespace}/${d.resource?.name}`)).toEqual(['team-b/copy']);
+      const host = model.http.virtualHosts.find((h) => h.serverName === 'app.example.test')!;
+      expect(host.locations.find((l) => l.path === '/')?.comment).toContain('team-a/shop');
+      expect(host.locations.filter((l) => l.path.startsWith('/.ingress2nginx')).map((l) => l.comment)).toEqual(['auth-url of Ingress team-a/shop']);
+      expect(await nginxOutput(objects)).toMatchObject({ ok: true });
+    },
+  );
+});
+
+describe('auth-url never reaches a special address or another namespace\'s Service', () => {
+  it.each([
+    'http://127.0.0.1/',
+    'http://2130706433/',
+    'http://0x7f.1/',
+    'http://0177.0.0.1/',
+    'http://[::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::127.0.0.1]/',
+    'http://[64:ff9b::7f00:1]/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[::ffff:169.254.169.254]/',
+    'http://[64:ff9b::a9fe:a9fe]/',
+    'http://[fd00:ec2::254]/',
+    'http://[fd20:ce::254]/',
+    'http://100.100.100.200/',
+    'http://168.63.129.16/',
+    'http://192.0.0.192/',
+    'http://0.0.0.0/',
+    'http://metadata.google.internal/',
+    'http://169.254.169.254.nip.io/',
+    'http://10-96-7-7.team-b.pod.cluster.local/',
+    'http://pod-0.billing.team-b.svc.cluster.local/',
+  ])('%s is refused, and the Ingress is left out', (url) => {
+    const { model, diagnostics } = run(
+      [...services('team-a'), ingress('team-a', 'sso', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/auth-url': url } })],
+      { resolvers: ['10.96.0.10'] },
+    );
+    expect(about(diagnostics, 'auth-url-unreachable')).toEqual(['team-a/sso']);
+    expect(model.http.virtualHosts).toEqual([]);
+  });
+
+  it('puts only checked host names into the map that checks $host: a refused host never reaches nginx.conf', () => {
+    const result = build(
+      { objects: [...services('team-a'), ingress('team-a', 'sso', { hosts: ['app.example.test', 'x;pwned.example.test', '*.w.example.test'], annotations: { 'nginx.ingress.kubernetes.io/auth-url': 'https://$host/oauth2/auth' } })] },
+      { ...options, resolvers: ['10.96.0.10'] },
+    );
+    const conf = result.files[0]!.contents;
+    expect(conf).not.toContain('pwned');
+    expect(conf).toMatch(/map \$host \$i2n_auth_host_\w+ \{\n        hostnames;\n        \*\.w\.example\.test \$host;\n        app\.example\.test \$host;\n        default "";/);
+  });
+
+  it('refuses the cluster IP of another namespace\'s Service, which no backend could name', () => {
+    const { diagnostics } = run([
+      ...services('team-a'),
+      service('team-b', 'billing', '10.96.7.7', [{ port: 80 }]),
+      ingress('team-a', 'sso', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/auth-url': 'http://10.96.7.7/check' } }),
+    ]);
+    expect(diagnostics.find((d) => d.code === 'auth-url-unreachable')?.message).toContain('Service team-b/billing in another namespace');
+  });
+});
+
+describe('sizes that reflect cost', () => {
+  const names = (count: number, label: string) => Array.from({ length: count }, (_, i) => `${label}${i}.example.test`);
+  const paths = (count: number) => Array.from({ length: count }, (_, i) => `/p${i}`);
+  const invalid = (diagnostics: readonly Diagnostic[], annotation: string) =>
+    diagnostics.filter((d) => d.code === 'annotation-invalid' && d.field?.includes(`nginx.ingress.kubernetes.io/${annotation}`)).map((d) => `${d.resource?.namespace}/${d.resource?.name}`);
+
+  it('refuses 3,000 server-alias names (the 44 s validate of the issue) instead of rendering 300,000 locations', () => {
+    const { model, diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'big', { hosts: ['app.example.test'], paths: paths(100), annotations: { 'nginx.ingress.kubernetes.io/server-alias': names(3000, 'a').join(', ') } }),
+    ]);
+    expect(invalid(diagnostics, 'server-alias')).toEqual(['team-a/big']);
+    expect(model.http.virtualHosts.map((h) => h.serverName)).toEqual(['app.example.test']);
+  });
+
+  it('refuses an Ingress whose hosts and aliases times paths pass the per-Ingress limit; another is served', () => {
+    const { model, diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'wide', { hosts: ['app.example.test'], paths: paths(100), annotations: { 'nginx.ingress.kubernetes.io/server-alias': names(60, 'a').join(', ') } }),
+      ingress('team-a', 'fine', { hosts: ['fine.example.test'], paths: paths(100), annotations: { 'nginx.ingress.kubernetes.io/server-alias': names(40, 'f').join(', ') } }),
+    ]);
+    expect(about(diagnostics, 'ingress-too-large')).toEqual(['team-a/wide']);
+    expect(model.http.virtualHosts.filter((h) => h.serverName.startsWith('f')).length).toBe(41);
+    expect(model.http.virtualHosts.some((h) => h.serverName === 'app.example.test')).toBe(false);
+  });
+
+  it('keeps a namespace to its share: its newest Ingresses past the limit are left out, another namespace is served', () => {
+    const wide = (namespace: string, index: number, created: string) =>
+      ingress(namespace, `wide-${index}`, { hosts: names(45, `${namespace}-${index}-`), paths: paths(100), created });
+    const greedy = Array.from({ length: 12 }, (_, i) => wide('team-a', i, `2024-01-${String(i + 1).padStart(2, '0')}T00:00:00Z`));
+    const { diagnostics } = run([...services('team-a', 'team-b'), ...greedy, wide('team-b', 0, newer)]);
+    expect(about(diagnostics, 'namespace-too-large')).toEqual(['team-a/wide-11']);
+    expect(about(diagnostics, 'ingress-too-large')).toEqual([]);
+  });
+
+  it.each([
+    [{ 'proxy-buffer-size': '1m', 'proxy-buffers-number': '1024' }, 'proxy-buffers-number'],
+    [{ 'proxy-buffer-size': '1m', 'proxy-buffers-number': '9' }, 'proxy-buffers-number'],
+    [{ 'proxy-buffer-size': '16k', 'proxy-buffers-number': '1024' }, 'proxy-buffers-number'],
+    [{ 'proxy-buffer-size': '0' }, 'proxy-buffer-size'],
+    [{ 'proxy-buffer-size': '512' }, 'proxy-buffer-size'],
+  ])('refuses buffers %j that one request may not hold, and renders the ConfigMap\'s', (annotations, field) => {
+    const { model, diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'greedy', {
+        hosts: ['app.example.test'],
+        annotations: Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v])),
+      }),
+    ]);
+    expect(invalid(diagnostics, field)).toEqual(['team-a/greedy']);
+    expect(model.http.virtualHosts[0]?.locations.find((l) => l.path === '/')?.proxy?.tuning?.buffers).toBeUndefined();
+  });
+
+  it('accepts 8m of buffers in all', () => {
+    const { diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'big', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/proxy-buffer-size': '1m', 'nginx.ingress.kubernetes.io/proxy-buffers-number': '8' } }),
+    ]);
+    expect(diagnostics).toEqual([]);
+  });
+
+  it('renders 256 CORS origins as entries nginx reads (not one parameter past its 4 KB limit), and refuses a 257th', async () => {
+    const origins = (count: number) => Array.from({ length: count }, (_, i) => `https://a-rather-long-origin-name-${i}.partner.example.test`).join(', ');
+    const cors = (count: number) => ingress('team-a', 'cors', {
+      hosts: ['app.example.test'],
+      annotations: { 'nginx.ingress.kubernetes.io/enable-cors': 'true', 'nginx.ingress.kubernetes.io/cors-allow-origin': origins(count) },
+    });
+    expect(invalid(run([...services('team-a'), cors(257)]).diagnostics, 'cors-allow-origin')).toEqual(['team-a/cors']);
+    const objects = [...services('team-a'), cors(256)];
+    expect(run(objects).diagnostics.filter((d) => d.severity !== 'info')).toEqual([]);
+    expect(await nginxOutput(objects)).toMatchObject({ ok: true });
+  });
+
+  it('refuses a header list nginx would read as one parameter past its limit', () => {
+    const headers = Array.from({ length: 64 }, (_, i) => `X-A-Long-Header-Name-Number-${String(i).padStart(30, '0')}`).join(',');
+    const { diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'cors', { hosts: ['app.example.test'], annotations: { 'nginx.ingress.kubernetes.io/enable-cors': 'true', 'nginx.ingress.kubernetes.io/cors-allow-headers': headers } }),
+    ]);
+    expect(invalid(diagnostics, 'cors-allow-headers')).toEqual(['team-a/cors']);
+  });
+});
+
+describe('regexes that would cost every tenant are refused at the resource that wrote them', () => {
+  const costly = ['(a|a)*$', '(.*a){12}$', '((a{999}){999}){999}', '.*a.*b$'];
+
+  it.each(costly)('a use-regex path /%s is refused; the path is not rendered, the other tenant is served', (regex) => {
+    const { model, diagnostics } = run([
+      ...services('team-a', 'team-b'),
+      ingress('team-a', 'costly', { hosts: ['a.example.test'], paths: [`/${regex}`], annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' } }),
+      ingress('team-b', 'fine', { hosts: ['b.example.test'] }),
+    ]);
+    expect(about(diagnostics, 'path-invalid')).toEqual(['team-a/costly']);
+    expect(model.http.virtualHosts.map((h) => h.serverName)).toEqual(['b.example.test']);
+  });
+
+  it.each(costly)('a canary-by-header-pattern %s is refused at the canary, never at the main Ingress', (regex) => {
+    const { model, diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'main', { hosts: ['a.example.test'], created: older }),
+      ingress('team-a', 'canary', {
+        hosts: ['a.example.test'],
+        created: newer,
+        annotations: {
+          'nginx.ingress.kubernetes.io/canary': 'true',
+          'nginx.ingress.kubernetes.io/canary-by-header': 'X-Beta',
+          'nginx.ingress.kubernetes.io/canary-by-header-pattern': regex,
+        },
+      }),
+    ]);
+    expect(diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code} ${d.resource?.name}`)).toContain('annotation-invalid canary');
+    expect(diagnostics.filter((d) => d.severity === 'error' && d.resource?.name === 'main')).toEqual([]);
+    expect(model.http.virtualHosts[0]?.locations.find((l) => l.path === '/')?.comment).toContain('team-a/main');
+  });
+
+  it.each(costly)('an auth-tls-match-cn CN=%s leaves its Ingress out, never the shared CA', (regex) => {
+    const { diagnostics } = run([
+      ...services('team-a'),
+      ingress('team-a', 'strict', {
+        hosts: ['a.example.test'],
+        tls: true,
+        annotations: { 'nginx.ingress.kubernetes.io/auth-tls-secret': 'team-a/ca', 'nginx.ingress.kubernetes.io/auth-tls-match-cn': `CN=${regex}` },
+      }),
+    ]);
+    expect(diagnostics.filter((d) => d.code === 'annotation-invalid').map((d) => `${d.resource?.kind}/${d.resource?.name}`)).toEqual(['Ingress/strict']);
+  });
+});

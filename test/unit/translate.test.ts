@@ -128,11 +128,14 @@ describe('service backends', () => {
     ['2130706433', 'IP address'],
     ['0x7f.1', 'IP address'],
     ['10.0.0.1.', 'IP address'],
-    ['localhost', 'node itself or a cloud metadata service'],
-    ['LOCALHOST', 'node itself or a cloud metadata service'],
-    ['app.localhost', 'node itself or a cloud metadata service'],
-    ['metadata.google.internal', 'node itself or a cloud metadata service'],
-    ['instance-data.ec2.internal', 'node itself or a cloud metadata service'],
+    ['localhost', 'the node itself (loopback)'],
+    ['LOCALHOST', 'the node itself (loopback)'],
+    ['app.localhost', 'the node itself (loopback)'],
+    ['metadata.google.internal', 'a cloud metadata service'],
+    ['instance-data.ec2.internal', 'a cloud metadata service'],
+    ['metadata.tencentyun.com', 'a cloud metadata service'],
+    ['127.0.0.1.nip.io', 'spells 127.0.0.1'],
+    ['169-254-169-254.sslip.io', 'spells 169.254.169.254'],
   ])('refuses the ExternalName %s even with --resolver (%s)', (name, reason) => {
     const { model, diagnostics } = runWith({ resolvers: ['10.96.0.10'] }, externalName(name), ingress('app', { name: 'external', port: { number: 80 } }));
     expect(diagnostics).toEqual([
@@ -198,14 +201,21 @@ describe('--upstreams endpoints', () => {
           { addresses: ['10.1.0.2'], conditions: { ready: true } },
           { addresses: ['10.1.0.3'] },
           { addresses: ['10.1.0.4'], conditions: { ready: false } },
-          { addresses: ['127.0.0.1', '169.254.169.254', '0.0.0.0'], conditions: { ready: true } },
+          { addresses: ['127.0.0.1', '169.254.169.254', '0.0.0.0', '100.100.100.200'], conditions: { ready: true } },
         ],
       }),
-      slice('api-b', 'api', { addressType: 'IPv6', ports: [{ name: 'http', port: 8080 }], endpoints: [{ addresses: ['fd00::5', '::1', 'fe80::1'] }] }),
+      slice('api-b', 'api', {
+        addressType: 'IPv6',
+        ports: [{ name: 'http', port: 8080 }],
+        endpoints: [{ addresses: ['fd00::5', '::1', 'fe80::1', 'fd00:ec2::254', '::ffff:169.254.169.254', '64:ff9b::7f00:1', '::127.0.0.1'] }],
+      }),
       slice('other', 'other', { addressType: 'IPv4', ports: [{ name: 'http', port: 8080 }], endpoints: [{ addresses: ['10.9.9.9'] }] }),
       ingress('app', { name: 'api', port: { name: 'http' } }),
     );
-    expect(diagnostics).toEqual([]);
+    expect(diagnostics).toEqual([expect.objectContaining({ severity: 'warning', code: 'endpoint-address-refused' })]);
+    for (const address of ['127.0.0.1', '169.254.169.254', '0.0.0.0', '100.100.100.200', '::1', 'fe80::1', 'fd00:ec2::254', '::ffff:169.254.169.254', '64:ff9b::7f00:1', '::127.0.0.1']) {
+      expect(diagnostics[0]?.message).toContain(`${address} (`);
+    }
     expect(model.http.upstreams.map((u) => u.servers.map((s) => s.address))).toEqual([['10.1.0.2:8080', '10.1.0.3:8080', '[fd00::5]:8080']]);
   });
 

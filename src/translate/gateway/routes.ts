@@ -100,7 +100,7 @@ export function resolveRouteBackends(route: TlsRouteInput, ctx: RouteContext): R
       fail('BackendNotFound', resolution.problem, resolution.field ? [...field, ...resolution.field] : field);
       return;
     }
-    if (resolution.warning) ctx.report.warning('service-dns-name', object, resolution.warning, field);
+    if (resolution.warning) ctx.report.warning(resolution.warningCode ?? 'service-dns-name', object, resolution.warning, field);
     const portName = (service.spec.ports ?? []).find((p) => p.port === port)?.name;
     resolved.push({
       backend: resolution.value,

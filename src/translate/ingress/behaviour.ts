@@ -8,7 +8,6 @@
  */
 import type { FieldPath } from '../../model/diagnostics.js';
 import type {
-  AuthEndpoint,
   ClientCertificateCheck,
   CorsHeaders,
   ExternalAuthUse,
@@ -20,13 +19,15 @@ import type {
   ProxyTuning,
 } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { isIpAddress } from '../allowlist.js';
-import { externalNameProblem, isSpecialAddress, resolveServiceBackend } from '../backends.js';
+import { internalLocationPrefix } from '../internal-locations.js';
+import { authEndpoint } from './auth-endpoint.js';
 import { annotationPrefix, type IngressAnnotations, type SecretReference } from './annotations/index.js';
 import type { AuthUrl } from './annotations/external-auth.js';
 import type { CorsOrigins } from './annotations/cors.js';
 import { permanentCode, temporalCode } from './annotations/paths.js';
 import type { ControllerSettings } from './configmap.js';
+import { sizeInBytes } from '../allowlist.js';
+import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
 import type { IngressContext } from './ingress.js';
 
@@ -54,13 +55,16 @@ export interface IngressBehaviour {
   readonly references: readonly string[];
 }
 
-/** Where the internal auth locations live: no Ingress path is expected under it. */
-const authEndpointPrefix = '/.ingress2nginx/auth/';
+/** Where the internal auth locations live: no Ingress path may be under it (internal-locations.ts). */
+const authEndpointPrefix = `${internalLocationPrefix}auth/`;
 
 const annotationField = (name: string): FieldPath => ['metadata', 'annotations', annotationPrefix + name];
 
-/** The behaviour of an Ingress's locations, or undefined when something that guards access cannot be set up. */
-export function buildBehaviour(object: SourceObject, annotations: IngressAnnotations, ctx: IngressContext): IngressBehaviour | undefined {
+/**
+ * The behaviour of an Ingress's locations, or undefined when something that guards access cannot be set
+ * up. `served`: the host names its locations are served under ('' for a rule without host).
+ */
+export function buildBehaviour(object: SourceObject, annotations: IngressAnnotations, served: readonly string[], ctx: IngressContext): IngressBehaviour | undefined {
   const settings = ctx.settings;
   const references: string[] = [];
   const companions: Location[] = [];
@@ -140,17 +144,17 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
   const external = annotations.externalAuth;
   let externalAuth: ExternalAuthUse | undefined;
   if (external.url) {
-    const endpoint = authEndpoint(external.url, external.method, ctx);
-    if (!endpoint.ok) {
-      fail('auth-url-unreachable', endpoint.problem, 'auth-url');
+    const target = authEndpoint(object, external.url, external.method, served, ctx);
+    if (!target.ok) {
+      fail('auth-url-unreachable', target.problem, 'auth-url');
     } else {
-      const path = `${authEndpointPrefix}${digestOf(JSON.stringify(endpoint.value))}`;
+      const path = `${authEndpointPrefix}${digestOf(JSON.stringify(target.value))}`;
       companions.push({
         modifier: '=',
         path,
         comment: `auth-url of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
         plainHttp: { redirect: false, serve: true },
-        authEndpoint: endpoint.value,
+        authEndpoint: target.value,
       });
       const responseHeaders = external.responseHeaders.map((header) => {
         const variable = header.toLowerCase().replaceAll('-', '_');
@@ -218,7 +222,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
   const proxy = annotations.proxy;
   const ranges = sourceRanges(annotations.sourceRange.deny ?? settings.denylistSourceRange, annotations.sourceRange.allow ?? settings.whitelistSourceRange, ctx);
   references.push(...ranges);
-  const tuning = proxyTuning(annotations, settings);
+  const tuning = proxyTuning(annotations, settings, buffersWithinLimit(object, annotations, settings, ctx));
   return {
     behaviour: {
       variables: [],
@@ -267,54 +271,6 @@ function signinUrl(signin: AuthUrl): string {
   return `${signin.url}${signin.url.includes('?') ? '&' : '?'}rd=$scheme://$http_host$request_uri`;
 }
 
-type Reach = { readonly ok: true; readonly value: AuthEndpoint } | { readonly ok: false; readonly problem: string };
-
-/**
- * How nginx reaches the auth service. A Service in the input (by its cluster DNS name) is reached like
- * any backend; a literal address directly (never the node's own or a metadata address); any other name,
- * or `$host`, only with `--resolver`, so that a name that does not resolve fails the request and never
- * the config load. Other names are held to the ExternalName rules (no metadata services, the operator's
- * allowed domains).
- */
-function authEndpoint(url: AuthUrl, method: string | undefined, ctx: IngressContext): Reach {
-  const policy = ctx.backendPolicy;
-  const base = { ...(method !== undefined && { method }) };
-  const defaultPort = url.scheme === 'https' ? 443 : 80;
-  if (url.authority === undefined) {
-    if (!policy.runtimeDns) return { ok: false, problem: 'auth-url names its host with a variable, which nginx resolves per request only with --resolver' };
-    return { ok: true, value: { ...base, pass: '$i2n_auth_target', resolve: url.url, host: url.url.split('/')[2] ?? '$host', ...(url.scheme === 'https' && { sslServerName: '$host' }) } };
-  }
-  const [host = '', portText] = url.authority.startsWith('[') ? [url.authority.slice(0, url.authority.indexOf(']') + 1), url.authority.split(']:')[1]] : url.authority.split(':');
-  const port = portText === undefined ? defaultPort : Number(portText);
-  const service = new RegExp(`^([a-z0-9-]+)\\.([a-z0-9-]+)\\.svc\\.${escapeLiteral(policy.clusterDomain)}$`).exec(host);
-  if (service) {
-    const [, name = '', namespace = ''] = service;
-    const resolution = resolveServiceBackend(ctx.resources, namespace, { name, port: { number: port } }, policy);
-    if (!resolution.ok) return { ok: false, problem: `auth-url: ${resolution.problem}` };
-    const backend = resolution.value;
-    ctx.backends.set(backend.upstream, backend);
-    const ssl = url.scheme === 'https' ? { sslServerName: host } : {};
-    if (backend.runtimeName !== undefined) {
-      return { ok: true, value: { ...base, ...ssl, pass: '$i2n_auth_target', resolve: `${url.scheme}://${backend.runtimeName}${url.path}`, host: url.authority } };
-    }
-    return { ok: true, value: { ...base, ...ssl, pass: `${url.scheme}://${backend.upstream}${url.path}`, host: url.authority, upstream: backend.upstream } };
-  }
-  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (isIpAddress(bare)) {
-    if (isSpecialAddress(bare)) return { ok: false, problem: `auth-url points at ${bare}, an address of the node itself or a metadata service; refused` };
-    return { ok: true, value: { ...base, pass: url.url, host: url.authority } };
-  }
-  const external = externalNameProblem(host, { externalNameDisabled: false, externalNameSuffixes: policy.externalNameSuffixes });
-  if (!external.ok) return { ok: false, problem: `auth-url: ${external.problem.replace('spec.externalName', 'the host')}` };
-  if (!policy.runtimeDns) {
-    return {
-      ok: false,
-      problem: `auth-url names ${host}, which is not a Service in the input; nginx can look it up per request only with --resolver (at load time, a name that does not resolve would stop the whole config)`,
-    };
-  }
-  return { ok: true, value: { ...base, pass: '$i2n_auth_target', resolve: url.url, host: url.authority, ...(url.scheme === 'https' && { sslServerName: host }) } };
-}
-
 /**
  * The zone key: the client address, or empty (not limited) for `limit-whitelist` addresses, looked up
  * with `geo` on the client address as the access checks see it.
@@ -337,9 +293,9 @@ function limitKey(
 }
 
 /** Per-location proxy settings for the annotations that differ from the ConfigMap's defaults. */
-function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettings): ProxyTuning | undefined {
+function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettings, buffersAllowed: boolean): ProxyTuning | undefined {
   const proxy = annotations.proxy;
-  const buffersSet = proxy.bufferSize !== undefined || proxy.buffersNumber !== undefined;
+  const buffersSet = buffersAllowed && (proxy.bufferSize !== undefined || proxy.buffersNumber !== undefined);
   const size = proxy.bufferSize ?? settings.proxyBufferSize;
   const number = proxy.buffersNumber ?? settings.proxyBuffersNumber;
   const redirect =
@@ -365,6 +321,26 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
     ...(redirect !== undefined && { redirect }),
   };
   return Object.keys(tuning).length > 0 ? tuning : undefined;
+}
+
+/**
+ * Whether this Ingress's buffers, `proxy-buffer-size` × `proxy-buffers-number` (each from the ConfigMap
+ * when not set here), stay within what one request may hold: nginx allocates them per request, and one
+ * tenant's client that never reads would hold them all. Over it, both fall back to the ConfigMap's.
+ */
+function buffersWithinLimit(object: SourceObject, annotations: IngressAnnotations, settings: ControllerSettings, ctx: IngressContext): boolean {
+  const proxy = annotations.proxy;
+  if (proxy.bufferSize === undefined && proxy.buffersNumber === undefined) return true;
+  const size = proxy.bufferSize ?? settings.proxyBufferSize;
+  const number = proxy.buffersNumber ?? settings.proxyBuffersNumber;
+  if (sizeInBytes(size) * number <= maxProxyBuffersTotalBytes) return true;
+  ctx.report.error(
+    'annotation-invalid',
+    object,
+    `proxy-buffers-number ${number} of proxy-buffer-size ${size} is ${Math.round((sizeInBytes(size) * number) / 1024 ** 2)}m per request, above the ${maxProxyBuffersTotalBytes / 1024 ** 2}m one request may hold; both fall back to the ConfigMap's values`,
+    annotationField(proxy.buffersNumber !== undefined ? 'proxy-buffers-number' : 'proxy-buffer-size'),
+  );
+  return false;
 }
 
 /**
@@ -394,9 +370,9 @@ function corsPolicy(cors: IngressAnnotations['cors'], ctx: IngressContext): { he
     return { headers: { origin: '*', ...values, preflight: `$${preflight}` }, reference: preflight };
   }
   const originVariable = `${prefix}_origin`;
-  const alternatives = origins.origins.map((origin) => escapeLiteral(origin).replace('\\*', '[A-Za-z0-9-]+'));
-  // An empty list (a rejected annotation) allows no origin: the map never matches.
-  const entries = alternatives.length > 0 ? [{ key: regexKey(`^(${alternatives.join('|')})$`, true), value: '$http_origin' }] : [];
+  // One entry per origin: a single regex of them all would outgrow nginx's 4 KB parameter limit. An
+  // empty list (a rejected annotation) allows no origin: the map never matches.
+  const entries = origins.origins.map((origin) => ({ key: regexKey(`^${escapeLiteral(origin).replace('\\*', '[A-Za-z0-9-]+')}$`, true), value: '$http_origin' }));
   const maps: MapBlock[] = [
     { comment, source: '$http_origin', variable: originVariable, entries, defaultValue: '""' },
     { comment, source: `"$request_method:$${originVariable}"`, variable: preflight, entries: [{ key: regexKey('^OPTIONS:.'), value: '1' }], defaultValue: '""' },

@@ -90,7 +90,7 @@ export function translateCanary(object: SourceObject, spec: IngressSpec, annotat
         ctx.report.error('backend-unresolved', object, `${resolution.problem}; this path is not split`, [...field, 'backend', 'service', ...(resolution.field ?? [])]);
         return;
       }
-      if (resolution.warning) ctx.report.warning('service-dns-name', object, resolution.warning, [...field, 'backend', 'service']);
+      if (resolution.warning) ctx.report.warning(resolution.warningCode ?? 'service-dns-name', object, resolution.warning, [...field, 'backend', 'service']);
       claims.push({
         ingress: object,
         field: [...field, 'path'],

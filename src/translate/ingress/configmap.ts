@@ -19,7 +19,7 @@ import {
   parseSslProtocols,
   quoteKey,
 } from '../allowlist.js';
-import { maxBodyBufferBytes, maxProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
+import { maxBodyBufferBytes, maxProxyBufferBytes, minProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
 import { compareStrings } from '../../model/order.js';
 
@@ -235,7 +235,12 @@ const settingTable: SettingTable = {
   proxyReadTimeout: { key: 'proxy-read-timeout', schema: seconds, defaultValue: 60, accepted: secondsText },
   proxySendTimeout: { key: 'proxy-send-timeout', schema: seconds, defaultValue: 60, accepted: secondsText },
   proxyBuffering: { key: 'proxy-buffering', schema: onOrOff, defaultValue: false, accepted: 'on or off' },
-  proxyBufferSize: { key: 'proxy-buffer-size', schema: nginxSize('km', maxProxyBufferBytes), defaultValue: '4k', accepted: 'a size such as 4k, at most 1m' },
+  proxyBufferSize: {
+    key: 'proxy-buffer-size',
+    schema: nginxSize('km', maxProxyBufferBytes, minProxyBufferBytes),
+    defaultValue: '4k',
+    accepted: 'a size such as 4k, from 1k to 1m',
+  },
   proxyBuffersNumber: {
     key: 'proxy-buffers-number',
     schema: integerInRange(minProxyBuffers, 1024),

@@ -7,6 +7,8 @@ import { resolveServiceBackend, type BackendPolicy, type ResolvedBackend } from 
 import type { Reporter } from '../report.js';
 import type { IngressBackend, IngressSpec, Resources, Typed } from '../resources.js';
 import { checkSafeRegex, pathRegexAlphabet } from '../safe-regex.js';
+import type { ReferenceGrants } from '../gateway/reference-grants.js';
+import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
 import type { SecretFiles, ObjectRef } from '../secrets.js';
 import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
 import { highestGroupReference } from './annotations/paths.js';
@@ -32,6 +34,8 @@ export interface IngressContext {
   readonly clientAddress: string;
   /** The rate-limit key for a client: `$binary_remote_addr`, or `$i2n_client_addr`. */
   readonly limitKey: string;
+  /** Which cross-namespace references are allowed (auth-url to another namespace's Service). */
+  readonly referenceGrants: ReferenceGrants;
 }
 
 interface Claim {
@@ -210,7 +214,8 @@ function translateTerminating(
   annotations: IngressAnnotations,
   ctx: IngressContext,
 ): IngressContribution {
-  const built = buildBehaviour(object, annotations, ctx);
+  const served = [...(spec.rules ?? []).map((rule) => rule.host ?? ''), ...annotations.paths.serverAlias];
+  const built = buildBehaviour(object, annotations, served, ctx);
   if (!built) {
     ctx.report.error('ingress-skipped', object, 'this Ingress is not rendered until the access control its annotations ask for can be set up (see the errors above)');
     return empty;
@@ -270,6 +275,15 @@ function translateTerminating(
       const pathField: FieldPath = [...rulePath, 'http', 'paths', pathIndex];
       const path = p.path === undefined || p.path === '' ? '/' : p.path;
       const groups = regex ? checkedRegexPath(path, object, [...pathField, 'path'], ctx) : isSafePath(path) ? 0 : undefined;
+      if (!regex && groups !== undefined && isInternalPath(path)) {
+        ctx.report.error(
+          'path-invalid',
+          object,
+          `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own (auth-url), so no Ingress may use them; this path is not rendered`,
+          [...pathField, 'path'],
+        );
+        return;
+      }
       if (groups === undefined) {
         if (!regex) {
           ctx.report.error(
@@ -416,7 +430,8 @@ function locationBehaviour(
   rewriteTarget: string | undefined,
   regex: boolean,
 ): LocationBehaviour {
-  const rewrite = regex && rewriteTarget !== undefined && rewriteTarget !== path ? { regex: `(?i)${path}`, target: rewriteTarget } : undefined;
+  // Anchored as the location is: the same match, and safe-regex.ts's cost analysis counts one start only.
+  const rewrite = regex && rewriteTarget !== undefined && rewriteTarget !== path ? { regex: `(?i)^${path}`, target: rewriteTarget } : undefined;
   const service = ref.service;
   const port = service?.port.number ?? (service?.port.name !== undefined && /^[a-z0-9-]+$/.test(service.port.name) ? service.port.name : '-');
   // What the error locations send as X-Namespace and friends; set wherever one of them may be reached.
@@ -495,7 +510,7 @@ function checkedRegexPath(path: string, object: SourceObject, field: FieldPath, 
   ctx.report.error(
     'path-invalid',
     object,
-    `as a regular expression (use-regex) this path ${checked.problem}; paths take literals, . ^ $ | ( ) (?: ) [ ] * + ? {n,m} and \\d \\w \\s escapes, without nested repetition. This path is not rendered`,
+    `as a regular expression (use-regex) this path ${checked.problem}; paths take literals, . ^ $ | ( ) (?: ) [ ] * + ? {n,m} and \\d \\w \\s escapes, matching in time linear in the path. This path is not rendered`,
     field,
   );
   return undefined;
@@ -560,7 +575,7 @@ function resolveBackend(
     ]);
     return undefined;
   }
-  if (resolution.warning) ctx.report.warning('service-dns-name', object, resolution.warning, [...field, 'service']);
+  if (resolution.warning) ctx.report.warning(resolution.warningCode ?? 'service-dns-name', object, resolution.warning, [...field, 'service']);
   ctx.backends.set(resolution.value.upstream, resolution.value);
   return resolution.value;
 }

@@ -57,7 +57,7 @@ export const canaryAnnotations = {
     schema: headerPattern,
     defaultValue: undefined,
     accepted:
-      'a regular expression of literals, . ^ $ | ( ) (?: ) [ ] * + ? {n,m} and \\d \\w \\s escapes, without nested repetition',
+      'a regular expression of literals, . ^ $ | ( ) (?: ) [ ] * + ? {n,m} and \\d \\w \\s escapes that matches in time linear in its subject',
   }),
   cookie: rule<string | undefined>({
     name: 'canary-by-cookie',

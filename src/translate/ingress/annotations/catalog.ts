@@ -167,7 +167,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: access,
     status: 'differs',
     defaultValue: '',
-    note: '`CN=<regex>` matched against the subject DN (403 otherwise); the regex is checked against a safe grammar (the CVE-2025-1097 injection cannot pass it), and nested repetition is refused',
+    note: '`CN=<regex>` matched against the subject DN (403 otherwise); the regex is checked against a safe grammar (the CVE-2025-1097 injection cannot pass it) and must match in linear time (see above)',
   },
   // ------------------------------------------------------------------ access control
   {
@@ -225,7 +225,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: access,
     status: 'differs',
     defaultValue: '',
-    note: 'nginx `auth_request` to this `http(s)` URL; a 2xx lets the request through, 401/403 are returned. A Service DNS name of a Service in the input is reached at its address; other names need `--resolver` (so DNS can never stop the config from loading). Variables: `$host`, `$http_host`, `$scheme`, `$request_uri`, `$escaped_request_uri` (the last one is not escaped in stock nginx)',
+    note: 'nginx `auth_request` to this `http(s)` URL; a 2xx lets the request through, 401/403 are returned. A Service DNS name of a Service in the input is reached at its address (another namespace\'s only with a ReferenceGrant); other names need `--resolver` (so DNS can never stop the config from loading). The host is a literal or `$host` (checked against the names the Ingress serves; never `$http_host`); the path and query may use `$host`, `$http_host`, `$scheme`, `$request_uri`, `$escaped_request_uri` (the last one is not escaped in stock nginx)',
   },
   {
     name: 'auth-method',
@@ -346,7 +346,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: canary,
     status: 'differs',
     defaultValue: '',
-    note: 'a regex (safe grammar, no nested repetition) for the header value; ignored when `canary-by-header-value` is set',
+    note: 'a regex (safe grammar, linear time, see above) for the header value; ignored when `canary-by-header-value` is set',
   },
   {
     name: 'canary-by-cookie',
@@ -382,7 +382,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: paths,
     status: 'differs',
     defaultValue: '',
-    note: 'implies `use-regex`; the URI sent to the backend, with `$1`…`$9` from the path\'s groups (`rewrite "(?i)path" target break`)',
+    note: 'implies `use-regex`; the URI sent to the backend, with `$1`…`$9` from the path\'s groups (`rewrite "(?i)^path" target break`)',
   },
   {
     name: 'app-root',

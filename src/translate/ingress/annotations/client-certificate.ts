@@ -66,7 +66,7 @@ export const clientCertificateAnnotations = {
     schema: matchCn,
     defaultValue: undefined,
     accepted:
-      'CN= followed by a regular expression of literals, . ^ $ | ( ) (?: ) [ ] * + ? {n,m} and \\d \\w \\s escapes, without nested repetition',
+      'CN= followed by a regular expression of literals, . ^ $ | ( ) (?: ) [ ] * + ? {n,m} and \\d \\w \\s escapes that matches in time linear in its subject',
     failsClosed: true,
   }),
 };

@@ -18,25 +18,40 @@ export type CorsOrigins = { readonly any: true } | { readonly any: false; readon
 
 const origin = /^([a-z][a-z0-9+.-]*:\/\/(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?|null)$/;
 
+/** Each origin is a map entry of its own (never one long regex: nginx reads at most 4 KB per parameter). */
+export const maxCorsOrigins = 256;
+
 const origins = z.string().transform((value, context): CorsOrigins => {
   const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
   if (items.includes('*')) return { any: true };
-  if (items.length === 0 || !items.every((item) => origin.test(item))) {
+  if (items.length === 0 || !items.every((item) => origin.test(item) && item.length <= 300)) {
     context.addIssue({ code: 'custom', message: 'has an item that is not an origin' });
     return z.NEVER;
   }
-  return { any: false, origins: [...new Set(items.map((item) => item.toLowerCase()))] };
+  const unique = [...new Set(items.map((item) => item.toLowerCase()))];
+  if (unique.length > maxCorsOrigins) {
+    context.addIssue({ code: 'custom', message: `has more than ${maxCorsOrigins} origins` });
+    return z.NEVER;
+  }
+  return { any: false, origins: unique };
 });
+
+/**
+ * The list becomes one quoted parameter of `add_header`, and nginx refuses a parameter longer than its
+ * 4 KB read buffer: far below that.
+ */
+export const maxTokenListLength = 1024;
 
 /** A list of tokens (method or header names) as ingress-nginx accepts it, rebuilt as `a, b, c`. */
 function tokenList(token: RegExp, separator: string) {
   return z.string().transform((value, context) => {
     const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
-    if (items.length === 0 || items.length > 64 || !items.every((item) => token.test(item))) {
-      context.addIssue({ code: 'custom', message: 'has an item that is not accepted' });
+    const joined = items.join(separator);
+    if (items.length === 0 || items.length > 64 || !items.every((item) => token.test(item)) || joined.length > maxTokenListLength) {
+      context.addIssue({ code: 'custom', message: 'has an item that is not accepted, or is too long' });
       return z.NEVER;
     }
-    return items.join(separator);
+    return joined;
   });
 }
 
@@ -47,19 +62,19 @@ export const corsAnnotations = {
     schema: origins,
     defaultValue: { any: true },
     fallbackValue: { any: false, origins: [] },
-    accepted: 'comma-separated origins such as https://app.example.com, https://*.example.com:8443 or null, or *',
+    accepted: `comma-separated origins such as https://app.example.com, https://*.example.com:8443 or null (at most ${maxCorsOrigins}), or *`,
   }),
   allowMethods: rule({
     name: 'cors-allow-methods',
     schema: tokenList(/^[A-Za-z]{1,32}$/, ', '),
     defaultValue: defaultCorsMethods,
-    accepted: 'comma-separated method names',
+    accepted: `comma-separated method names (at most 64, ${maxTokenListLength} characters)`,
   }),
   allowHeaders: rule({
     name: 'cors-allow-headers',
     schema: tokenList(/^[A-Za-z0-9_-]{1,64}$/, ','),
     defaultValue: defaultCorsHeaders,
-    accepted: 'comma-separated header names (letters, digits, "-", "_")',
+    accepted: `comma-separated header names (letters, digits, "-", "_"; at most 64, ${maxTokenListLength} characters)`,
   }),
   allowCredentials: rule({
     name: 'cors-allow-credentials',
@@ -72,7 +87,7 @@ export const corsAnnotations = {
     name: 'cors-expose-headers',
     schema: tokenList(/^([A-Za-z0-9_-]{1,64}|\*)$/, ','),
     defaultValue: undefined,
-    accepted: 'comma-separated header names or *',
+    accepted: `comma-separated header names or * (at most 64, ${maxTokenListLength} characters)`,
   }),
   maxAge: rule({
     name: 'cors-max-age',

@@ -24,16 +24,24 @@ export interface AuthUrl {
   /** The URL as nginx gets it, variables spelled as nginx knows them. */
   readonly url: string;
   readonly scheme: 'http' | 'https';
-  /** `host[:port]` when literal; undefined when it is a variable (`$host`). */
+  /**
+   * `host[:port]` when literal; undefined when it is `$host`, which nginx must check against the names
+   * the server serves before it lets it choose the auth target (auth-endpoint.ts).
+   */
   readonly authority?: string;
+  /** With `$host`, the port written after it, if any. */
+  readonly port?: number;
   /** Path and query after the authority, `/` when there is none. */
   readonly path: string;
 }
 
 const variablePattern = /\$[a-z_]+/g;
 
-/** Parses `http(s)://authority/path?query` with the variables above in the authority (alone) or the rest. */
-function parseAuthUrl(value: string): AuthUrl | undefined {
+/**
+ * Parses `http(s)://authority/path?query` with the variables above in the path and query, and one of
+ * `hostVariables` as the whole authority.
+ */
+function parseAuthUrl(value: string, hostVariables: readonly string[]): AuthUrl | undefined {
   const match = /^(https?):\/\/([^/?#]+)(.*)$/.exec(value);
   if (!match || value.length > 2048) return undefined;
   const [, scheme = 'http', authority = '', rest = ''] = match;
@@ -49,24 +57,34 @@ function parseAuthUrl(value: string): AuthUrl | undefined {
   const path = rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest;
   if (!isPathWithQuery(literal(path))) return undefined;
   let literalAuthority: string | undefined;
-  if (authority === '$host' || authority === '$http_host') literalAuthority = undefined;
+  // A host variable, alone or with a literal port: `$host:8443`.
+  const [hostPart = '', port] = authority.split(/:(?=\d+$)/);
+  if (hostVariables.includes(hostPart) && (port === undefined || isPort(port))) literalAuthority = undefined;
   else if (isHostWithPort(authority.toLowerCase())) literalAuthority = authority.toLowerCase();
   else return undefined;
   const url = `${scheme}://${literalAuthority ?? spell(authority)}${spell(path)}`;
   if (unknown) return undefined;
-  return { url, scheme: scheme as 'http' | 'https', ...(literalAuthority !== undefined && { authority: literalAuthority }), path: spell(path) };
+  const variablePort = literalAuthority === undefined && port !== undefined ? { port: Number(port) } : {};
+  return { url, scheme: scheme as 'http' | 'https', ...(literalAuthority !== undefined && { authority: literalAuthority }), ...variablePort, path: spell(path) };
 }
 
-const authUrl = z.string().trim().transform((value, context) => {
-  const parsed = parseAuthUrl(value);
-  if (!parsed) {
-    context.addIssue({ code: 'custom', message: 'is not an accepted URL' });
-    return z.NEVER;
-  }
-  return parsed;
-});
+const urlSchema = (hostVariables: readonly string[]) =>
+  z.string().trim().transform((value, context) => {
+    const parsed = parseAuthUrl(value, hostVariables);
+    if (!parsed) {
+      context.addIssue({ code: 'custom', message: 'is not an accepted URL' });
+      return z.NEVER;
+    }
+    return parsed;
+  });
 
-const authUrlText = `an http:// or https:// URL (host or $host, optional port, path and query; variables ${Object.keys(authUrlVariables).join(', ')})`;
+/** Where nginx sends the subrequest: `$host` only, which it checks; never `$http_host`, the Host header as sent, port and all. */
+const authUrl = urlSchema(['$host']);
+/** Where the client is sent to sign in: its own Host is no one else's concern. */
+const signinUrl = urlSchema(['$host', '$http_host']);
+
+const urlText = (hosts: string) =>
+  `an http:// or https:// URL (a host with an optional port, or ${hosts}; path and query may use ${Object.keys(authUrlVariables).join(', ')})`;
 
 const authMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -80,7 +98,13 @@ const headerList = z.string().transform((value, context) => {
 });
 
 export const externalAuthAnnotations = {
-  url: rule<AuthUrl | undefined>({ name: 'auth-url', schema: authUrl, defaultValue: undefined, accepted: authUrlText, failsClosed: true }),
+  url: rule<AuthUrl | undefined>({
+    name: 'auth-url',
+    schema: authUrl,
+    defaultValue: undefined,
+    accepted: urlText('$host, checked against the names the Ingress serves'),
+    failsClosed: true,
+  }),
   method: rule<(typeof authMethods)[number] | undefined>({
     name: 'auth-method',
     schema: z.string().trim().toUpperCase().pipe(z.enum(authMethods)),
@@ -88,7 +112,7 @@ export const externalAuthAnnotations = {
     accepted: authMethods.join(', '),
     failsClosed: true,
   }),
-  signin: rule<AuthUrl | undefined>({ name: 'auth-signin', schema: authUrl, defaultValue: undefined, accepted: authUrlText, failsClosed: true }),
+  signin: rule<AuthUrl | undefined>({ name: 'auth-signin', schema: signinUrl, defaultValue: undefined, accepted: urlText('$host or $http_host'), failsClosed: true }),
   responseHeaders: rule<readonly string[]>({
     name: 'auth-response-headers',
     schema: headerList,
@@ -97,3 +121,8 @@ export const externalAuthAnnotations = {
     failsClosed: true,
   }),
 };
+
+function isPort(text: string): boolean {
+  const port = Number(text);
+  return /^[1-9][0-9]{0,4}$/.test(text) && port <= 65535;
+}

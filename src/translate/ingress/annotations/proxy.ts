@@ -62,6 +62,10 @@ const redirectTo = z
  * ingress-nginx sets no limit; these are far above what any backend needs.
  */
 export const maxProxyBufferBytes = 1024 ** 2;
+/** A buffer nginx can read a response header into: `0` passes `nginx -t` and breaks every response. */
+export const minProxyBufferBytes = 1024;
+/** All the buffers of one request together (`proxy-buffer-size` × `proxy-buffers-number`). */
+export const maxProxyBuffersTotalBytes = 8 * 1024 ** 2;
 export const maxBodyBufferBytes = 16 * 1024 ** 2;
 /**
  * nginx requires its busy buffers (at least one buffer) to be smaller than all buffers but one, so
@@ -88,15 +92,15 @@ export const proxyAnnotations = {
   buffering: rule<boolean | undefined>({ name: 'proxy-buffering', schema: onOrOff, defaultValue: undefined, accepted: 'on or off' }),
   bufferSize: rule<string | undefined>({
     name: 'proxy-buffer-size',
-    schema: nginxSize('km', maxProxyBufferBytes),
+    schema: nginxSize('km', maxProxyBufferBytes, minProxyBufferBytes),
     defaultValue: undefined,
-    accepted: 'a size such as 8k or 16k, at most 1m',
+    accepted: 'a size such as 8k or 16k, from 1k to 1m; with proxy-buffers-number, at most 8m in all',
   }),
   buffersNumber: rule<number | undefined>({
     name: 'proxy-buffers-number',
     schema: integerInRange(minProxyBuffers, 1024),
     defaultValue: undefined,
-    accepted: `an integer from ${minProxyBuffers} to 1024`,
+    accepted: `an integer from ${minProxyBuffers} to 1024; with proxy-buffer-size, at most 8m in all`,
   }),
   requestBuffering: rule<boolean | undefined>({
     name: 'proxy-request-buffering',
