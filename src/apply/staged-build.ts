@@ -24,6 +24,7 @@ export interface StagedBuild {
  * they are rewritten to `.i2n-rejected`, where the config it rejected is kept, so that they point at a
  * file that is still there and read the same on every run. On failure the last build is kept there and
  * nothing is staged for commit. `first`, when given, is the build of these options already made.
+ * `signal` stops a search in progress (the process is stopping): the next check throws.
  * The CLI's `render` and the cluster mode both write this way.
  */
 export async function stageBuild(
@@ -32,6 +33,7 @@ export async function stageBuild(
   options: TranslateOptions,
   nginxBin: string | undefined,
   first?: BuildResult,
+  signal?: AbortSignal,
 ): Promise<StagedBuild> {
   if (nginxBin === undefined) {
     const result = first ?? build(snapshot, options);
@@ -44,6 +46,7 @@ export async function stageBuild(
     snapshot,
     options,
     async (candidate) => {
+      signal?.throwIfAborted();
       for (const [built, staged] of stagings) {
         if (built === firstRejected) continue;
         await folder.discard(staged);

@@ -114,6 +114,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(
       new Option('--log-format <format>', 'log lines on stdout').choices(['json', 'text']).default(process.stdout.isTTY ? 'text' : 'json'),
     )
+    .addOption(new Option('--log-level <level>', 'least level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action(async (flags: TranslateFlags & RunFlags) => {
       if (flags.publishService !== undefined && flags.publishAddress !== undefined) {
         throw new UsageError('give --publish-service or --publish-address, not both');
@@ -136,6 +137,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           ...(flags.electionNamespace !== undefined && { electionNamespace: flags.electionNamespace }),
           upstreams: flags.upstreams,
           logFormat: flags.logFormat,
+          logLevel: flags.logLevel,
           timing: defaultRunTiming,
         },
         {
@@ -180,6 +182,7 @@ interface RunFlags {
   readonly electionId: string;
   readonly electionNamespace?: string;
   readonly logFormat: 'json' | 'text';
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
 /**
