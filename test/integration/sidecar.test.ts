@@ -370,14 +370,31 @@ describe('the same bytes as render', () => {
     await sidecar.stop();
   });
 
-  it('--namespace watches only those namespaces', async () => {
-    const sidecar = await startSidecar({ api, kubeconfig, run: { namespaces: ['data'] } });
+  it('--namespace watches only those namespaces, also where a resource refers to a Secret elsewhere', async () => {
+    api.create(ingress('data', 'elsewhere', 'elsewhere.example.test', { service: 'missing', port: 80 }, { annotations: { 'nginx.ingress.kubernetes.io/proxy-ssl-secret': 'web/same-tls' } }));
+    api.clearRequests();
+    const sidecar = await startSidecar({ api, kubeconfig, run: { namespaces: ['data'] }, translate: { allowCrossNamespaceSecrets: true } });
     await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
     await settled(sidecar);
     expect(await served(sidecar, 'same.example.test')).toBe('status 404');
     const conf = await readFile(join(sidecar.outDir, 'nginx.conf'), 'utf8');
     expect(conf).toContain('other.example.test');
     expect(conf).not.toContain('same.example.test');
+    const reads = api.requests((r) => r.verb === 'list' || r.verb === 'watch' || r.verb === 'get');
+    expect(reads.filter((r) => r.namespace !== undefined && r.namespace !== 'data' && r.resource !== 'leases')).toEqual([]);
+    await sidecar.stop();
+  });
+
+  it('never reads Secrets of another namespace that a tenant names, unless cross-namespace Secrets are allowed', async () => {
+    api.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bootstrap-token-abcdef', namespace: 'kube-system' }, type: 'Opaque', stringData: { auth: 'admin:{PLAIN}x' } });
+    api.create(
+      ingress('web', 'nosy', 'nosy.example.test', { service: 'missing', port: 80 }, { annotations: { 'nginx.ingress.kubernetes.io/auth-type': 'basic', 'nginx.ingress.kubernetes.io/auth-secret': 'kube-system/bootstrap-token-abcdef' } }),
+    );
+    api.clearRequests();
+    const sidecar = await startSidecar({ api, kubeconfig });
+    await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
+    await settled(sidecar);
+    expect(api.requests((r) => r.namespace === 'kube-system')).toEqual([]);
     await sidecar.stop();
   });
 });

@@ -15,6 +15,8 @@ export interface ClusterSourceOptions {
   readonly client: ApiClient;
   /** Watch namespaced kinds only in these namespaces; all namespaces when empty. */
   readonly namespaces: readonly string[];
+  /** `namespace/name` of the controller ConfigMap (`--configmap`): the operator's choice, followed in any namespace. */
+  readonly controllerConfigMap?: string;
   readonly upstreams: 'service' | 'endpoints';
   readonly timing: ReflectorTiming;
   /** How often to look again for the Gateway API CRDs while they are not served. */
@@ -82,9 +84,15 @@ export class ClusterSource {
     return counts;
   }
 
-  /** Follows exactly these referenced Secrets and ConfigMaps: starts watches for new ones, stops the rest. */
+  /**
+   * Follows exactly these referenced Secrets and ConfigMaps: starts watches for new ones, stops the rest.
+   * With `namespaces`, a reference outside them opens no watch (only the controller ConfigMap may be elsewhere).
+   */
   follow(objects: readonly FollowedObject[]): void {
-    const wanted = new Map(objects.map((o) => [`${o.kind}/${o.namespace}/${o.name}`, o]));
+    const { namespaces, controllerConfigMap } = this.options;
+    const readable = (o: FollowedObject) =>
+      namespaces.length === 0 || namespaces.includes(o.namespace) || (o.kind === 'ConfigMap' && `${o.namespace}/${o.name}` === controllerConfigMap);
+    const wanted = new Map(objects.filter(readable).map((o) => [`${o.kind}/${o.namespace}/${o.name}`, o]));
     for (const [key, reflector] of this.followed) {
       if (wanted.has(key)) continue;
       this.followed.delete(key);
