@@ -61,6 +61,8 @@ export interface RunOptions {
   readonly metricsPort: number;
   readonly publishService?: string;
   readonly publishAddresses: readonly string[];
+  /** Write Ingress status (`--update-status`, default true). */
+  readonly updateStatus: boolean;
   readonly electionId: string;
   readonly electionNamespace?: string;
   readonly upstreams: 'service' | 'endpoints';
@@ -154,6 +156,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   const source = new ClusterSource({
     client,
     namespaces: options.namespaces,
+    ...(options.translate.configMap !== undefined && { controllerConfigMap: options.translate.configMap }),
     upstreams: options.upstreams,
     timing: options.timing.reflector,
     discoveryIntervalMs: options.timing.discoveryIntervalMs,
@@ -163,7 +166,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
       log.warn('watch restarted', { kind, reason });
     },
   });
-  const statusWriter = new StatusWriter({ client, controllerName, log, objects: (kind) => source.objects(kind) });
+  const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
 
   const afterRound = async (round: Round): Promise<void> => {
     if (!round.applied) reportFailure(round.failure ?? 'the config was not applied');

@@ -79,6 +79,7 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
       metricsHost: '127.0.0.1',
       metricsPort: 0,
       publishAddresses: [],
+      updateStatus: true,
       electionId: 'ingress2nginx',
       electionNamespace: 'default',
       upstreams: 'service',
