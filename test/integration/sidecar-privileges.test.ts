@@ -56,6 +56,8 @@ function setprivArgs(as: { uid: number; gid: number; add: string[]; drop: string
 let scratch: string;
 let ca: CertificateAuthority;
 let site: CertificateFiles;
+/** An Ingress with basic auth and TLS, its Secrets and Service. */
+let input: string;
 let nginx: ResultPromise | undefined;
 
 beforeAll(async () => {
@@ -63,6 +65,29 @@ beforeAll(async () => {
   await chmod(scratch, 0o755);
   ca = await createCa(scratch, 'Privileges CA');
   site = await issueCertificate(ca, { commonName: 'guarded.example.test', sans: ['guarded.example.test'] });
+  input = join(scratch, 'input.yaml');
+  await writeFile(
+    input,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'Service', metadata: { name: 'app', namespace: 'web' }, spec: { clusterIP: '127.0.0.1', ports: [{ port: 9 }] } },
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'site-tls', namespace: 'web' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': site.certPem, 'tls.key': site.keyPem } },
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'users', namespace: 'web' }, type: 'Opaque', stringData: { auth: aliceHtpasswd } },
+        {
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'Ingress',
+          metadata: { name: 'guarded', namespace: 'web', annotations: { 'nginx.ingress.kubernetes.io/auth-type': 'basic', 'nginx.ingress.kubernetes.io/auth-secret': 'users' } },
+          spec: {
+            ingressClassName: 'nginx',
+            tls: [{ hosts: ['guarded.example.test'], secretName: 'site-tls' }],
+            rules: [{ host: 'guarded.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'app', port: { number: 9 } } } }] } }],
+          },
+        },
+      ],
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -83,29 +108,6 @@ describe.runIf(root)('the user and capabilities deploy/ gives the sidecar', () =
   it('render basic auth and certificates read per handshake (nginx -t included) without a chown, and nginx run as its own user serves them', async () => {
     const sidecar = await deployedAs('ingress2nginx');
     const server = await deployedAs('nginx');
-    const input = join(scratch, 'input.yaml');
-    await writeFile(
-      input,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          { apiVersion: 'v1', kind: 'Service', metadata: { name: 'app', namespace: 'web' }, spec: { clusterIP: '127.0.0.1', ports: [{ port: 9 }] } },
-          { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'site-tls', namespace: 'web' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': site.certPem, 'tls.key': site.keyPem } },
-          { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'users', namespace: 'web' }, type: 'Opaque', stringData: { auth: aliceHtpasswd } },
-          {
-            apiVersion: 'networking.k8s.io/v1',
-            kind: 'Ingress',
-            metadata: { name: 'guarded', namespace: 'web', annotations: { 'nginx.ingress.kubernetes.io/auth-type': 'basic', 'nginx.ingress.kubernetes.io/auth-secret': 'users' } },
-            spec: {
-              ingressClassName: 'nginx',
-              tls: [{ hosts: ['guarded.example.test'], secretName: 'site-tls' }],
-              rules: [{ host: 'guarded.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'app', port: { number: 9 } } } }] } }],
-            },
-          },
-        ],
-      }),
-    );
     const out = await ownedFolder('out', sidecar);
     const runDir = await ownedFolder('run', sidecar);
     const [httpPort, httpsPort] = (await freePorts(2)) as [number, number];
@@ -147,5 +149,16 @@ describe.runIf(root)('the user and capabilities deploy/ gives the sidecar', () =
     const authorized = await get({ authorization: `Basic ${Buffer.from('alice:secret').toString('base64')}` });
     // The backend at port 9 is not there: past the password check, nginx answers 502.
     expect(authorized?.status).toBe(502);
+  });
+
+  it('as root without CAP_CHOWN (what deploy/ gave the sidecar before) says what to do instead of "operation not permitted"', async () => {
+    const out = join(scratch, 'out-root');
+    const rendered = await execa(
+      'setpriv',
+      ['--bounding-set=-all,+kill', '--inh-caps=-all', process.execPath, binary, 'render', '-f', input, '-o', out, '--nginx-bin', requireNginx().binary],
+      { reject: false },
+    );
+    expect(rendered.exitCode).toBe(2);
+    expect(rendered.stderr).toMatch(/cannot give web_users\.htpasswd to nginx's worker user \(uid \d+\), which reads it at request time: this root process may not change owners \(no CAP_CHOWN\)\. Run ingress2nginx as the user nginx runs as/);
   });
 });
