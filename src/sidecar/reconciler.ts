@@ -89,7 +89,7 @@ export class Reconciler {
   private serving = false;
   /** The last reload took: the next change is reloaded without a check first. */
   private lastReloadTook = false;
-  /** How long the last reload that took needed; a reload much slower than that is diagnosed. */
+  /** How long the last reload that took needed; a reload much slower than that is checked meanwhile. */
   private lastReloadMs = 1000;
   /**
    * The last build that could not be applied (nginx refused it, or did not take the reload), by the
@@ -337,8 +337,9 @@ export class Reconciler {
 
   /**
    * Has nginx load the folder (start or signal it) and waits until it serves `generation`. With
-   * `diagnose`, a generation that is slow to come (three times the last reload, at least a second) is
-   * checked with `nginx -t` meanwhile: a config nginx refuses ends the wait at once.
+   * `diagnose`, a generation that is slow to come (four times the last reload, at least 2 s: a check
+   * started early would only slow a reload that is merely slow) is checked with `nginx -t` meanwhile: a
+   * config nginx refuses ends the wait at once.
    */
   private async reloadTo(generation: string, controlSocket: string, diagnose: boolean): Promise<ReloadOutcome> {
     const started = performance.now();
@@ -350,6 +351,7 @@ export class Reconciler {
     let check: NginxCheck | undefined;
     const diagnosis = diagnose
       ? setTimeout(() => {
+          this.options.log.debug('the new generation is slow to come; checking the config with nginx -t', { generation });
           checkConfig(this.options.folder.dir, this.options.translate.runDir, this.options.nginxBin).then(
             (result) => {
               check = result;
@@ -357,7 +359,7 @@ export class Reconciler {
             },
             (error: Error) => this.options.log.warn('could not run nginx -t', { error: error.message }),
           );
-        }, Math.max(1000, 3 * this.lastReloadMs))
+        }, Math.max(2000, 4 * this.lastReloadMs))
       : undefined;
     try {
       const { ok, served } = await waitForGeneration(controlSocket, generation, this.options.reloadTimeoutMs, waiting.signal);
