@@ -203,7 +203,8 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     reloadTimeoutMs: options.timing.reloadTimeoutMs,
     afterRound,
   });
-  // Stopped in this order: the watches (no new rounds), the round in flight, the Lease (given up), nginx.
+  // Stopped in this order (the reverse of registration): the probes, the watches (no new rounds), the
+  // round in flight, the Lease (given up), nginx, the output folder's lock.
   cleanups.push(() => election.stop());
   cleanups.push(() => reconciler.stop());
   cleanups.push(() => source.stop());
@@ -213,7 +214,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   const server = await environment(`cannot listen on ${options.metricsHost}:${options.metricsPort} for metrics and probes`, () =>
     serveMetrics(metrics, { healthy: () => true, ready: () => reconciler.ready }, options.metricsHost, options.metricsPort),
   );
-  cleanups.splice(1, 0, () => server.close());
+  cleanups.push(() => server.close());
   io.onListening?.(server.port);
   log.info('metrics and probes listening', { address: `${options.metricsHost}:${server.port}` });
   if (stop.aborted) return;
