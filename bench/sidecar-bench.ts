@@ -7,6 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import yaml from 'js-yaml';
+import { checkConfig } from '../src/apply/check.js';
 import { describeNginx, nginxBuild, servedGeneration } from '../src/sidecar/nginx.js';
 import { FakeApiServer, type JsonObject } from '../test/support/fake-apiserver.js';
 import { httpGet, startHttpBackend } from '../test/support/peers.js';
@@ -20,7 +21,7 @@ import { layout, type GeneratedInput } from './generate.js';
  *
  * - change-to-served latency with 1,000 Ingresses: from the API write of one Ingress to nginx serving
  *   the generation that holds it (the control socket answers it), p50 and p99, with the median of each
- *   phase of a sync as the sidecar logs it;
+ *   phase of a sync as the sidecar logs it; on the distro's nginx and on the pass generation's when built;
  * - a burst of 1,000 changes: how many reloads it becomes;
  * - `idle`: a new Ingress in a small cluster, from the API write to its host answering;
  * - `silent`: with production timings, a change made while every open watch stays silent (no events, no
@@ -60,6 +61,8 @@ interface Phases {
 
 interface Sidecar {
   readonly process: ResultPromise;
+  readonly outDir: string;
+  readonly runDir: string;
   /** The phases the sidecar logged for each applied sync so far. */
   readonly syncs: Phases[];
   readonly metricsPort: number;
@@ -122,11 +125,12 @@ async function nginxMaster(sidecarPid: number): Promise<number | undefined> {
 async function startSidecar(api: FakeApiServer, work: string, extra: readonly string[] = []): Promise<Sidecar & { readonly httpPort: number }> {
   const [httpPort, httpsPort, metricsPort] = (await freePorts(3)) as [number, number, number];
   const runDir = await mkdtemp('/tmp/i2n-bench-');
+  const outDir = join(work, `out-${httpPort}`);
   const child = execa(
     binary,
     [
       'run',
-      ...['-o', join(work, `out-${httpPort}`), '--run-dir', runDir, '--kubeconfig', await api.writeKubeconfig(), '--spawn-nginx'],
+      ...['-o', outDir, '--run-dir', runDir, '--kubeconfig', await api.writeKubeconfig(), '--spawn-nginx'],
       ...['--http-port', String(httpPort), '--https-port', String(httpsPort), '--metrics-address', `127.0.0.1:${metricsPort}`, '--log-format', 'json'],
       ...extra,
     ],
@@ -154,6 +158,8 @@ async function startSidecar(api: FakeApiServer, work: string, extra: readonly st
   }
   return {
     process: child,
+    outDir,
+    runDir,
     syncs,
     httpPort,
     metricsPort,
@@ -326,6 +332,65 @@ async function silentWatch(out: (line?: string) => void, work: string): Promise<
   out(`a change made while every watch is silent, to served (production timings): ${(took / 1000).toFixed(1)} s   target ≤ 120 s`);
 }
 
+/** Latency and a burst with 1,000 Ingresses, on one nginx. */
+async function latencyAt1000(all: readonly JsonObject[], generation: NginxGeneration, out: (line?: string) => void, work: string): Promise<void> {
+  await withCluster(subset(all, 1000), async (api, ingresses) => {
+    const sidecar = await startSidecar(api, work, generation.args);
+    const syncsBefore = sidecar.syncs.length;
+    const latencies: number[] = [];
+    const seen = await servedSoFar(sidecar.controlSocket);
+    for (let round = 0; round < latencyChanges; round++) {
+      const target = ingresses[(round * 37) % ingresses.length] as JsonObject;
+      const started = performance.now();
+      api.update(touch(target, round));
+      await nextGeneration(sidecar.controlSocket, seen);
+      latencies.push(performance.now() - started);
+      await delay(50);
+    }
+    out();
+    out(`${generation.name}:`);
+    out(`change to served, 1,000 Ingresses (${latencyChanges} changes, one at a time): p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms   target p50 ≤ 1,000 ms`);
+    const syncs = sidecar.syncs.slice(syncsBefore);
+    const median = (pick: (s: Phases) => number) => percentile(syncs.map(pick), 50).toFixed(0);
+    out(
+      `  median per sync: debounce ${median((s) => s.waitedMs)} ms, build ${median((s) => s.buildMs)} ms, staging + nginx -t ${median((s) => s.checkMs)} ms ` +
+        `(${syncs.filter((s) => s.checkMs === 0).length} of ${syncs.length} reloaded without it), write ${median((s) => s.writeMs)} ms, reload until served ${median((s) => s.reloadMs)} ms`,
+    );
+
+    // How fast this machine is now: nginx parses this config in about the time its reload takes.
+    const parse = performance.now();
+    await checkConfig(sidecar.outDir, sidecar.runDir, generation.binary);
+    out(`  (nginx -t of the same config, for the machine's speed now: ${(performance.now() - parse).toFixed(0)} ms)`);
+
+    await quiet(sidecar.metricsPort, 1500);
+    const before = await metric(sidecar.metricsPort, 'ingress2nginx_reloads_total', '{result="success"}');
+    const burstStart = performance.now();
+    for (let change = 0; change < burstChanges; change++) api.update(touch(ingresses[change % ingresses.length] as JsonObject, 1000 + change));
+    // The first reload of the burst can take longer than the quiet period: wait for it before waiting for quiet.
+    await nextGeneration(sidecar.controlSocket, seen);
+    await quiet(sidecar.metricsPort, 2000);
+    const reloads = (await metric(sidecar.metricsPort, 'ingress2nginx_reloads_total', '{result="success"}')) - before;
+    out(`burst of ${burstChanges} changes: ${reloads} reload(s), all served ${((performance.now() - burstStart - 2000) / 1000).toFixed(1)} s after the first write`);
+    await sidecar.stop();
+  });
+}
+
+interface NginxGeneration {
+  readonly name: string;
+  readonly binary: string;
+  /** Arguments of `run` that pick it. */
+  readonly args: string[];
+}
+
+/** The distro's nginx, and the one of the pass generation when scripts/build-nginx.mjs built it. */
+async function nginxGenerations(out: (line?: string) => void): Promise<NginxGeneration[]> {
+  const generations: NginxGeneration[] = [{ name: `${describeNginx(await nginxBuild('nginx'))} (PROXY/unix hand-off)`, binary: 'nginx', args: [] }];
+  const fresh = newNginx();
+  if (fresh) generations.push({ name: `${describeNginx(await nginxBuild(fresh))} (pass hand-off)`, binary: fresh, args: ['--nginx-bin', fresh] });
+  else out('note: no nginx >= 1.25.5 (run node scripts/build-nginx.mjs): figures for the PROXY/unix topology only');
+  return generations;
+}
+
 async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'ingress2nginx-sidecar-bench-'));
   const lines: string[] = [];
@@ -340,51 +405,15 @@ async function main(): Promise<void> {
     if (runs('latency') || runs('reload')) await generate(join(work, 'input'));
     const all = runs('latency') || runs('reload') ? await objectsOf(join(work, 'input')) : [];
 
-    // Latency and burst with 1,000 Ingresses.
-    if (runs('latency')) await withCluster(subset(all, 1000), async (api, ingresses) => {
-      const sidecar = await startSidecar(api, work);
-      const syncsBefore = sidecar.syncs.length;
-      const latencies: number[] = [];
-      const seen = await servedSoFar(sidecar.controlSocket);
-      for (let round = 0; round < latencyChanges; round++) {
-        const target = ingresses[(round * 37) % ingresses.length] as JsonObject;
-        const started = performance.now();
-        api.update(touch(target, round));
-        await nextGeneration(sidecar.controlSocket, seen);
-        latencies.push(performance.now() - started);
-        await delay(50);
-      }
-      out();
-      out(`change to served, 1,000 Ingresses (${latencyChanges} changes, one at a time): p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms   target p50 ≤ 1,000 ms`);
-      const syncs = sidecar.syncs.slice(syncsBefore);
-      const median = (pick: (s: Phases) => number) => percentile(syncs.map(pick), 50).toFixed(0);
-      out(
-        `  median per sync: debounce ${median((s) => s.waitedMs)} ms, build ${median((s) => s.buildMs)} ms, staging + nginx -t ${median((s) => s.checkMs)} ms ` +
-          `(${syncs.filter((s) => s.checkMs === 0).length} of ${syncs.length} reloaded without it), write ${median((s) => s.writeMs)} ms, reload until served ${median((s) => s.reloadMs)} ms`,
-      );
-
-      await quiet(sidecar.metricsPort, 1500);
-      const before = await metric(sidecar.metricsPort, 'ingress2nginx_reloads_total', '{result="success"}');
-      const burstStart = performance.now();
-      for (let change = 0; change < burstChanges; change++) api.update(touch(ingresses[change % ingresses.length] as JsonObject, 1000 + change));
-      // The first reload of the burst can take longer than the quiet period: wait for it before waiting for quiet.
-      await nextGeneration(sidecar.controlSocket, seen);
-      await quiet(sidecar.metricsPort, 2000);
-      const reloads = (await metric(sidecar.metricsPort, 'ingress2nginx_reloads_total', '{result="success"}')) - before;
-      out(`burst of ${burstChanges} changes: ${reloads} reload(s), all served ${((performance.now() - burstStart - 2000) / 1000).toFixed(1)} s after the first write`);
-      await sidecar.stop();
-    });
+    const generations = await nginxGenerations(out);
+    if (runs('latency')) for (const generation of generations) await latencyAt1000(all, generation, out, work);
 
     if (runs('idle')) await idleLatency(out, work);
     if (runs('silent')) await silentWatch(out, work);
     if (!runs('reload')) return;
-    const generations: { name: string; args: string[] }[] = [{ name: `${describeNginx(await nginxBuild('nginx'))} (PROXY/unix hand-off)`, args: [] }];
-    const fresh = newNginx();
-    if (fresh) generations.push({ name: `${describeNginx(await nginxBuild(fresh))} (pass hand-off)`, args: ['--nginx-bin', fresh] });
-    else out('note: no nginx >= 1.25.5 (run node scripts/build-nginx.mjs): reload figures for the PROXY/unix topology only');
     const variants = generations.flatMap((g) => [
       { ...g, label: perCertificate ? 'SSL context per server block' : 'SSL context per host' },
-      { name: g.name, args: [...g.args, '--certificates-per-handshake'], label: 'certificates per handshake' },
+      { ...g, args: [...g.args, '--certificates-per-handshake'], label: 'certificates per handshake' },
     ]);
     for (const variant of variants) {
     out();
