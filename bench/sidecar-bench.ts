@@ -7,8 +7,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import yaml from 'js-yaml';
+import { checkConfig } from '../src/apply/check.js';
 import { describeNginx, nginxBuild, servedGeneration } from '../src/sidecar/nginx.js';
 import { FakeApiServer, type JsonObject } from '../test/support/fake-apiserver.js';
+import { httpGet, startHttpBackend } from '../test/support/peers.js';
+import { ingress, service } from '../test/support/sidecar.js';
 import { freePorts } from '../test/support/ports.js';
 import { layout, type GeneratedInput } from './generate.js';
 
@@ -17,8 +20,12 @@ import { layout, type GeneratedInput } from './generate.js';
  * against the loopback fake API server, with a real nginx. Prints figures; asserts nothing.
  *
  * - change-to-served latency with 1,000 Ingresses: from the API write of one Ingress to nginx serving
- *   the generation that holds it (the control socket answers it), p50 and p99;
+ *   the generation that holds it (the control socket answers it), p50 and p99, with the median of each
+ *   phase of a sync as the sidecar logs it; on the distro's nginx and on the pass generation's when built;
  * - a burst of 1,000 changes: how many reloads it becomes;
+ * - `idle`: a new Ingress in a small cluster, from the API write to its host answering;
+ * - `silent`: with production timings, a change made while every open watch stays silent (no events, no
+ *   bookmarks): from the write to the host answering (the watchdog cuts a watch silent for 90 s);
  * - reload time (signal until the new generation is served) at 100, 1,000 and 10,000 hosts, from the
  *   sidecar's own histogram;
  * - the sidecar's memory with 10,000 Ingresses, 10,000 Services and 2,000 TLS Secrets watched.
@@ -34,17 +41,30 @@ const burstChanges = 1000;
 const layoutFlag = '--ingress-per-certificate';
 const args = process.argv.slice(2);
 const perCertificate = args.includes(layoutFlag);
-/** `latency` or `reload` runs only that part (while working on one of them); default both. */
+const parts = ['latency', 'idle', 'silent', 'reload'] as const;
+/** One part runs only that part (while working on one of them); default all. */
 const part = args.find((arg) => arg !== layoutFlag);
-if (args.some((arg) => arg !== layoutFlag && arg !== 'latency' && arg !== 'reload') || args.length > (perCertificate ? 2 : 1)) {
-  process.stderr.write(`usage: sidecar-bench.js [latency|reload] [${layoutFlag}]\n`);
+const runs = (name: (typeof parts)[number]) => part === undefined || part === name;
+if (args.some((arg) => arg !== layoutFlag && !(parts as readonly string[]).includes(arg)) || args.length > (perCertificate ? 2 : 1)) {
+  process.stderr.write(`usage: sidecar-bench.js [${parts.join('|')}] [${layoutFlag}]\n`);
   process.exit(2);
+}
+
+/** The phases of a sync in the sidecar's log line (reconciler.ts). */
+interface Phases {
+  readonly waitedMs: number;
+  readonly buildMs: number;
+  readonly checkMs: number;
+  readonly writeMs: number;
+  readonly reloadMs: number;
 }
 
 interface Sidecar {
   readonly process: ResultPromise;
-  /** The stage timings the sidecar logged for each applied sync so far. */
-  readonly syncs: { buildMs: number; checkMs: number; writeMs: number; reloadMs: number }[];
+  readonly outDir: string;
+  readonly runDir: string;
+  /** The phases the sidecar logged for each applied sync so far. */
+  readonly syncs: Phases[];
   readonly metricsPort: number;
   readonly controlSocket: string;
   stop(): Promise<void>;
@@ -102,14 +122,15 @@ async function nginxMaster(sidecarPid: number): Promise<number | undefined> {
   return undefined;
 }
 
-async function startSidecar(api: FakeApiServer, work: string, extra: readonly string[] = []): Promise<Sidecar> {
+async function startSidecar(api: FakeApiServer, work: string, extra: readonly string[] = []): Promise<Sidecar & { readonly httpPort: number }> {
   const [httpPort, httpsPort, metricsPort] = (await freePorts(3)) as [number, number, number];
   const runDir = await mkdtemp('/tmp/i2n-bench-');
+  const outDir = join(work, `out-${httpPort}`);
   const child = execa(
     binary,
     [
       'run',
-      ...['-o', join(work, `out-${httpPort}`), '--run-dir', runDir, '--kubeconfig', await api.writeKubeconfig(), '--spawn-nginx'],
+      ...['-o', outDir, '--run-dir', runDir, '--kubeconfig', await api.writeKubeconfig(), '--spawn-nginx'],
       ...['--http-port', String(httpPort), '--https-port', String(httpsPort), '--metrics-address', `127.0.0.1:${metricsPort}`, '--log-format', 'json'],
       ...extra,
     ],
@@ -125,8 +146,8 @@ async function startSidecar(api: FakeApiServer, work: string, extra: readonly st
     rest = lines.pop() ?? '';
     for (const line of lines) {
       if (!line.includes('nginx serves the new config')) continue;
-      const entry = JSON.parse(line) as Sidecar['syncs'][number];
-      syncs.push({ buildMs: entry.buildMs, checkMs: entry.checkMs, writeMs: entry.writeMs, reloadMs: entry.reloadMs });
+      const { waitedMs, buildMs, checkMs, writeMs, reloadMs } = JSON.parse(line) as Phases;
+      syncs.push({ waitedMs, buildMs, checkMs, writeMs, reloadMs });
     }
   });
   for (;;) {
@@ -137,7 +158,10 @@ async function startSidecar(api: FakeApiServer, work: string, extra: readonly st
   }
   return {
     process: child,
+    outDir,
+    runDir,
     syncs,
+    httpPort,
     metricsPort,
     controlSocket: `${runDir}/control.sock`,
     async stop() {
@@ -239,6 +263,134 @@ async function generate(dir: string): Promise<GeneratedInput> {
   });
 }
 
+/** Until `host` answers 200 over plain HTTP on `port`: how long a change took to be served, in ms from `started`. */
+async function servedAfter(port: number, host: string, started: number): Promise<number> {
+  const deadline = Date.now() + generationTimeoutMs;
+  while (Date.now() < deadline) {
+    const status = await httpGet({ port, host }).then((r) => r.status, () => 0);
+    if (status === 200) return performance.now() - started;
+    await delay(2);
+  }
+  throw new Error(`${host} was not served within ${generationTimeoutMs / 1000} s`);
+}
+
+/** A small cluster (10 Ingresses to a real backend) for the idle and silent-watch figures. */
+async function withSmallCluster<T>(body: (api: FakeApiServer, sidecar: Sidecar & { httpPort: number }, port: number) => Promise<T>, work: string): Promise<T> {
+  const backend = await startHttpBackend('bench');
+  try {
+    const objects = [service('small', 'web', backend), ...Array.from({ length: 10 }, (_, i) => ingress('small', `site-${i}`, `site-${i}.small.example.test`, { service: 'web', port: backend.port }))];
+    return await withCluster(objects, async (api) => {
+      const sidecar = await startSidecar(api, work);
+      try {
+        await quiet(sidecar.metricsPort, 1500);
+        return await body(api, sidecar, backend.port);
+      } finally {
+        await sidecar.stop();
+      }
+    });
+  } finally {
+    await backend.close();
+  }
+}
+
+/** A new Ingress in a small, idle cluster: from the API write to its host answering. */
+async function idleLatency(out: (line?: string) => void, work: string): Promise<void> {
+  const rounds = 20;
+  const latencies = await withSmallCluster(async (api, sidecar, port) => {
+    const measured: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const host = `new-${round}.small.example.test`;
+      const started = performance.now();
+      api.create(ingress('small', `new-${round}`, host, { service: 'web', port }));
+      measured.push(await servedAfter(sidecar.httpPort, host, started));
+      await quiet(sidecar.metricsPort, 300);
+    }
+    return measured;
+  }, work);
+  out();
+  out(`new Ingress to served, idle, 10 Ingresses (${rounds} new ones, one at a time): p50 ${percentile(latencies, 50).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms   target ≤ 500 ms`);
+}
+
+/**
+ * Production timings; every watch open goes silent (no events, no bookmarks), then an Ingress is created:
+ * from the write to its host answering. The watchdog cuts a watch 90 s after its last event or bookmark
+ * (the fake API server sends bookmarks every 60 s, as the real one), and the new watch, started from
+ * the last resourceVersion, brings the change.
+ */
+async function silentWatch(out: (line?: string) => void, work: string): Promise<void> {
+  const took = await withSmallCluster(async (api, sidecar, port) => {
+    const release = api.hangWatches({ existing: true, future: false });
+    try {
+      const started = performance.now();
+      api.create(ingress('small', 'during-silence', 'during-silence.small.example.test', { service: 'web', port }));
+      return await servedAfter(sidecar.httpPort, 'during-silence.small.example.test', started);
+    } finally {
+      release();
+    }
+  }, work);
+  out();
+  out(`a change made while every watch is silent, to served (production timings): ${(took / 1000).toFixed(1)} s   target ≤ 120 s`);
+}
+
+/** Latency and a burst with 1,000 Ingresses, on one nginx. */
+async function latencyAt1000(all: readonly JsonObject[], generation: NginxGeneration, out: (line?: string) => void, work: string): Promise<void> {
+  await withCluster(subset(all, 1000), async (api, ingresses) => {
+    const sidecar = await startSidecar(api, work, generation.args);
+    const syncsBefore = sidecar.syncs.length;
+    const latencies: number[] = [];
+    const seen = await servedSoFar(sidecar.controlSocket);
+    for (let round = 0; round < latencyChanges; round++) {
+      const target = ingresses[(round * 37) % ingresses.length] as JsonObject;
+      const started = performance.now();
+      api.update(touch(target, round));
+      await nextGeneration(sidecar.controlSocket, seen);
+      latencies.push(performance.now() - started);
+      await delay(50);
+    }
+    out();
+    out(`${generation.name}:`);
+    out(`change to served, 1,000 Ingresses (${latencyChanges} changes, one at a time): p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms   target p50 ≤ 1,000 ms`);
+    const syncs = sidecar.syncs.slice(syncsBefore);
+    const median = (pick: (s: Phases) => number) => percentile(syncs.map(pick), 50).toFixed(0);
+    out(
+      `  median per sync: debounce ${median((s) => s.waitedMs)} ms, build ${median((s) => s.buildMs)} ms, staging + nginx -t ${median((s) => s.checkMs)} ms ` +
+        `(${syncs.filter((s) => s.checkMs === 0).length} of ${syncs.length} reloaded without it), write ${median((s) => s.writeMs)} ms, reload until served ${median((s) => s.reloadMs)} ms`,
+    );
+
+    // How fast this machine is now: nginx parses this config in about the time its reload takes.
+    const parse = performance.now();
+    await checkConfig(sidecar.outDir, sidecar.runDir, generation.binary);
+    out(`  (nginx -t of the same config, for the machine's speed now: ${(performance.now() - parse).toFixed(0)} ms)`);
+
+    await quiet(sidecar.metricsPort, 1500);
+    const before = await metric(sidecar.metricsPort, 'ingress2nginx_reloads_total', '{result="success"}');
+    const burstStart = performance.now();
+    for (let change = 0; change < burstChanges; change++) api.update(touch(ingresses[change % ingresses.length] as JsonObject, 1000 + change));
+    // The first reload of the burst can take longer than the quiet period: wait for it before waiting for quiet.
+    await nextGeneration(sidecar.controlSocket, seen);
+    await quiet(sidecar.metricsPort, 2000);
+    const reloads = (await metric(sidecar.metricsPort, 'ingress2nginx_reloads_total', '{result="success"}')) - before;
+    out(`burst of ${burstChanges} changes: ${reloads} reload(s), all served ${((performance.now() - burstStart - 2000) / 1000).toFixed(1)} s after the first write`);
+    await sidecar.stop();
+  });
+}
+
+interface NginxGeneration {
+  readonly name: string;
+  readonly binary: string;
+  /** Arguments of `run` that pick it. */
+  readonly args: string[];
+}
+
+/** The distro's nginx, and the one of the pass generation when scripts/build-nginx.mjs built it. */
+async function nginxGenerations(out: (line?: string) => void): Promise<NginxGeneration[]> {
+  const generations: NginxGeneration[] = [{ name: `${describeNginx(await nginxBuild('nginx'))} (PROXY/unix hand-off)`, binary: 'nginx', args: [] }];
+  const fresh = newNginx();
+  if (fresh) generations.push({ name: `${describeNginx(await nginxBuild(fresh))} (pass hand-off)`, binary: fresh, args: ['--nginx-bin', fresh] });
+  else out('note: no nginx >= 1.25.5 (run node scripts/build-nginx.mjs): figures for the PROXY/unix topology only');
+  return generations;
+}
+
 async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'ingress2nginx-sidecar-bench-'));
   const lines: string[] = [];
@@ -249,48 +401,21 @@ async function main(): Promise<void> {
   try {
     out(`ingress2nginx cluster-mode bench — node ${process.version}, ${cpus().length} CPU(s), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     if (perCertificate) out('input: one Ingress per certificate, naming the five hosts it covers (generate.ts --ingress-per-certificate)');
-    await generate(join(work, 'input'));
-    const all = await objectsOf(join(work, 'input'));
+    // The generated input (10,000 hosts) only for the parts that use it.
+    if (runs('latency') || runs('reload')) await generate(join(work, 'input'));
+    const all = runs('latency') || runs('reload') ? await objectsOf(join(work, 'input')) : [];
 
-    // Latency and burst with 1,000 Ingresses.
-    if (part !== 'reload') await withCluster(subset(all, 1000), async (api, ingresses) => {
-      const sidecar = await startSidecar(api, work);
-      const syncsBefore = sidecar.syncs.length;
-      const latencies: number[] = [];
-      const seen = await servedSoFar(sidecar.controlSocket);
-      for (let round = 0; round < latencyChanges; round++) {
-        const target = ingresses[(round * 37) % ingresses.length] as JsonObject;
-        const started = performance.now();
-        api.update(touch(target, round));
-        await nextGeneration(sidecar.controlSocket, seen);
-        latencies.push(performance.now() - started);
-        await delay(50);
-      }
-      out();
-      out(`change to served, 1,000 Ingresses (${latencyChanges} changes, one at a time): p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms   target p50 < 300 ms`);
-      const syncs = sidecar.syncs.slice(syncsBefore);
-      const median = (pick: (s: Sidecar['syncs'][number]) => number) => percentile(syncs.map(pick), 50).toFixed(0);
-      out(`  median per sync: build ${median((s) => s.buildMs)} ms, staging + nginx -t ${median((s) => s.checkMs)} ms, write ${median((s) => s.writeMs)} ms, reload ${median((s) => s.reloadMs)} ms (plus the 100 ms debounce)`);
+    const generations = await nginxGenerations(out);
+    if (runs('latency')) for (const generation of generations) await latencyAt1000(all, generation, out, work);
 
-      await quiet(sidecar.metricsPort, 1500);
-      const before = await metric(sidecar.metricsPort, 'ingress2nginx_reloads_total', '{result="success"}');
-      const burstStart = performance.now();
-      for (let change = 0; change < burstChanges; change++) api.update(touch(ingresses[change % ingresses.length] as JsonObject, 1000 + change));
-      await quiet(sidecar.metricsPort, 2000);
-      const reloads = (await metric(sidecar.metricsPort, 'ingress2nginx_reloads_total', '{result="success"}')) - before;
-      out(`burst of ${burstChanges} changes: ${reloads} reload(s), all served ${((performance.now() - burstStart - 2000) / 1000).toFixed(1)} s after the first write`);
-      await sidecar.stop();
-    });
-
-    const generations: { name: string; args: string[] }[] = [{ name: `${describeNginx(await nginxBuild('nginx'))} (PROXY/unix hand-off)`, args: [] }];
-    const fresh = newNginx();
-    if (fresh) generations.push({ name: `${describeNginx(await nginxBuild(fresh))} (pass hand-off)`, args: ['--nginx-bin', fresh] });
-    else out('note: no nginx >= 1.25.5 (run node scripts/build-nginx.mjs): reload figures for the PROXY/unix topology only');
+    if (runs('idle')) await idleLatency(out, work);
+    if (runs('silent')) await silentWatch(out, work);
+    if (!runs('reload')) return;
     const variants = generations.flatMap((g) => [
       { ...g, label: perCertificate ? 'SSL context per server block' : 'SSL context per host' },
-      { name: g.name, args: [...g.args, '--certificates-per-handshake'], label: 'certificates per handshake' },
+      { ...g, args: [...g.args, '--certificates-per-handshake'], label: 'certificates per handshake' },
     ]);
-    for (const variant of part === 'latency' ? [] : variants) {
+    for (const variant of variants) {
     out();
     out(`reload time (signal until nginx serves the new generation), from the sidecar's histogram: ${variant.name}, ${variant.label}`);
     for (const hosts of [100, 1000, 10_000]) {

@@ -40,6 +40,8 @@ const words: Readonly<Record<string, string>> = {
   ELOOP: 'too many symbolic links',
   EMFILE: 'too many open files',
   EIO: 'input/output error',
+  EADDRINUSE: 'the address is already in use',
+  EADDRNOTAVAIL: 'the address is not one of this machine',
 };
 
 /** The operating system's complaint in words, without Node's `CODE: … syscall 'path'` dressing. */

@@ -18,23 +18,31 @@ export interface StagedBuild {
   readonly quarantined: ReadonlyMap<string, string>;
 }
 
+export interface StageBuildContext {
+  /** The build of these options, already made. */
+  readonly first?: BuildResult;
+  /**
+   * The resources (`objectId`) of the config nginx serves now that have not changed since: the search
+   * never blames them for a newcomer's failure.
+   */
+  readonly serving?: ReadonlySet<string>;
+  /** Stops a search in progress (the process is stopping): the next check throws. */
+  readonly signal?: AbortSignal;
+}
+
 /**
  * Builds into a staging folder of `folder`, ready to commit. With `nginxBin`, through `buildChecked`:
  * every candidate build is staged and checked there. nginx names the staging folder in its messages;
  * they are rewritten to `.i2n-rejected`, where the config it rejected is kept, so that they point at a
  * file that is still there and read the same on every run. On failure the last build is kept there and
- * nothing is staged for commit. `first`, when given, is the build of these options already made;
- * `serving`, the resources (`objectId`) of the config nginx serves now that have not changed since, which
- * the search never blames for a newcomer's failure. The CLI's `render` and the cluster mode both write
- * this way.
+ * nothing is staged for commit. The CLI's `render` and the cluster mode both write this way.
  */
 export async function stageBuild(
   folder: OutputFolder,
   snapshot: Snapshot,
   options: TranslateOptions,
   nginxBin: string | undefined,
-  first?: BuildResult,
-  serving?: ReadonlySet<string>,
+  { first, serving, signal }: StageBuildContext = {},
 ): Promise<StagedBuild> {
   if (nginxBin === undefined) {
     const result = first ?? build(snapshot, options);
@@ -47,6 +55,7 @@ export async function stageBuild(
     snapshot,
     options,
     async (candidate) => {
+      signal?.throwIfAborted();
       for (const [built, staged] of stagings) {
         if (built === firstRejected) continue;
         await folder.discard(staged);

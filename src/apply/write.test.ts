@@ -40,6 +40,13 @@ function files(tag: string, keys: readonly string[]): OutputFile[] {
   ];
 }
 
+/** A fresh folder with only `output` written into it, to compare with. */
+async function writtenAlone(output: readonly OutputFile[]): Promise<string> {
+  const dir = await freshDir();
+  await writeOutput(dir, output);
+  return dir;
+}
+
 /** Every file under `dir` but our own dot-folders, with its bytes and mode. */
 async function snapshotOf(dir: string): Promise<Record<string, string>> {
   const entries: Record<string, string> = {};
@@ -205,6 +212,29 @@ describe('OutputFolder commit', () => {
       expect((await folder.commit(first)).written).toEqual(['tls/a.pem', 'nginx.conf']);
       expect(await readFile(join(dir, 'tls', 'a.pem'), 'utf8')).toBe('key a\n');
       expect(await readFile(join(dir, 'nginx.conf'), 'utf8')).toContain('# one');
+    } finally {
+      await folder.close();
+    }
+  });
+
+  it('a partial staging holds only what changed; its commit puts exactly that in place, also after another commit came between', async () => {
+    const dir = await freshDir();
+    await writeOutput(dir, files('one', ['a', 'b']));
+    const folder = await OutputFolder.open(dir);
+    try {
+      const next = files('two', ['a', 'b']);
+      const partial = await folder.stage(next, { complete: false });
+      expect((await readdir(partial.dir)).sort()).toEqual(['nginx.conf']);
+      expect((await folder.commit(partial)).written).toEqual(['nginx.conf']);
+      expect(await snapshotOf(dir)).toEqual(await snapshotOf(await writtenAlone(next)));
+
+      // Staged while a.pem was in place; another commit then rotates it: the partial set puts its own a.pem back.
+      const again = await folder.stage(files('three', ['a', 'b']), { complete: false });
+      const rotated = files('two', ['a', 'b']);
+      rotated[1] = { ...rotated[1]!, contents: 'key a, rotated\n' };
+      await folder.commit(await folder.stage(rotated));
+      expect((await folder.commit(again)).written).toEqual(['tls/a.pem', 'nginx.conf']);
+      expect(await readFile(join(dir, 'tls', 'a.pem'), 'utf8')).toBe('key a\n');
     } finally {
       await folder.close();
     }

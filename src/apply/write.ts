@@ -1,8 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { chmod, chown, link, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  closeSync,
+  existsSync,
+  fchmodSync,
+  fchownSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { link, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { mainConfigName, type OutputFile } from '../model/nginx.js';
 import { environment, EnvironmentError, makeFolder, reason } from './environment.js';
@@ -27,8 +41,15 @@ export interface Staged {
   /** Path of the staging folder (relative when the output folder is); `nginx -t` can check its `nginx.conf`. */
   readonly dir: string;
   readonly files: readonly OutputFile[];
-  /** Paths whose bytes, mode and owner were in place when staged: staged as a hard link to that file where links work. */
+  /**
+   * Paths whose bytes, mode and owner were in place when staged. A complete staging holds them as hard
+   * links to the files in place (where links work); a partial one leaves them out.
+   */
   readonly unchanged: ReadonlySet<string>;
+  /** Every file is in `dir`, so `nginx -t` can check it there. */
+  readonly complete: boolean;
+  /** How many commits and restores the folder had made when this was staged. */
+  readonly generation: number;
 }
 
 export interface CommitResult {
@@ -46,10 +67,17 @@ export interface CommitResult {
  * every move is an atomic rename), checked there if the caller wants, and only then moved into place:
  * key files first, `nginx.conf` last, stale key files removed after. A failed check leaves the folder as
  * it was. Two writers never interleave: the second waits for the lock.
+ *
+ * The file operations themselves are synchronous. Each takes microseconds on a local disk, while each
+ * `await` of an asynchronous one waits for a turn of the event loop: in a busy process (the cluster mode
+ * under load, beside TLS clients in a test) that turn took 25 ms, and writing one changed file cost 600 ms
+ * of the time from change to served.
  */
 export class OutputFolder {
   /** Staging folders made by `stage` and not yet committed, discarded or kept; `close` removes them. */
   private readonly pending = new Set<string>();
+  /** Commits and restores so far: a set staged before one of them compares its files again. */
+  private generation = 0;
 
   private constructor(
     readonly dir: string,
@@ -66,7 +94,7 @@ export class OutputFolder {
     else if (!info.isDirectory()) throw new EnvironmentError(`the output ${dir} exists and is not a folder`);
     const folder = new OutputFolder(dir, await acquireLock(join(dir, lockName), options.lockTimeoutMs ?? 60_000), options.workerOwner);
     try {
-      await environment(`cannot clean up the output folder ${dir}`, () => folder.removeLeftovers());
+      await environment(`cannot clean up the output folder ${dir}`, async () => folder.removeLeftovers());
     } catch (error) {
       await folder.close();
       throw error;
@@ -80,46 +108,46 @@ export class OutputFolder {
   }
 
   /**
-   * Puts every file into a new staging folder, with its final mode; nothing in the output changes. A file
-   * whose bytes, mode and owner are in place already is staged as a hard link to it rather than written:
-   * on a disk where creating a file costs half a millisecond, writing 2,000 unchanged key files again took
-   * a second of every sync, and a link costs a sixtieth of that.
+   * Puts the files into a new staging folder, with their final mode; nothing in the output changes. A
+   * file whose bytes, mode and owner are in place already is not written again: a complete staging (the
+   * default, for `nginx -t`) links it, a partial one (`complete: false`, for a commit without a check)
+   * leaves it out. On a disk where creating a file costs half a millisecond, writing 2,000 unchanged key
+   * files again took a second of every sync, and a link costs a sixtieth of that.
    */
-  async stage(files: readonly OutputFile[]): Promise<Staged> {
+  async stage(files: readonly OutputFile[], options: { readonly complete?: boolean } = {}): Promise<Staged> {
+    const complete = options.complete ?? true;
     for (const file of files) assertSafePath(file.path);
     const dir = join(this.dir, `${stagingPrefix}${randomBytes(6).toString('hex')}`);
     this.pending.add(dir);
     const unchanged = new Set<string>();
     try {
       await environment(`cannot write into ${this.dir}`, async () => {
-        for (const folder of new Set(files.map((f) => dirname(join(dir, f.path))))) await makeFolder(folder);
-        await forEachLimited(files, parallelWrites, async (file) => {
+        mkdirSync(dir, { mode: 0o755 });
+        const made = new Set<string>([dir]);
+        for (const file of files) {
           const path = join(dir, file.path);
-          const live = join(this.dir, file.path);
-          if (await isInPlace(live, file, this.workerOwner)) {
+          if (isInPlace(join(this.dir, file.path), file, this.workerOwner)) {
             unchanged.add(file.path);
-            if (await linkIfPossible(live, path)) return;
+            if (!complete) continue;
+            makeParent(path, made);
+            if (linkIfPossible(join(this.dir, file.path), path)) continue;
           }
-          await writeFile(path, file.contents.length > chunkLength ? chunks(file.contents) : file.contents, {
-            mode: file.mode,
-            flag: 'wx',
-          });
-          await chmod(path, file.mode);
-          if (file.readByWorkers && this.workerOwner) await chown(path, this.workerOwner.uid, this.workerOwner.gid);
-        });
+          makeParent(path, made);
+          this.writeStaged(path, file);
+        }
       });
     } catch (error) {
-      await this.discard({ dir, files, unchanged });
+      await this.discard({ dir, files, unchanged, complete, generation: this.generation });
       throw error;
     }
-    return { dir, files, unchanged };
+    return { dir, files, unchanged, complete, generation: this.generation };
   }
 
   /**
    * Moves the staged files into place. A file whose bytes and mode are unchanged is left alone (nginx
    * and the file's readers see no new inode), so an unchanged render changes nothing on disk. Staging
-   * compared every file with the one in place, so only those it found unchanged are looked at again, in
-   * case another commit came between. The config in place is now the current one: a rejected config kept
+   * compared every file with the one in place; when a commit or restore came between, those it found
+   * unchanged are looked at again. The config in place is now the current one: a rejected config kept
    * from before is removed with its key material.
    */
   async commit(staged: Staged, options: { readonly keepPrevious?: boolean } = {}): Promise<CommitResult> {
@@ -128,43 +156,59 @@ export class OutputFolder {
     const previous = options.keepPrevious ? join(this.dir, previousFolderName) : undefined;
     await environment(`cannot write into ${this.dir}`, async () => {
       const ordered = [...staged.files.filter((f) => f.path !== mainConfigName), ...staged.files.filter((f) => f.path === mainConfigName)];
-      const changed = await mapLimited(ordered, parallelWrites, async (file) => !(await this.stillInPlace(staged, file)));
-      for (const folder of managedFolders) await makeFolder(join(this.dir, folder));
+      const moving = ordered.filter((file) => !this.stillInPlace(staged, file));
+      for (const folder of managedFolders) makeFolderSync(join(this.dir, folder));
       if (previous) {
-        await rm(previous, { recursive: true, force: true });
-        for (const folder of managedFolders) await makeFolder(join(previous, folder));
+        rmSync(previous, { recursive: true, force: true });
+        for (const folder of managedFolders) makeFolderSync(join(previous, folder));
       }
-      // Key files in parallel, then nginx.conf, last in the list: it must never name a key file that is not in place yet.
-      const move = async (file: OutputFile): Promise<void> => {
+      // Key files first, then nginx.conf, last in the list: it must never name a key file that is not in place yet.
+      for (const file of moving) {
+        const from = join(staged.dir, file.path);
+        // A partial staging left out a file it found in place, and a commit since has changed it.
+        if (!existsSync(from)) {
+          makeFolderSync(dirname(from));
+          this.writeStaged(from, file);
+        }
         // The file it replaces stays reachable for a restore: a second name, no copy of the bytes.
-        if (previous) await link(join(this.dir, file.path), join(previous, file.path)).catch(ignoreMissing);
-        await rename(join(staged.dir, file.path), join(this.dir, file.path));
-      };
-      const moving = ordered.filter((_, index) => changed[index]);
-      const keyFiles = moving.filter((file) => file.path !== mainConfigName);
-      await forEachLimited(keyFiles, parallelWrites, move);
-      for (const file of moving.filter((f) => f.path === mainConfigName)) await move(file);
+        if (previous) linkUnlessMissing(join(this.dir, file.path), join(previous, file.path));
+        renameSync(from, join(this.dir, file.path));
+      }
       written.push(...moving.map((file) => file.path));
       const wanted = new Set(staged.files.map((f) => f.path));
       for (const folder of managedFolders) {
-        for (const name of await listFiles(join(this.dir, folder))) {
+        for (const name of listFilesSync(join(this.dir, folder))) {
           if (wanted.has(`${folder}/${name}`)) continue;
-          if (previous) await rename(join(this.dir, folder, name), join(previous, folder, name));
-          else await rm(join(this.dir, folder, name), { force: true });
+          if (previous) renameSync(join(this.dir, folder, name), join(previous, folder, name));
+          else rmSync(join(this.dir, folder, name), { force: true });
           removed.push(`${folder}/${name}`);
         }
       }
-      await rm(this.rejectedDir, { recursive: true, force: true });
+      rmSync(this.rejectedDir, { recursive: true, force: true });
     });
+    this.generation++;
     await this.discard(staged);
     return { written, removed, ...(previous && { previous }) };
   }
 
-  /** Staging found `file` in place, and it still is: the staged link names the file in place, or its bytes are read again. */
-  private async stillInPlace(staged: Staged, file: OutputFile): Promise<boolean> {
+  /** Staging found `file` in place, and it still is: no commit came between, or the file is as staged. */
+  private stillInPlace(staged: Staged, file: OutputFile): boolean {
     if (!staged.unchanged.has(file.path)) return false;
+    if (staged.generation === this.generation) return true;
     const live = join(this.dir, file.path);
-    return (await isSameFile(live, join(staged.dir, file.path))) || (await isInPlace(live, file, this.workerOwner));
+    return isSameFile(live, join(staged.dir, file.path)) || isInPlace(live, file, this.workerOwner);
+  }
+
+  /** Writes one file of a staging folder with its final mode (and owner, for what the workers read as root). */
+  private writeStaged(path: string, file: OutputFile): void {
+    const fd = openSync(path, 'wx', file.mode);
+    try {
+      for (const piece of chunks(file.contents)) writeSync(fd, piece);
+      fchmodSync(fd, file.mode);
+      if (file.readByWorkers && this.workerOwner) chownStaged(fd, path, this.workerOwner);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /**
@@ -177,20 +221,21 @@ export class OutputFolder {
     await environment(`cannot restore the previous config in ${this.dir}`, async () => {
       const back = [...commit.written, ...commit.removed].filter((path) => existsSync(join(previous, path)));
       const ordered = [...back.filter((p) => p !== mainConfigName), ...back.filter((p) => p === mainConfigName)];
-      for (const path of ordered) await rename(join(previous, path), join(this.dir, path));
+      for (const path of ordered) renameSync(join(previous, path), join(this.dir, path));
       const restored = new Set(back);
-      for (const path of commit.written) if (!restored.has(path)) await rm(join(this.dir, path), { force: true });
-      await rm(previous, { recursive: true, force: true });
+      for (const path of commit.written) if (!restored.has(path)) rmSync(join(this.dir, path), { force: true });
+      rmSync(previous, { recursive: true, force: true });
     });
+    this.generation++;
   }
 
   /** Forgets the files a commit kept for a restore. */
   async dropPrevious(commit: CommitResult): Promise<void> {
-    if (commit.previous) await rm(commit.previous, { recursive: true, force: true });
+    if (commit.previous) rmSync(commit.previous, { recursive: true, force: true });
   }
 
   async discard(staged: Staged): Promise<void> {
-    await environment(`cannot clean up ${staged.dir}`, () => rm(staged.dir, { recursive: true, force: true }));
+    await environment(`cannot clean up ${staged.dir}`, async () => rmSync(staged.dir, { recursive: true, force: true }));
     this.pending.delete(staged.dir);
   }
 
@@ -198,8 +243,8 @@ export class OutputFolder {
   async keepRejected(staged: Staged): Promise<string> {
     const kept = this.rejectedDir;
     await environment(`cannot keep the rejected config in ${kept}`, async () => {
-      await rm(kept, { recursive: true, force: true });
-      await rename(staged.dir, kept);
+      rmSync(kept, { recursive: true, force: true });
+      renameSync(staged.dir, kept);
     });
     this.pending.delete(staged.dir);
     return kept;
@@ -221,21 +266,57 @@ export class OutputFolder {
    * any of it, except the lock candidates of runs waiting for us.
    */
   private async removeLeftovers(): Promise<void> {
-    for (const entry of await readdir(this.dir, { withFileTypes: true })) {
+    for (const entry of readdirSync(this.dir, { withFileTypes: true })) {
       const path = join(this.dir, entry.name);
       if (entry.isDirectory() && (entry.name.startsWith(stagingPrefix) || entry.name === previousFolderName)) {
-        await rm(path, { recursive: true, force: true });
+        rmSync(path, { recursive: true, force: true });
       } else if (entry.isFile() && entry.name.startsWith(`${lockName}.`) && (await isLeftByDeadProcess(path))) {
-        await rm(path, { force: true });
+        rmSync(path, { force: true });
       } else if (entry.isFile() && entry.name.startsWith(`${mainConfigName}.`) && oldTempFile.test(entry.name)) {
-        await rm(path, { force: true });
+        rmSync(path, { force: true });
       }
     }
     for (const folder of managedFolders) {
-      for (const name of await listFiles(join(this.dir, folder))) {
-        if (oldTempFile.test(name)) await rm(join(this.dir, folder, name), { force: true });
+      for (const name of listFilesSync(join(this.dir, folder))) {
+        if (oldTempFile.test(name)) rmSync(join(this.dir, folder, name), { force: true });
       }
     }
+  }
+}
+
+/**
+ * Gives a file the workers read to their user. Only a root without CAP_CHOWN fails here: say what to do
+ * rather than "operation not permitted".
+ */
+function chownStaged(fd: number, path: string, owner: FileOwner): void {
+  try {
+    fchownSync(fd, owner.uid, owner.gid);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+    throw new EnvironmentError(
+      `cannot give ${basename(path)} to nginx's worker user (uid ${owner.uid}), which reads it at request time: this root process may not change owners (no CAP_CHOWN). Run ingress2nginx as the user nginx runs as`,
+    );
+  }
+}
+
+/** Creates the folder of `path` (and its parents) once per staging. */
+function makeParent(path: string, made: Set<string>): void {
+  const parent = dirname(path);
+  if (made.has(parent)) return;
+  makeFolderSync(parent);
+  made.add(parent);
+}
+
+/** `mkdir -p` of a folder inside ours (the output folder itself exists). */
+function makeFolderSync(path: string): void {
+  mkdirSync(path, { recursive: true, mode: 0o755 });
+}
+
+function linkUnlessMissing(from: string, to: string): void {
+  try {
+    linkSync(from, to);
+  } catch (error) {
+    ignoreMissing(error as NodeJS.ErrnoException);
   }
 }
 
@@ -390,9 +471,9 @@ function isDeadLocalProcess(holder: string): boolean {
 }
 
 /** `link(from, to)`; false where the file system has no hard links (or `from` is gone), so the caller writes instead. */
-async function linkIfPossible(from: string, to: string): Promise<boolean> {
+function linkIfPossible(from: string, to: string): boolean {
   try {
-    await link(from, to);
+    linkSync(from, to);
     return true;
   } catch {
     return false;
@@ -400,20 +481,20 @@ async function linkIfPossible(from: string, to: string): Promise<boolean> {
 }
 
 /** Both names are one file: a link made when staging is still what is in place (no other commit came between). */
-async function isSameFile(a: string, b: string): Promise<boolean> {
-  const [first, second] = await Promise.all([stat(a).catch(() => undefined), stat(b).catch(() => undefined)]);
+function isSameFile(a: string, b: string): boolean {
+  const first = statSync(a, { throwIfNoEntry: false });
+  const second = statSync(b, { throwIfNoEntry: false });
   return first !== undefined && second !== undefined && first.ino === second.ino && first.dev === second.dev;
 }
 
 /** The file at `path` has `file`'s bytes and mode already. */
-async function isInPlace(path: string, file: OutputFile, workerOwner: FileOwner | undefined): Promise<boolean> {
-  const info = await stat(path).catch(() => undefined);
+function isInPlace(path: string, file: OutputFile, workerOwner: FileOwner | undefined): boolean {
+  const info = statSync(path, { throwIfNoEntry: false });
   if (!info?.isFile() || (info.mode & 0o7777) !== file.mode || info.size !== Buffer.byteLength(file.contents)) return false;
   if (file.readByWorkers && workerOwner && (info.uid !== workerOwner.uid || info.gid !== workerOwner.gid)) return false;
-  return (await readFile(path)).equals(Buffer.from(file.contents));
+  return readFileSync(path).equals(Buffer.from(file.contents));
 }
 
-const parallelWrites = 16;
 const chunkLength = 1 << 20;
 
 /**
@@ -433,41 +514,17 @@ function* chunks(text: string): Generator<string> {
 
 /** Regular file names directly in `dir`, sorted; none when it does not exist. */
 export async function listFiles(dir: string): Promise<string[]> {
+  return listFilesSync(dir);
+}
+
+function listFilesSync(dir: string): string[] {
   try {
-    const entries = await readdir(dir, { withFileTypes: true });
-    return entries.filter((e) => e.isFile()).map((e) => e.name).sort();
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => e.name)
+      .sort();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-}
-
-/** `action` on every item with at most `limit` at once; results in item order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, action: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  await forEachLimited([...items.keys()], limit, async (index) => {
-    results[index] = await action(items[index] as T);
-  });
-  return results;
-}
-
-/**
- * Runs `action` on every item with at most `limit` running at once. Once one fails no new ones start;
- * it resolves or throws only after every started action has finished, so nothing is left writing.
- */
-async function forEachLimited<T>(items: readonly T[], limit: number, action: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < items.length) {
-      const item = items[next++] as T;
-      try {
-        await action(item);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure) throw failure.error;
 }

@@ -118,11 +118,17 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--metrics-address <host:port>', '/healthz, /readyz and /metrics', parseListenAddress, { host: '0.0.0.0', port: 10254 })
     .option('--publish-service <namespace/name>', 'Service whose load-balancer addresses go into Ingress and Gateway status', parseNamespacedName)
     .option('--publish-address <address>', 'address to write into Ingress and Gateway status (repeatable)', collect)
+    .addOption(
+      new Option('--update-status <boolean>', 'write the load-balancer addresses into Ingress status (false while another controller serves the same Ingresses)')
+        .choices(['true', 'false'])
+        .default('true'),
+    )
     .option('--election-id <name>', 'name of the leader-election Lease', parseClassName, 'ingress2nginx')
     .option('--election-namespace <namespace>', 'namespace of the Lease (default: the Pod namespace)', parseClassName)
     .addOption(
       new Option('--log-format <format>', 'log lines on stdout').choices(['json', 'text']).default(process.stdout.isTTY ? 'text' : 'json'),
     )
+    .addOption(new Option('--log-level <level>', 'least level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
     .action(async (flags: TranslateFlags & RunFlags) => {
       if (flags.publishService !== undefined && flags.publishAddress !== undefined) {
         throw new UsageError('give --publish-service or --publish-address, not both');
@@ -141,10 +147,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           metricsPort: flags.metricsAddress.port,
           ...(flags.publishService !== undefined && { publishService: flags.publishService }),
           publishAddresses: flags.publishAddress ?? [],
+          updateStatus: flags.updateStatus === 'true',
           electionId: flags.electionId,
           ...(flags.electionNamespace !== undefined && { electionNamespace: flags.electionNamespace }),
           upstreams: flags.upstreams,
           logFormat: flags.logFormat,
+          logLevel: flags.logLevel,
           timing: defaultRunTiming,
         },
         {
@@ -192,9 +200,11 @@ interface RunFlags {
   readonly metricsAddress: { readonly host: string; readonly port: number };
   readonly publishService?: string;
   readonly publishAddress?: string[];
+  readonly updateStatus: 'true' | 'false';
   readonly electionId: string;
   readonly electionNamespace?: string;
   readonly logFormat: 'json' | 'text';
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
 /**

@@ -1,5 +1,6 @@
 export type LogFormat = 'json' | 'text';
-type Level = 'debug' | 'info' | 'warn' | 'error';
+export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof logLevels)[number];
 type Fields = Readonly<Record<string, unknown>>;
 
 /**
@@ -7,11 +8,17 @@ type Fields = Readonly<Record<string, unknown>>;
  * pass messages and small fields only; key material and Secret data are never handed to the logger.
  */
 export class Logger {
+  private readonly least: number;
+
+  /** Lines below `level` are not written. */
   constructor(
     private readonly format: LogFormat,
     private readonly write: (line: string) => void,
+    level: LogLevel = 'info',
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.least = logLevels.indexOf(level);
+  }
 
   debug(message: string, fields: Fields = {}): void {
     this.line('debug', message, fields);
@@ -29,12 +36,18 @@ export class Logger {
     this.line('error', message, fields);
   }
 
-  /** A line nginx wrote, forwarded as it is (nginx's own level is inside it). */
+  /**
+   * A line nginx wrote, forwarded as it is, at nginx's own level: its errors and warnings as ours, its
+   * notices (a dozen at every reload) as debug; a line without a level (an access log) as info.
+   */
   nginx(line: string): void {
-    this.line('info', line, { source: 'nginx' });
+    const level = /\[(emerg|alert|crit|error|warn|notice|info|debug)\]/.exec(line)?.[1];
+    const ours: LogLevel = level === undefined ? 'info' : level === 'warn' ? 'warn' : ['notice', 'info', 'debug'].includes(level) ? 'debug' : 'error';
+    this.line(ours, line, { source: 'nginx' });
   }
 
-  private line(level: Level, message: string, fields: Fields): void {
+  private line(level: LogLevel, message: string, fields: Fields): void {
+    if (logLevels.indexOf(level) < this.least) return;
     const time = this.now().toISOString();
     if (this.format === 'json') {
       this.write(`${JSON.stringify({ time, level, msg: message, ...fields })}\n`);

@@ -1,20 +1,33 @@
 import http from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ServedCertificate } from '../translate/translate.js';
+
+export interface MetricsOptions {
+  /** `--ingress-class`: the `class` label of ingress-nginx's certificate metric. */
+  readonly ingressClass: string;
+  /** Kinds that may be watched: each starts with a restart count of 0. */
+  readonly watchedKinds: readonly string[];
+}
 
 /**
- * The cluster mode's Prometheus metrics, all prefixed `ingress2nginx_`, in a registry of their own,
- * with the process's own (memory, CPU, event-loop lag) under the same prefix.
+ * The cluster mode's Prometheus metrics in a registry of their own. The process's own (CPU, memory,
+ * event loop, GC) under the standard `process_*` and `nodejs_*` names that stock dashboards read; ours
+ * under `ingress2nginx_`; the certificate expiry under ingress-nginx's name and labels, so that its
+ * alerts keep working. Counters are there at 0 for every label value they can have from the start, so
+ * that `rate()` and `increase()` see the first failure.
  */
 export class Metrics {
   readonly registry = new Registry();
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'ingress2nginx_' });
+  constructor(private readonly options: MetricsOptions) {
+    collectDefaultMetrics({ register: this.registry });
+    for (const result of ['success', 'failure']) this.reloads.inc({ result }, 0);
+    for (const kind of options.watchedKinds) this.watchRestarts.inc({ kind }, 0);
   }
 
   readonly reloads = new Counter({
     name: 'ingress2nginx_reloads_total',
-    help: 'nginx reloads by result (success: the new config generation is served; failure: nginx -t or the reload failed)',
+    help: 'nginx reloads by result (success: the new config generation is served; failure: nginx refused it or the reload did not take)',
     labelNames: ['result'],
     registers: [this.registry],
   });
@@ -25,7 +38,7 @@ export class Metrics {
   });
   readonly renderDuration = new Histogram({
     name: 'ingress2nginx_render_duration_seconds',
-    help: 'Time to build the config from the watched resources (translate and render, with nginx -t of any quarantine search)',
+    help: 'Time to build the config from the watched resources (translate and render, with nginx -t where it ran, and any quarantine search)',
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
@@ -48,9 +61,9 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly certificateExpiry = new Gauge({
-    name: 'ingress2nginx_certificate_expiry_seconds',
-    help: 'Seconds until the certificate served for a host expires',
-    labelNames: ['host'],
+    name: 'nginx_ingress_controller_ssl_expire_time_seconds',
+    help: 'Unix time at which the certificate served for a host expires (ingress-nginx\'s metric). To alert 10 days ahead: nginx_ingress_controller_ssl_expire_time_seconds < (time() + 10 * 24 * 3600)',
+    labelNames: ['namespace', 'class', 'host', 'secret_name', 'identifier'],
     registers: [this.registry],
   });
   readonly watchRestarts = new Counter({
@@ -64,6 +77,27 @@ export class Metrics {
     help: '1 while this replica holds the leader Lease (writes status and Events)',
     registers: [this.registry],
   });
+
+  /**
+   * The certificates nginx now serves, from Secrets (the bundled default certificate is not renewed by
+   * anyone and has no Secret). The value is the absolute expiry time: it needs no update to stay true,
+   * so an alert on it fires while nothing changes in the cluster. The identifier is ingress-nginx's:
+   * the issuer's serialNumber attribute and the certificate's serial number.
+   */
+  setCertificates(certificates: readonly ServedCertificate[]): void {
+    this.certificateExpiry.reset();
+    for (const certificate of certificates) {
+      if (!certificate.secret) continue;
+      const labels = {
+        namespace: certificate.secret.namespace,
+        class: this.options.ingressClass,
+        host: certificate.host,
+        secret_name: certificate.secret.name,
+        identifier: `${certificate.issuerSerialNumber ?? ''}-${certificate.serialNumber}`,
+      };
+      this.certificateExpiry.set(labels, Date.parse(certificate.notAfter) / 1000);
+    }
+  }
 }
 
 export interface Probes {

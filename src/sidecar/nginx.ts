@@ -74,17 +74,22 @@ export function servedGeneration(socket: string, timeoutMs = 1000): Promise<stri
 /**
  * Waits until the workers answer with `generation`, several times in a row: old workers finish their
  * requests in the background but stop accepting, so a few consecutive answers mean the new config is
- * what every new connection gets.
+ * what every new connection gets. `signal` ends the wait early (not ok).
  */
-export async function waitForGeneration(socket: string, generation: string, timeoutMs: number): Promise<{ ok: boolean; served?: string }> {
+export async function waitForGeneration(
+  socket: string,
+  generation: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<{ ok: boolean; served?: string }> {
   const deadline = Date.now() + timeoutMs;
   let consecutive = 0;
   let served: string | undefined;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !signal?.aborted) {
     served = await servedGeneration(socket);
     consecutive = served === generation ? consecutive + 1 : 0;
     if (consecutive >= 3) return { ok: true, served };
-    await delay(consecutive > 0 ? 10 : 25);
+    await delay(consecutive > 0 ? 5 : 10, undefined, { signal }).catch(() => undefined);
   }
   return { ok: false, ...(served !== undefined && { served }) };
 }
@@ -136,32 +141,68 @@ export class ExternalNginx implements NginxDriver {
   }
 }
 
+/** How long a spawned nginx may take to quit gracefully before it is stopped at once, then killed. */
+export interface StopTiming {
+  readonly quitMs: number;
+  readonly terminateMs: number;
+}
+
 /**
  * nginx as our child (`--spawn-nginx`): `nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'`, its log
- * lines forwarded to ours, restarted with backoff when it exits unasked.
+ * lines forwarded to ours, restarted with backoff when it exits unasked. It runs in a process group of
+ * its own, so that stopping can reach its workers even when the master is stuck loading a config.
  */
 export class SpawnedNginx implements NginxDriver {
   private child: ResultPromise | undefined;
   private stopping = false;
   private restartDelayMs = 500;
+  private restartTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly binary: string,
     private readonly outDir: string,
     private readonly log: Logger,
+    private readonly stopTiming: StopTiming = { quitMs: 20_000, terminateMs: 5000 },
   ) {}
 
   async load(): Promise<void> {
+    if (this.stopping) return;
     if (this.child?.pid === undefined) this.start();
     else process.kill(this.child.pid, 'SIGHUP');
   }
 
+  /**
+   * Graceful quit (SIGQUIT: requests in flight finish); a master that has not exited after `quitMs`
+   * (still loading a large config, or connections that do not end) gets SIGTERM, and after
+   * `terminateMs` its whole process group SIGKILL. Resolves once the master has exited.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.restartTimer);
     const child = this.child;
     if (!child?.pid) return;
-    process.kill(child.pid, 'SIGQUIT');
-    await child.catch(() => undefined);
+    const pid = child.pid;
+    const exited = child.then(
+      () => true,
+      () => true,
+    );
+    const within = async (ms: number): Promise<boolean> => {
+      // The timer is cancelled once the master exits, so that it keeps no stopped process alive.
+      const timer = new AbortController();
+      try {
+        return await Promise.race([exited, delay(ms, false, { signal: timer.signal }).catch(() => false)]);
+      } finally {
+        timer.abort();
+      }
+    };
+    signalGroup(pid, 'SIGQUIT');
+    if (await within(this.stopTiming.quitMs)) return;
+    this.log.warn('nginx did not quit in time; stopping it at once', { pid, waitedMs: this.stopTiming.quitMs });
+    signalGroup(pid, 'SIGTERM');
+    if (await within(this.stopTiming.terminateMs)) return;
+    this.log.error('nginx did not stop; killing its processes', { pid });
+    signalGroup(pid, 'SIGKILL');
+    await exited;
   }
 
   private start(): void {
@@ -171,6 +212,7 @@ export class SpawnedNginx implements NginxDriver {
       stderr: 'pipe',
       buffer: false,
       reject: false,
+      detached: true,
     });
     this.child = child;
     const forward = (stream: NodeJS.ReadableStream | null) => {
@@ -192,9 +234,23 @@ export class SpawnedNginx implements NginxDriver {
       // A run that lasted a while resets the backoff; one that died at once doubles it.
       this.restartDelayMs = Date.now() - started > 30_000 ? 500 : Math.min(this.restartDelayMs * 2, 30_000);
       this.log.error('nginx exited; restarting it', { exitCode: result.exitCode, signal: result.signal, restartInMs: this.restartDelayMs });
-      setTimeout(() => {
+      this.restartTimer = setTimeout(() => {
         if (!this.stopping && !this.child) this.start();
-      }, this.restartDelayMs).unref();
+      }, this.restartDelayMs);
+      this.restartTimer.unref();
     });
+  }
+}
+
+/** `signal` to the process group of `pid` (nginx's master leads one), or to the master alone if that fails. */
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Gone already.
+    }
   }
 }

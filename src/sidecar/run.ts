@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { isIP } from 'node:net';
 import { checkConfig } from '../apply/check.js';
+import { environment } from '../apply/environment.js';
 import { OutputFolder } from '../apply/write.js';
 import { workerOwner } from '../apply/worker-user.js';
 import { mainConfigName } from '../model/nginx.js';
@@ -17,7 +18,7 @@ import type { BaseTranslateOptions } from '../translate/options.js';
 import { controllerName } from '../translate/translate.js';
 import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
-import { Logger, type LogFormat } from './log.js';
+import { Logger, type LogFormat, type LogLevel } from './log.js';
 import { Metrics, serveMetrics } from './metrics.js';
 import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
 import { Reconciler, type Round } from './reconciler.js';
@@ -48,6 +49,7 @@ export const defaultRunTiming: RunTiming = {
 };
 
 export interface RunOptions {
+  /** The folder nginx reads; a relative one is resolved once, at start, against the working directory. */
   readonly output: string;
   /** Everything `render` takes except what comes from the nginx that is there (version, stream module). */
   readonly translate: BaseTranslateOptions;
@@ -59,10 +61,13 @@ export interface RunOptions {
   readonly metricsPort: number;
   readonly publishService?: string;
   readonly publishAddresses: readonly string[];
+  /** Write Ingress status (`--update-status`, default true). */
+  readonly updateStatus: boolean;
   readonly electionId: string;
   readonly electionNamespace?: string;
   readonly upstreams: 'service' | 'endpoints';
   readonly logFormat: LogFormat;
+  readonly logLevel: LogLevel;
   readonly timing: RunTiming;
 }
 
@@ -75,13 +80,35 @@ export interface RunIo {
   readonly onListening?: (port: number) => void;
 }
 
+/** Something started that must be stopped on the way out, newest first. */
+type Cleanup = () => Promise<void>;
+
 /**
  * `ingress2nginx run`: watches the cluster and keeps nginx's config true, as a sidecar of a stock nginx.
- * Resolves with the exit code once asked to stop. Errors before the loop starts (no cluster access, no
- * nginx) are thrown for the CLI to report.
+ * Resolves with the exit code once asked to stop, which may come at any moment, during start-up or a
+ * reload included: whatever was started by then is stopped, a spawned nginx too. Errors before the loop
+ * starts (no cluster access, no nginx) are thrown for the CLI to report, after the same clean-up.
  */
 export async function runSidecar(options: RunOptions, io: RunIo): Promise<number> {
-  const log = new Logger(options.logFormat, io.log);
+  const log = new Logger(options.logFormat, io.log, options.logLevel);
+  const stopping = new AbortController();
+  void io.stopRequested.then(() => stopping.abort());
+  const cleanups: Cleanup[] = [];
+  try {
+    await startSidecar({ ...options, output: resolve(options.output) }, io, log, cleanups, stopping.signal);
+    await io.stopRequested;
+    log.info('stopping');
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup().catch((error: Error) => log.error('stopping failed', { error: error.message }));
+    }
+  }
+  log.info('stopped');
+  return 0;
+}
+
+/** Starts every part, registering how to stop it; returns early once a stop is asked (`stop`). */
+async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanups: Cleanup[], stop: AbortSignal): Promise<void> {
   const access = loadClusterAccess({ ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }), env: io.env });
   const nginx = await nginxBuild(options.nginxBin);
   const translate = {
@@ -96,14 +123,17 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
     ...(nginx.tlsLibrary !== undefined && { tls: nginx.tlsLibrary }),
     output: options.output,
   });
+  if (stop.aborted) return;
 
   await mkdir(translate.runDir, { recursive: true, mode: 0o755 });
   const folder = await OutputFolder.open(options.output, { workerOwner: await workerOwner(options.nginxBin) });
+  cleanups.push(() => folder.close());
   const controlSocket = `${translate.runDir}/control.sock`;
   const driver: NginxDriver = options.spawnNginx
     ? new SpawnedNginx(options.nginxBin, options.output, log)
     : new ExternalNginx(`${translate.runDir}/nginx.pid`, log);
-  const metrics = new Metrics();
+  cleanups.push(() => driver.stop());
+  const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
   const client = new ApiClient(access.config);
   const identity = `${hostname()}_${randomUUID()}`;
 
@@ -126,6 +156,7 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
   const source = new ClusterSource({
     client,
     namespaces: options.namespaces,
+    ...(options.translate.configMap !== undefined && { controllerConfigMap: options.translate.configMap }),
     upstreams: options.upstreams,
     timing: options.timing.reflector,
     discoveryIntervalMs: options.timing.discoveryIntervalMs,
@@ -135,7 +166,7 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
       log.warn('watch restarted', { kind, reason });
     },
   });
-  const statusWriter = new StatusWriter({ client, controllerName, log, objects: (kind) => source.objects(kind) });
+  const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
 
   const afterRound = async (round: Round): Promise<void> => {
     if (!round.applied) reportFailure(round.failure ?? 'the config was not applied');
@@ -172,25 +203,24 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
     reloadTimeoutMs: options.timing.reloadTimeoutMs,
     afterRound,
   });
+  // Stopped in this order (the reverse of registration): the probes, the watches (no new rounds), the
+  // round in flight, the Lease (given up), nginx, the output folder's lock.
+  cleanups.push(() => election.stop());
+  cleanups.push(() => reconciler.stop());
+  cleanups.push(() => source.stop());
 
-  await adoptOutput(options, reconciler, driver, controlSocket, translate.runDir, log);
-  const server = await serveMetrics(metrics, { healthy: () => true, ready: () => reconciler.ready }, options.metricsHost, options.metricsPort);
+  await adoptOutput(options, reconciler, driver, controlSocket, translate.runDir, log, stop);
+  if (stop.aborted) return;
+  const server = await environment(`cannot listen on ${options.metricsHost}:${options.metricsPort} for metrics and probes`, () =>
+    serveMetrics(metrics, { healthy: () => true, ready: () => reconciler.ready }, options.metricsHost, options.metricsPort),
+  );
+  cleanups.push(() => server.close());
   io.onListening?.(server.port);
   log.info('metrics and probes listening', { address: `${options.metricsHost}:${server.port}` });
+  if (stop.aborted) return;
 
-  await source.start();
+  source.start();
   election.start();
-  await io.stopRequested;
-
-  log.info('stopping');
-  await source.stop();
-  await reconciler.stop();
-  await election.stop();
-  await driver.stop();
-  await server.close();
-  await folder.close();
-  log.info('stopped');
-  return 0;
 }
 
 /**
@@ -198,7 +228,15 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
  * served as it is: nginx beside us already has it; in spawn mode nginx is started on it if it passes
  * `nginx -t`. A first round that builds the same bytes then needs no reload.
  */
-async function adoptOutput(options: RunOptions, reconciler: Reconciler, driver: NginxDriver, controlSocket: string, runDir: string, log: Logger): Promise<void> {
+async function adoptOutput(
+  options: RunOptions,
+  reconciler: Reconciler,
+  driver: NginxDriver,
+  controlSocket: string,
+  runDir: string,
+  log: Logger,
+  stop: AbortSignal,
+): Promise<void> {
   const confPath = join(options.output, mainConfigName);
   if (!existsSync(confPath)) return;
   const conf = await readFile(confPath, 'utf8');
@@ -207,7 +245,7 @@ async function adoptOutput(options: RunOptions, reconciler: Reconciler, driver: 
   let served = (await servedGeneration(controlSocket)) === generation;
   if (!served && options.spawnNginx && (await checkConfig(options.output, runDir, options.nginxBin)).ok) {
     await driver.load();
-    served = (await waitForGeneration(controlSocket, generation, options.timing.reloadTimeoutMs)).ok;
+    served = (await waitForGeneration(controlSocket, generation, options.timing.reloadTimeoutMs, stop)).ok;
   }
   log.info('found a config from before in the output folder', { generation, served });
   reconciler.adopt(generation, served);

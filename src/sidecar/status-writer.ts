@@ -9,6 +9,8 @@ import { desiredIngressStatus, desiredStatus, type LoadBalancerIngress } from '.
 export interface StatusWriterOptions {
   readonly client: ApiClient;
   readonly controllerName: string;
+  /** Ingress load-balancer status is ours to write (`--update-status`; off while another controller serves the same Ingresses). */
+  readonly ingressStatus: boolean;
   readonly log: Logger;
   /** The watched objects of a kind, as the API last sent them. */
   readonly objects: (kind: string) => readonly RawObject[];
@@ -33,7 +35,7 @@ export class StatusWriter {
     let writes = 0;
     const seen = new Set<string>();
     const ours = new Set(result.ingresses.map((i) => `${i.namespace}/${i.name}`));
-    for (const ingress of this.options.objects('Ingress')) {
+    for (const ingress of this.options.ingressStatus ? this.options.objects('Ingress') : []) {
       seen.add(keyOf(ingress));
       const id = `${ingress.metadata.namespace}/${ingress.metadata.name}`;
       const current = this.asWritten(ingress);

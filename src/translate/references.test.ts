@@ -11,7 +11,7 @@ describe('referencedObjects', () => {
     const policy = object('gateway.networking.k8s.io/v1', 'BackendTLSPolicy', 'apps', 'p', {
       spec: { validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'backend-ca' }, { kind: 'Secret', name: 'ignored' }] } },
     });
-    const refs = referencedObjects({ objects: [ingress('a', 'trust/ca'), ingress('b', 'trust/ca'), ingress('c', 'not a reference'), policy] }, { configMap: 'infra/controller' });
+    const refs = referencedObjects({ objects: [ingress('a', 'trust/ca'), ingress('b', 'trust/ca'), ingress('c', 'not a reference'), policy] }, { configMap: 'infra/controller', allowCrossNamespaceSecrets: true });
     expect(refs).toEqual([
       { kind: 'ConfigMap', namespace: 'apps', name: 'backend-ca' },
       { kind: 'ConfigMap', namespace: 'infra', name: 'controller' },
@@ -30,9 +30,22 @@ describe('referencedObjects of the auth annotations', () => {
         annotations: { 'nginx.ingress.kubernetes.io/auth-secret': 'users', 'nginx.ingress.kubernetes.io/auth-tls-secret': 'pki/client-ca' },
       },
     };
-    expect(referencedObjects({ objects: [ingress] }, {})).toEqual([
+    expect(referencedObjects({ objects: [ingress] }, { allowCrossNamespaceSecrets: true })).toEqual([
       { kind: 'Secret', namespace: 'apps', name: 'users' },
       { kind: 'Secret', namespace: 'pki', name: 'client-ca' },
     ]);
+  });
+
+  it('follows a Secret in another namespace only with --allow-cross-namespace-secrets, as translate reads it only then', () => {
+    const base = object('networking.k8s.io/v1', 'Ingress', 'tenant', 'nosy', { spec: {} });
+    const annotations = {
+      'nginx.ingress.kubernetes.io/auth-secret': 'kube-system/bootstrap-token-abcdef',
+      'nginx.ingress.kubernetes.io/auth-tls-secret': 'kube-system/ca',
+      'nginx.ingress.kubernetes.io/proxy-ssl-secret': 'kube-system/etcd',
+      'nginx.ingress.kubernetes.io/auth-realm': 'x',
+    };
+    const ingress = { ...base, metadata: { ...base.metadata, annotations } };
+    expect(referencedObjects({ objects: [ingress] }, { allowCrossNamespaceSecrets: false })).toEqual([]);
+    expect(referencedObjects({ objects: [ingress] }, { allowCrossNamespaceSecrets: true }).map((r) => r.name)).toEqual(['bootstrap-token-abcdef', 'ca', 'etcd']);
   });
 });

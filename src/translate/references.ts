@@ -21,9 +21,11 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
  * more): `proxy-ssl-secret`, `auth-secret` (basic-auth users) and `auth-tls-secret` (client CA) of
  * Ingresses, which are often Opaque, CA ConfigMaps of
  * BackendTLSPolicies, and the controller ConfigMap. Read loosely: a malformed reference is translate's
- * to report, here it is simply not followed. Sorted and without duplicates.
+ * to report, here it is simply not followed. A reference into another namespace is followed only with
+ * `allowCrossNamespaceSecrets`, as translate reads it only then: a tenant cannot make the cluster mode
+ * read Secrets of kube-system by naming them. Sorted and without duplicates.
  */
-export function referencedObjects(snapshot: Snapshot, options: Pick<TranslateOptions, 'configMap'>): Reference[] {
+export function referencedObjects(snapshot: Snapshot, options: Pick<TranslateOptions, 'configMap' | 'allowCrossNamespaceSecrets'>): Reference[] {
   const found = new Map<string, Reference>();
   const add = (kind: Reference['kind'], namespace: string | undefined, name: string | undefined) => {
     if (namespace === undefined || name === undefined) return;
@@ -39,13 +41,16 @@ export function referencedObjects(snapshot: Snapshot, options: Pick<TranslateOpt
     switch (object.kind) {
       case 'Ingress': {
         const annotation = (name: string) => text(object.metadata.annotations[`${annotationPrefix}${name}`]);
+        const addSecret = (secretNamespace: string | undefined, name: string | undefined) => {
+          if (secretNamespace === namespace || options.allowCrossNamespaceSecrets) add('Secret', secretNamespace, name);
+        };
         const proxySecret = split(annotation('proxy-ssl-secret'));
-        add('Secret', proxySecret[0], proxySecret[1]);
+        addSecret(proxySecret[0], proxySecret[1]);
         // `name` alone is in the Ingress's namespace.
         for (const name of ['auth-secret', 'auth-tls-secret']) {
           const parts = split(annotation(name));
-          if (parts.length === 1) add('Secret', namespace, parts[0]);
-          else add('Secret', parts[0], parts[1]);
+          if (parts.length === 1) addSecret(namespace, parts[0]);
+          else addSecret(parts[0], parts[1]);
         }
         break;
       }

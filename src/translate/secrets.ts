@@ -47,6 +47,12 @@ export interface CertificateSummary {
   readonly dnsNames: readonly string[];
   /** RFC 3339. */
   readonly notAfter: string;
+  /** Decimal. */
+  readonly serialNumber: string;
+  /** The `serialNumber` attribute of the issuer's name, when it has one (ingress-nginx's metrics name certificates by it). */
+  readonly issuerSerialNumber?: string;
+  /** The Secret it was read from; none for the bundled default certificate. */
+  readonly secret?: { readonly namespace: string; readonly name: string };
 }
 
 /**
@@ -267,17 +273,20 @@ export class SecretFiles {
     const path = `${folder}/${fileStem('', ref)}.pem`;
     if (!this.output.has(path)) {
       this.output.set(path, { path, contents: pair.chainPem + pair.keyPem, mode: keyMaterialMode });
-      this.summaries.set(path, summarize(pair.leaf, pair.dnsNames));
+      this.summaries.set(path, { ...summarize(pair.leaf, pair.dnsNames), secret: { namespace: ref.namespace, name: ref.name } });
     }
     return { certificate: path, certificateKey: path };
   }
 }
 
 function summarize(leaf: X509Certificate, dnsNames?: readonly string[]): CertificateSummary {
+  const issuerSerialNumber = /^serialNumber=(.*)$/m.exec(leaf.issuer)?.[1];
   return {
     subject: leaf.subject.replace(/\n/g, ', '),
     issuer: leaf.issuer.replace(/\n/g, ', '),
     dnsNames: dnsNames ?? (leaf.subjectAltName ?? '').split(/,\s*/).filter((e) => e.startsWith('DNS:')).map((e) => e.slice(4)),
     notAfter: new Date(leaf.validTo).toISOString(),
+    serialNumber: BigInt(`0x${leaf.serialNumber}`).toString(),
+    ...(issuerSerialNumber !== undefined && { issuerSerialNumber }),
   };
 }

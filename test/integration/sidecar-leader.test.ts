@@ -67,9 +67,9 @@ interface Rule {
   readonly verbs: string[];
 }
 
-/** Every request the replicas made is allowed by deploy/rbac.yaml (discovery is open to everyone). */
+/** Every request the replicas made is allowed by deploy/base/rbac.yaml (discovery is open to everyone). */
 function expectAllowedByRbac(requests: readonly ObservedRequest[]): void {
-  const rbac = parseAllDocuments(readFileSync(join(import.meta.dirname, '..', '..', 'deploy', 'rbac.yaml'), 'utf8')).map(
+  const rbac = parseAllDocuments(readFileSync(join(import.meta.dirname, '..', '..', 'deploy', 'base', 'rbac.yaml'), 'utf8')).map(
     (d) => d.toJS() as { kind: string; rules?: Rule[] },
   );
   const rules = rbac.flatMap((d) => d.rules ?? []);

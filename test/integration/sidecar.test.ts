@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -8,7 +9,7 @@ import { runCli } from '../support/cli.js';
 import { FakeApiServer } from '../support/fake-apiserver.js';
 import { httpGet, httpsGet, parseEcho, startHttpBackend, startTlsBackend, tlsProbe, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, type CertificateAuthority } from '../support/pki.js';
-import { eventually, ingress, namespace, service, settled, startSidecar, stopAllSidecars, tlsSecret, type RunningSidecar } from '../support/sidecar.js';
+import { eventually, ingress, namespace, service, settled, startSidecar, stopAllSidecars, tlsSecret, writeGatedNginx, type RunningSidecar } from '../support/sidecar.js';
 import { requireNginx } from '../support/nginx.js';
 import { freePorts } from '../support/ports.js';
 import { writePoisonNginx } from '../support/tenants.js';
@@ -125,6 +126,35 @@ describe('Secrets', () => {
     expect(await eventually(servedCertificate, (f) => f === fingerprint(first.certPem))).toBe(fingerprint(first.certPem));
     api.update(tlsSecret('web', 'secure-tls', second));
     expect(await eventually(servedCertificate, (f) => f === fingerprint(second.certPem))).toBe(fingerprint(second.certPem));
+
+    // ingress-nginx's metric, name and labels: the absolute expiry time, so "expires within 10 days" alerts keep working.
+    const leaf = new X509Certificate(second.certPem);
+    const expiry = await eventually(
+      async () => (await sidecar.metrics()).split('\n').filter((line) => line.startsWith('nginx_ingress_controller_ssl_expire_time_seconds{')),
+      (lines) => lines.some((line) => line.includes(`-${BigInt(`0x${leaf.serialNumber}`)}"`)),
+    );
+    expect(expiry).toEqual([
+      `nginx_ingress_controller_ssl_expire_time_seconds{namespace="web",class="nginx",host="secure.example.test",secret_name="secure-tls",identifier="-${BigInt(`0x${leaf.serialNumber}`)}"} ${Date.parse(leaf.validTo) / 1000}`,
+    ]);
+    await sidecar.stop();
+  });
+});
+
+describe('metrics', () => {
+  beforeAll(freshCluster);
+
+  it('uses the standard process and Node.js names, and has every counter at 0 for its label values from the start', async () => {
+    const sidecar = await startSidecar({ api, kubeconfig });
+    await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
+    const text = await sidecar.metrics();
+    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
+      expect(text).toMatch(new RegExp(`^${name}(\\{[^}]*\\})? `, 'm'));
+    }
+    expect(text).not.toMatch(/^ingress2nginx_(process|nodejs)_/m);
+    expect(text).toMatch(/^ingress2nginx_reloads_total\{result="failure"\} 0$/m);
+    for (const kind of ['Ingress', 'Secret', 'Service', 'TLSRoute']) {
+      expect(text).toMatch(new RegExp(`^ingress2nginx_watch_restarts_total\\{kind="${kind}"\\} 0$`, 'm'));
+    }
     await sidecar.stop();
   });
 });
@@ -146,6 +176,13 @@ describe('a bad Ingress beside good ones', () => {
     const events = await eventually(() => api.list('events.k8s.io/v1', 'Event', 'data'), (list) => aboutBad(list) !== undefined);
     expect(aboutBad(events)).toMatchObject({ type: 'Warning', action: 'Render', reportingController: 'ingress2nginx.dev/controller' });
     expect(sidecar.logs()).not.toContain('return 200;');
+    // Logged once when it appears, not at every round.
+    const leftOut = () => sidecar.logs().split('\n').filter((line) => line.includes('"msg":"not served as written"') && line.includes('"resource":"Ingress data/bad"') && line.includes('"code":"snippet-refused"'));
+    expect(leftOut()).toHaveLength(1);
+    expect(JSON.parse(leftOut()[0]!)).toMatchObject({ level: 'warn', code: 'snippet-refused' });
+    api.create(ingress('data', 'later', 'later.example.test', { service: 'good', port: peer.port }));
+    expect(await eventually(() => served(sidecar, 'later.example.test'), (b) => b === 'good')).toBe('good');
+    expect(leftOut()).toHaveLength(1);
     await sidecar.stop();
   });
 });
@@ -204,28 +241,63 @@ describe('when nginx refuses', () => {
     await sidecar.stop();
   });
 
-  it('keeps serving the last good config when nginx -t fails for a reason no resource explains, and applies the next good change', async () => {
-    const tools = await writePoisonNginx(await mkdtemp(join(tmpdir(), 'i2n-poison-')), requireNginx().binary);
+  it('keeps serving the last good config when nginx refuses a reload for a reason no resource explains, and applies the next good change', async () => {
+    const gated = await writeGatedNginx(await mkdtemp(join(tmpdir(), 'i2n-gate-')), requireNginx().binary);
     const peer = await backend('steadfast');
     api.create(service('data', 'steadfast', peer));
     api.create(ingress('data', 'steadfast', 'steadfast.example.test', { service: 'steadfast', port: peer.port }));
-    const controller = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'controller', namespace: 'data' }, data: { 'ssl-ciphers': 'HIGH:!aNULL' } };
-    api.create(controller);
-    const sidecar = await startSidecar({ api, kubeconfig, translate: { configMap: 'data/controller' }, run: { nginxBin: tools.binary } });
+    const sidecar = await startSidecar({ api, kubeconfig, run: { nginxBin: gated.binary } });
     expect(await eventually(() => served(sidecar, 'steadfast.example.test'), (b) => b === 'steadfast')).toBe('steadfast');
     await settled(sidecar);
     const failures = await sidecar.metric('ingress2nginx_reloads_total', { result: 'failure' });
 
-    // OpenSSL ignores an unknown name in a list that selects others, so the allow-list lets it through.
-    api.update({ ...controller, data: { 'ssl-ciphers': 'HIGH:!aNULL:!poison-cipher' } });
+    // From now on nginx refuses every config, the one it serves included: nothing in the cluster explains it.
+    await gated.refuseAll();
     api.create(ingress('data', 'blocked', 'blocked.example.test', { service: 'steadfast', port: peer.port }));
-    expect(await eventually(() => sidecar.metric('ingress2nginx_reloads_total', { result: 'failure' }), (n) => n > failures)).toBeGreaterThan(failures);
+    expect(await eventually(() => sidecar.metric('ingress2nginx_reloads_total', { result: 'failure' }), (n) => n > failures)).toBe(failures + 1);
+    await settled(sidecar);
     expect(await served(sidecar, 'steadfast.example.test')).toBe('steadfast');
     expect(await served(sidecar, 'blocked.example.test')).toBe('status 404');
-    expect(sidecar.logs()).toMatch(/nginx -t refused the config.*poison-cipher/);
+    expect(sidecar.logs()).toMatch(/nginx did not take the reload; checking the config with nginx -t/);
+    expect(sidecar.logs()).toMatch(/nginx -t refused the config.*i2n_test_gate_refuses_every_config/);
+    expect(await readFile(join(sidecar.outDir, 'nginx.conf'), 'utf8')).not.toContain('blocked.example.test');
 
-    api.update({ ...controller, data: { 'ssl-ciphers': 'HIGH:!aNULL' } });
-    expect(await eventually(() => served(sidecar, 'blocked.example.test'), (b) => b === 'steadfast')).toBe('steadfast');
+    await gated.open();
+    api.create(ingress('data', 'next', 'next.example.test', { service: 'steadfast', port: peer.port }));
+    expect(await eventually(() => served(sidecar, 'next.example.test'), (b) => b === 'steadfast')).toBe('steadfast');
+    expect(await served(sidecar, 'blocked.example.test')).toBe('steadfast');
+    await sidecar.stop();
+  });
+
+  it('reloads a change without nginx -t first; when nginx refuses it, finds the resource to blame, leaves it out and reloads the rest', async () => {
+    const gated = await writeGatedNginx(await mkdtemp(join(tmpdir(), 'i2n-gate-')), requireNginx().binary);
+    // nginx refuses any config whose folder holds the key file of a Secret named poison-*.
+    await gated.refuseKeyFiles('tls/*poison*.pem');
+    const peer = await backend('calm');
+    api.create(service('web', 'calm', peer));
+    api.create(ingress('web', 'calm', 'calm.example.test', { service: 'calm', port: peer.port }));
+    const sidecar = await startSidecar({ api, kubeconfig, run: { nginxBin: gated.binary } });
+    expect(await eventually(() => served(sidecar, 'calm.example.test'), (b) => b === 'calm')).toBe('calm');
+    await settled(sidecar);
+
+    const servedLines = () => sidecar.logs().trim().split('\n').filter((l) => l.includes('nginx serves the new config'));
+    const before = servedLines().length;
+    api.create(ingress('web', 'quick', 'quick.example.test', { service: 'calm', port: peer.port }));
+    expect(await eventually(() => served(sidecar, 'quick.example.test'), (b) => b === 'calm')).toBe('calm');
+    const quick = JSON.parse((await eventually(servedLines, (lines) => lines.length > before)).at(-1)!) as { checkMs: number };
+    expect(quick.checkMs).toBe(0);
+
+    const cert = await issueCertificate(ca, { commonName: 'risky.example.test', sans: ['risky.example.test'] });
+    api.create(tlsSecret('web', 'poison-tls', cert));
+    api.create(ingress('web', 'risky', 'risky.example.test', { service: 'calm', port: peer.port }, { tlsSecret: 'poison-tls' }));
+    const blamed = (list: Record<string, unknown>[]) =>
+      list.filter((e) => e['reason'] === 'NginxRejected' && /^(poison-tls|risky)$/.test((e['regarding'] as { name: string }).name));
+    expect(await eventually(() => blamed(api.list('events.k8s.io/v1', 'Event', 'web')), (found) => found.length > 0)).not.toEqual([]);
+    await settled(sidecar);
+    expect(await served(sidecar, 'calm.example.test')).toBe('calm');
+    expect(sidecar.logs()).toContain('nginx did not take the reload; checking the config with nginx -t');
+    expect(sidecar.logs()).toMatch(/"msg":"quarantined: nginx rejects this resource, it is left out".*"resource":"(Secret web\/poison-tls|Ingress web\/risky)"/);
+    expect(await sidecar.metric('ingress2nginx_reloads_total', { result: 'failure' })).toBe(1);
     await sidecar.stop();
   });
 
@@ -299,14 +371,31 @@ describe('the same bytes as render', () => {
     await sidecar.stop();
   });
 
-  it('--namespace watches only those namespaces', async () => {
-    const sidecar = await startSidecar({ api, kubeconfig, run: { namespaces: ['data'] } });
+  it('--namespace watches only those namespaces, also where a resource refers to a Secret elsewhere', async () => {
+    api.create(ingress('data', 'elsewhere', 'elsewhere.example.test', { service: 'missing', port: 80 }, { annotations: { 'nginx.ingress.kubernetes.io/proxy-ssl-secret': 'web/same-tls' } }));
+    api.clearRequests();
+    const sidecar = await startSidecar({ api, kubeconfig, run: { namespaces: ['data'] }, translate: { allowCrossNamespaceSecrets: true } });
     await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
     await settled(sidecar);
     expect(await served(sidecar, 'same.example.test')).toBe('status 404');
     const conf = await readFile(join(sidecar.outDir, 'nginx.conf'), 'utf8');
     expect(conf).toContain('other.example.test');
     expect(conf).not.toContain('same.example.test');
+    const reads = api.requests((r) => r.verb === 'list' || r.verb === 'watch' || r.verb === 'get');
+    expect(reads.filter((r) => r.namespace !== undefined && r.namespace !== 'data' && r.resource !== 'leases')).toEqual([]);
+    await sidecar.stop();
+  });
+
+  it('never reads Secrets of another namespace that a tenant names, unless cross-namespace Secrets are allowed', async () => {
+    api.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bootstrap-token-abcdef', namespace: 'kube-system' }, type: 'Opaque', stringData: { auth: 'admin:{PLAIN}x' } });
+    api.create(
+      ingress('web', 'nosy', 'nosy.example.test', { service: 'missing', port: 80 }, { annotations: { 'nginx.ingress.kubernetes.io/auth-type': 'basic', 'nginx.ingress.kubernetes.io/auth-secret': 'kube-system/bootstrap-token-abcdef' } }),
+    );
+    api.clearRequests();
+    const sidecar = await startSidecar({ api, kubeconfig });
+    await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
+    await settled(sidecar);
+    expect(api.requests((r) => r.namespace === 'kube-system')).toEqual([]);
     await sidecar.stop();
   });
 });

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -79,10 +79,12 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
       metricsHost: '127.0.0.1',
       metricsPort: 0,
       publishAddresses: [],
+      updateStatus: true,
       electionId: 'ingress2nginx',
       electionNamespace: 'default',
       upstreams: 'service',
       logFormat: 'json',
+      logLevel: 'debug',
       ...options.run,
       timing: { ...testTiming, ...options.timing },
     },
@@ -196,4 +198,45 @@ export function ingress(
 
 export function tlsSecret(ns: string, name: string, pair: { certPem: string; keyPem: string }): JsonObject {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': pair.certPem, 'tls.key': pair.keyPem } };
+}
+
+/**
+ * The real nginx with a gate: every run of it, `-t` and the master's reloads alike, also reads
+ * `DIR/gate/*.conf` (an `include` added to its `-g` directives), so a test makes nginx refuse configs by
+ * writing a file there, as a stock nginx refuses what no allow-list foresaw. `refuseAll()` makes every
+ * config fail; `refuseKeyFiles(glob)` makes a config fail while its folder holds a key file matching
+ * `glob` (relative to the config's folder: for `nginx -t` the staging folder, for the master the output).
+ */
+export interface GatedNginx {
+  readonly binary: string;
+  refuseAll(): Promise<void>;
+  refuseKeyFiles(glob: string): Promise<void>;
+  open(): Promise<void>;
+}
+
+export async function writeGatedNginx(dir: string, realNginx: string): Promise<GatedNginx> {
+  const binary = join(dir, 'nginx');
+  const gate = join(dir, 'gate');
+  await mkdir(gate, { recursive: true });
+  const include = `include ${gate}/*.conf;`;
+  const script = `#!/bin/sh
+count=$#; prev=""; seen=""
+for arg in "$@"; do
+  original="$arg"
+  if [ "$prev" = "-g" ]; then arg="$arg ${include}"; seen=1; fi
+  set -- "$@" "$arg"; prev="$original"
+done
+shift "$count"
+if [ -z "$seen" ]; then set -- "$@" -g '${include}'; fi
+exec '${realNginx}' "$@"
+`;
+  await writeFile(binary, script);
+  await chmod(binary, 0o755);
+  const rule = join(gate, 'rule.conf');
+  return {
+    binary,
+    refuseAll: () => writeFile(rule, 'i2n_test_gate_refuses_every_config;\n'),
+    refuseKeyFiles: (glob) => writeFile(rule, `include ${glob};\n`),
+    open: () => rm(rule, { force: true }),
+  };
 }

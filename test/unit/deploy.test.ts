@@ -1,73 +1,212 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
-import { describe, expect, it } from 'vitest';
-import { eventKind, eventVerbs, leaseKind, leaseVerbs, watchedKinds, watchVerbs } from '../../src/sources/cluster/kinds.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { requireKubectl } from '../support/kubectl.js';
 
 /**
- * deploy/ is checked against the code: the RBAC rules grant exactly what the one list of kinds the
- * cluster mode touches says (no more, no less), and the Deployment's arguments are flags `run` takes.
+ * deploy/ as a platform team would apply it, checked offline: every manifest against the Kubernetes
+ * schemas (kubernetes-models: types, formats, required fields; and the TypeScript types of the same
+ * models, whose excess-property check catches a misspelt field, which the schemas let through), both
+ * kustomizations as kubectl builds them, the image build, and the settings a first day in production
+ * needs. RBAC is checked against the calls the code makes in test/integration/sidecar-deploy.test.ts.
  */
 
-const deploy = join(import.meta.dirname, '..', '..', 'deploy');
+const root = join(import.meta.dirname, '..', '..');
+const deploy = join(root, 'deploy');
 
-interface Rule {
-  readonly apiGroups: string[];
-  readonly resources: string[];
-  readonly verbs: string[];
+type Manifest = Record<string, unknown> & { kind: string; apiVersion: string; metadata: { name: string; namespace?: string } };
+
+interface Container {
+  name: string;
+  image: string;
+  imagePullPolicy?: string;
+  args?: string[];
+  env?: { name: string; value?: string }[];
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; capabilities?: { drop?: string[]; add?: string[] } };
+  startupProbe?: unknown;
+  readinessProbe?: unknown;
 }
 
-function documents(file: string): Record<string, unknown>[] {
-  return parseAllDocuments(readFileSync(join(deploy, file), 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
+interface PodSpec {
+  serviceAccountName: string;
+  securityContext: { runAsNonRoot?: boolean; runAsUser?: number; runAsGroup?: number; seccompProfile?: { type: string } };
+  topologySpreadConstraints?: { topologyKey: string; labelSelector: unknown }[];
+  containers: Container[];
 }
 
-/** `group resource verb` for every permission a set of rules grants. */
-function grants(rules: readonly Rule[]): string[] {
-  return rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g} ${res} ${v}`)))).sort();
+type Deployment = Manifest & { spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { spec: PodSpec } } };
+
+/** The model class (kubernetes-models) and its TypeScript interface, for every kind deploy/ holds. */
+const models: Record<string, { module: string; name: string }> = {
+  Namespace: { module: 'v1/Namespace', name: 'Namespace' },
+  ServiceAccount: { module: 'v1/ServiceAccount', name: 'ServiceAccount' },
+  Service: { module: 'v1/Service', name: 'Service' },
+  Deployment: { module: 'apps/v1/Deployment', name: 'Deployment' },
+  PodDisruptionBudget: { module: 'policy/v1/PodDisruptionBudget', name: 'PodDisruptionBudget' },
+  IngressClass: { module: 'networking.k8s.io/v1/IngressClass', name: 'IngressClass' },
+  ClusterRole: { module: 'rbac.authorization.k8s.io/v1/ClusterRole', name: 'ClusterRole' },
+  ClusterRoleBinding: { module: 'rbac.authorization.k8s.io/v1/ClusterRoleBinding', name: 'ClusterRoleBinding' },
+  Role: { module: 'rbac.authorization.k8s.io/v1/Role', name: 'Role' },
+  RoleBinding: { module: 'rbac.authorization.k8s.io/v1/RoleBinding', name: 'RoleBinding' },
+};
+
+function parse(text: string): Manifest[] {
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((d): d is Manifest => d !== null);
 }
 
-describe('deploy/rbac.yaml', () => {
-  const rbac = documents('rbac.yaml');
-  const rulesOf = (kind: string) => rbac.filter((d) => d['kind'] === kind).flatMap((d) => d['rules'] as Rule[]);
+/** Every YAML file under deploy/ (kustomizations apart), with its documents. */
+async function sourceFiles(dir = deploy): Promise<{ file: string; documents: Manifest[] }[]> {
+  const found: { file: string; documents: Manifest[] }[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...(await sourceFiles(path)));
+    else if (entry.name.endsWith('.yaml') && entry.name !== 'kustomization.yaml') found.push({ file: relative(deploy, path), documents: parse(await readFile(path, 'utf8')) });
+  }
+  return found;
+}
 
-  it('grants cluster-wide exactly: read every watched kind, write the status each kind says, create Events', () => {
-    const expected = [
-      ...watchedKinds.flatMap((k) => watchVerbs.map((v) => `${k.group} ${k.plural} ${v}`)),
-      ...watchedKinds.flatMap((k) => (k.statusWrite ? [`${k.group} ${k.plural}/status ${k.statusWrite}`] : [])),
-      ...eventVerbs.map((v) => `${eventKind.group} ${eventKind.plural} ${v}`),
-    ].sort();
-    expect(grants(rulesOf('ClusterRole'))).toEqual([...new Set(expected)]);
+/** `kubectl kustomize` of a folder under deploy/: what `kubectl apply -k` sends. */
+async function kustomized(folder: string): Promise<Manifest[]> {
+  return parse((await execa(requireKubectl().binary, ['kustomize', join(deploy, folder)])).stdout);
+}
+
+const deploymentOf = (manifests: readonly Manifest[]) => manifests.find((m) => m.kind === 'Deployment') as Deployment;
+const containerOf = (deployment: Deployment, name: string) => deployment.spec.template.spec.containers.find((c) => c.name === name)!;
+
+/** The sidecar's arguments with the `$(VAR)` references the kubelet expands, from its env. */
+function expandedArgs(container: Container, extra: Record<string, string> = {}): string[] {
+  const env = { ...Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!])), ...extra };
+  return (container.args ?? []).map((arg) => arg.replace(/\$\((\w+)\)/g, (_, name: string) => env[name] ?? `$(${name})`));
+}
+
+let files: { file: string; documents: Manifest[] }[];
+let base: Manifest[];
+let takeover: Manifest[];
+beforeAll(async () => {
+  files = await sourceFiles();
+  [base, takeover] = await Promise.all([kustomized('.'), kustomized('takeover-ingress-nginx')]);
+});
+
+describe('deploy/ against the Kubernetes schemas', () => {
+  it('every document, as written and as kubectl builds both kustomizations, passes its kind\'s schema', async () => {
+    const documents = [...files.flatMap((f) => f.documents.map((d) => ({ where: f.file, d }))), ...[...base, ...takeover].map((d) => ({ where: 'kustomize', d }))];
+    expect(documents.length).toBeGreaterThan(10);
+    for (const { where, d } of documents) {
+      const model = models[d.kind];
+      expect(model, `${where}: no schema for ${d.kind}`).toBeDefined();
+      const module = (await import(`kubernetes-models/${model!.module}`)) as Record<string, new (data: unknown) => { validate(): void }>;
+      expect(() => new module[model!.name]!(d).validate(), `${where}: ${d.kind} ${d.metadata.name}`).not.toThrow();
+    }
   });
 
-  it('grants the Lease verbs of leader election in the controller namespace only', () => {
-    expect(grants(rulesOf('Role'))).toEqual(leaseVerbs.map((v) => `${leaseKind.group} ${leaseKind.plural} ${v}`).sort());
+  it('has no field the Kubernetes types do not know (a misspelt field passes the schemas)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'i2n-deploy-types-'));
+    try {
+      await symlink(join(root, 'node_modules'), join(dir, 'node_modules'));
+      const documents = [...files.flatMap((f) => f.documents), ...base, ...takeover];
+      const kinds = [...new Set(documents.map((d) => d.kind))];
+      const source = [
+        ...kinds.map((kind) => `import type { I${models[kind]!.name} } from 'kubernetes-models/${models[kind]!.module}';`),
+        ...documents.map((d, index) => `export const document${index}: I${models[d.kind]!.name} = ${JSON.stringify(d)};`),
+      ].join('\n');
+      await writeFile(join(dir, 'manifests.ts'), source);
+      const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+      const result = await execa(process.execPath, [tsc, '--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', join(dir, 'manifests.ts')], { reject: false });
+      expect(result.stdout).toBe('');
+      expect(result.exitCode).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('deploy/ for a first day in production', () => {
+  it('runs the image the Dockerfile builds, by the pinned tag of this release, and the nginx it was built with', async () => {
+    const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
+    const dockerfile = await readFile(join(root, 'Dockerfile'), 'utf8');
+    const deployment = deploymentOf(base);
+    expect(containerOf(deployment, 'ingress2nginx').image).toBe(`ingress2nginx:${pkg.version}`);
+    expect(containerOf(deployment, 'nginx').image).toBe(/^FROM (nginx:\S+)\s*$/m.exec(dockerfile)?.[1]);
+    for (const container of deployment.spec.template.spec.containers) {
+      expect(container.image).toMatch(/:\d+\.\d+\.\d+$/);
+      expect(container.imagePullPolicy).toBe('IfNotPresent');
+    }
   });
 
-  it('binds both to the ServiceAccount the Deployment runs as', () => {
-    const account = documents('serviceaccount.yaml')[0]!;
-    const deployment = documents('deployment.yaml')[0] as { spec: { template: { spec: { serviceAccountName: string } } } };
-    expect(deployment.spec.template.spec.serviceAccountName).toBe((account['metadata'] as { name: string }).name);
-    for (const binding of rbac.filter((d) => String(d['kind']).endsWith('Binding'))) {
-      expect(binding['subjects']).toEqual([{ kind: 'ServiceAccount', name: 'ingress2nginx', namespace: 'ingress2nginx' }]);
+  it('builds the image reproducibly: exact base releases, npm ci from the lock file, no bench or tests, a non-root user', async () => {
+    const dockerfile = await readFile(join(root, 'Dockerfile'), 'utf8');
+    const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]!);
+    expect(bases.length).toBeGreaterThan(1);
+    for (const image of bases) expect(image).toMatch(/^[a-z]+:\d+\.\d+\.\d+(-[a-z0-9-]+)?$/);
+    expect(dockerfile).toMatch(/^RUN npm ci\b/m);
+    expect(dockerfile).not.toMatch(/npm install/);
+    expect(dockerfile).not.toMatch(/\b(bench|test|fixtures)\b/);
+    const user = /^USER (\d+):(\d+)\s*$/m.exec(dockerfile);
+    expect(user).not.toBeNull();
+    const pod = deploymentOf(base).spec.template.spec.securityContext;
+    expect([Number(user![1]), Number(user![2])]).toEqual([pod.runAsUser, pod.runAsGroup]);
+    expect(pod.runAsUser).not.toBe(0);
+    const ignored = (await readFile(join(root, '.dockerignore'), 'utf8')).split('\n');
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', 'bench', 'test']));
+  });
+
+  it('gives both containers requests, a memory limit, a startup probe and a locked-down securityContext; the Pod runs as non-root', () => {
+    const spec = deploymentOf(base).spec.template.spec;
+    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(spec.containers.map((c) => c.name).sort()).toEqual(['ingress2nginx', 'nginx']);
+    for (const container of spec.containers) {
+      expect(container.resources?.requests, container.name).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+      expect(container.resources?.limits?.['memory'], container.name).toBe(container.resources?.requests?.['memory']);
+      expect(container.startupProbe, container.name).toBeDefined();
+      expect(container.readinessProbe, container.name).toBeDefined();
+      expect(container.securityContext, container.name).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    }
+  });
+
+  it('spreads its replicas over nodes and keeps one through voluntary disruptions', () => {
+    const deployment = deploymentOf(base);
+    expect(deployment.spec.replicas).toBeGreaterThan(1);
+    const labels = deployment.spec.selector.matchLabels;
+    expect(deployment.spec.template.spec.topologySpreadConstraints).toContainEqual(
+      expect.objectContaining({ topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: labels } }),
+    );
+    const budget = base.find((m) => m.kind === 'PodDisruptionBudget') as Manifest & { spec: { minAvailable: number; selector: unknown } };
+    expect(budget.spec.selector).toEqual({ matchLabels: labels });
+    expect(budget.spec.minAvailable).toBeGreaterThan(0);
+    expect(budget.spec.minAvailable).toBeLessThan(deployment.spec.replicas);
+  });
+
+  it('makes an IngressClass of its own, never nginx, and serves it; the takeover overlay makes none and serves nginx without writing Ingress status', () => {
+    const classes = (manifests: readonly Manifest[]) => manifests.filter((m) => m.kind === 'IngressClass');
+    expect(classes(base)).toEqual([expect.objectContaining({ metadata: { name: 'ingress2nginx' }, spec: { controller: 'ingress2nginx.dev/controller' } })]);
+    expect(files.flatMap((f) => f.documents).filter((d) => d.kind === 'IngressClass' && d.metadata.name === 'nginx')).toEqual([]);
+    expect(expandedArgs(containerOf(deploymentOf(base), 'ingress2nginx'))).toEqual(expect.arrayContaining(['--ingress-class=ingress2nginx', '--update-status=true']));
+    expect(classes(takeover)).toEqual([]);
+    expect(expandedArgs(containerOf(deploymentOf(takeover), 'ingress2nginx'))).toEqual(expect.arrayContaining(['--ingress-class=nginx', '--update-status=false']));
+  });
+
+  it('binds its RBAC to the ServiceAccount the Deployment runs as', () => {
+    const account = base.find((m) => m.kind === 'ServiceAccount')!;
+    expect(deploymentOf(base).spec.template.spec.serviceAccountName).toBe(account.metadata.name);
+    for (const binding of base.filter((m) => m.kind.endsWith('Binding'))) {
+      expect(binding['subjects']).toEqual([{ kind: 'ServiceAccount', name: account.metadata.name, namespace: account.metadata.namespace }]);
+    }
+  });
+
+  it('gives the sidecar arguments that `run` accepts, in both kustomizations (it then stops at the missing cluster access)', async () => {
+    for (const manifests of [base, takeover]) {
+      const args = expandedArgs(containerOf(deploymentOf(manifests), 'ingress2nginx'), { POD_NAMESPACE: 'ingress2nginx' });
+      const result = await runCli(args, { env: {} });
+      expect(result.stderr).toContain('no cluster access');
+      expect(result.exitCode).toBe(2);
     }
   });
 });
 
-describe('deploy/', () => {
-  it('lists only files that exist in its kustomization', () => {
-    const kustomization = documents('kustomization.yaml')[0] as { resources: string[] };
-    for (const file of kustomization.resources) expect(existsSync(join(deploy, file)), file).toBe(true);
-  });
-
-  it("gives the sidecar arguments that `run` accepts (it then stops at the missing cluster access)", async () => {
-    const deployment = documents('deployment.yaml')[0] as {
-      spec: { template: { spec: { containers: { name: string; args?: string[] }[] } } };
-    };
-    const sidecar = deployment.spec.template.spec.containers.find((c) => c.name === 'ingress2nginx')!;
-    const args = (sidecar.args ?? []).map((a) => a.replace('$(POD_NAMESPACE)', 'ingress2nginx'));
-    const result = await runCli(args, { env: {} });
-    expect(result.stderr).toContain('no cluster access');
-    expect(result.exitCode).toBe(2);
-  });
-});

@@ -12,7 +12,11 @@ export type RawObject = Record<string, unknown> & {
 export interface ReflectorTiming {
   /** `timeoutSeconds` asked of the server per watch, jittered up to twice this (spreads relists). */
   readonly watchTimeoutSeconds: number;
-  /** A watch with no event, not even a bookmark, for this long is presumed dead and restarted. */
+  /**
+   * A watch with no event, not even a bookmark, for this long is presumed dead and started again from
+   * the last resourceVersion; a second one in a row that stays silent leads to a list. The API server
+   * sends a bookmark about every minute to a watch that asks for them.
+   */
   readonly idleTimeoutMs: number;
   /** A full list this often, whatever the watch says: the last resort against a missed event. */
   readonly relistIntervalMs: number;
@@ -24,7 +28,7 @@ export interface ReflectorTiming {
 
 export const defaultReflectorTiming: ReflectorTiming = {
   watchTimeoutSeconds: 300,
-  idleTimeoutMs: 390_000,
+  idleTimeoutMs: 90_000,
   relistIntervalMs: 30 * 60_000,
   backoffInitialMs: 500,
   backoffMaxMs: 30_000,
@@ -89,6 +93,7 @@ export class Reflector {
   private async loop(): Promise<void> {
     let backoff = this.options.timing.backoffInitialMs;
     let needList = true;
+    let silentInARow = 0;
     while (!this.stopped) {
       try {
         if (needList || Date.now() - this.lastList > this.options.timing.relistIntervalMs) {
@@ -97,6 +102,7 @@ export class Reflector {
         }
         await this.watchOnce();
         backoff = this.options.timing.backoffInitialMs;
+        silentInARow = 0;
       } catch (error) {
         if (this.stopped) break;
         this.restarts++;
@@ -105,6 +111,9 @@ export class Reflector {
           this.options.onRestart('resourceVersion expired (410): listing again');
           continue;
         }
+        silentInARow = error instanceof Silent ? silentInARow + 1 : 0;
+        // A server whose new watches stay silent too may never send events again: the list does not depend on them.
+        if (silentInARow >= 2) needList = true;
         const reason = error instanceof Silent ? error.message : `${(error as Error).message}; retrying in ${Math.round(backoff)} ms`;
         this.options.onRestart(reason, error instanceof ApiError ? error.status : undefined);
         if (!(error instanceof Silent)) {

@@ -15,6 +15,8 @@ export interface ClusterSourceOptions {
   readonly client: ApiClient;
   /** Watch namespaced kinds only in these namespaces; all namespaces when empty. */
   readonly namespaces: readonly string[];
+  /** `namespace/name` of the controller ConfigMap (`--configmap`): the operator's choice, followed in any namespace. */
+  readonly controllerConfigMap?: string;
   readonly upstreams: 'service' | 'endpoints';
   readonly timing: ReflectorTiming;
   /** How often to look again for the Gateway API CRDs while they are not served. */
@@ -36,21 +38,25 @@ export class ClusterSource {
   private readonly reflectors = new Map<string, Reflector>();
   private readonly followed = new Map<string, Reflector>();
   private gatewayApiServed = false;
+  /** The first look for the Gateway API has ended (served or not): until then the source is not synced. */
+  private gatewayApiLooked = false;
   private discovery: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly abort = new AbortController();
 
   constructor(private readonly options: ClusterSourceOptions) {}
 
-  async start(): Promise<void> {
+  /** Starts the watches and the look for the Gateway API; returns at once (`synced` says when they are in). */
+  start(): void {
     for (const kind of watchedKinds) {
       if (kind.when === 'always' || (kind.when === 'endpoints' && this.options.upstreams === 'endpoints')) this.watchKind(kind);
     }
-    await this.discoverGatewayApi();
+    void this.discoverGatewayApi();
   }
 
-  /** Every watch has listed at least once (the Gateway API counts only once it is served). */
+  /** Every watch has listed at least once, after the first look for the Gateway API (its kinds count once served). */
   synced(): boolean {
-    return [...this.reflectors.values(), ...this.followed.values()].every((r) => r.synced);
+    return this.gatewayApiLooked && [...this.reflectors.values(), ...this.followed.values()].every((r) => r.synced);
   }
 
   snapshot(): Snapshot {
@@ -78,9 +84,15 @@ export class ClusterSource {
     return counts;
   }
 
-  /** Follows exactly these referenced Secrets and ConfigMaps: starts watches for new ones, stops the rest. */
+  /**
+   * Follows exactly these referenced Secrets and ConfigMaps: starts watches for new ones, stops the rest.
+   * With `namespaces`, a reference outside them opens no watch (only the controller ConfigMap may be elsewhere).
+   */
   follow(objects: readonly FollowedObject[]): void {
-    const wanted = new Map(objects.map((o) => [`${o.kind}/${o.namespace}/${o.name}`, o]));
+    const { namespaces, controllerConfigMap } = this.options;
+    const readable = (o: FollowedObject) =>
+      namespaces.length === 0 || namespaces.includes(o.namespace) || (o.kind === 'ConfigMap' && `${o.namespace}/${o.name}` === controllerConfigMap);
+    const wanted = new Map(objects.filter(readable).map((o) => [`${o.kind}/${o.namespace}/${o.name}`, o]));
     for (const [key, reflector] of this.followed) {
       if (wanted.has(key)) continue;
       this.followed.delete(key);
@@ -97,6 +109,7 @@ export class ClusterSource {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.abort.abort();
     clearTimeout(this.discovery);
     await Promise.all([...this.reflectors.values(), ...this.followed.values()].map((r) => r.stop()));
   }
@@ -137,8 +150,10 @@ export class ClusterSource {
         if (resources) served.set(version, resources);
       }
     } catch (error) {
+      if (this.stopped) return;
       this.options.onRestart('GatewayAPI', `discovery failed: ${(error as Error).message}`, error instanceof ApiError ? error.status : undefined);
     }
+    if (this.stopped) return;
     const chosen = gatewayKinds
       .filter((k) => k.group !== '')
       .map((k) => ({ kind: k, version: k.versions.find((v) => served.get(v)?.has(k.plural)) }));
@@ -146,8 +161,13 @@ export class ClusterSource {
       this.gatewayApiServed = true;
       for (const { kind, version } of chosen) if (version !== undefined) this.watchKind({ ...kind, version });
       for (const kind of gatewayKinds.filter((k) => k.group === '')) this.watchKind(kind);
+      this.gatewayApiLooked = true;
       this.options.onChange();
       return;
+    }
+    if (!this.gatewayApiLooked) {
+      this.gatewayApiLooked = true;
+      this.options.onChange();
     }
     this.discovery = setTimeout(() => void this.discoverGatewayApi(), this.options.discoveryIntervalMs);
     this.discovery.unref();
@@ -155,7 +175,7 @@ export class ClusterSource {
 
   private async servedResources(path: string): Promise<Set<string> | undefined> {
     try {
-      const list = await this.options.client.request<{ resources?: { name?: string }[] }>('GET', path);
+      const list = await this.options.client.request<{ resources?: { name?: string }[] }>('GET', path, { signal: this.abort.signal });
       return new Set((list.resources ?? []).map((r) => r.name ?? ''));
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return undefined;

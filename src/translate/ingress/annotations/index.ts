@@ -80,9 +80,18 @@ interface ParsedAnnotations {
  * Ingresses mostly repeat a few sets of our annotations (a chart's, a copied manifest's), so each set is
  * read once: at 10,000 Ingresses that is a tenth of the build. The values are shared between Ingresses
  * and never changed (defaults were always shared); each caller gets its own list of issues.
+ *
+ * The cache lives as long as the process (the cluster mode builds again at every change), so it is
+ * bounded by what it holds, not by a count of sets: a tenant rewriting Ingresses with fresh 150 KB
+ * annotations filled a heap when 4,096 sets were allowed. A set costs about its text and its parsed
+ * values, taken as four times the text; a set too large to be a chart's is not kept at all, and the
+ * least recently used go first.
  */
 const parsedSets = new Map<string, ParsedAnnotations>();
-const parsedSetsLimit = 4096;
+const parsedSetsBudget = 32 * 1024 * 1024;
+const largestCachedSet = 16 * 1024;
+const costOf = (setKey: string) => 4 * setKey.length;
+let parsedSetsCost = 0;
 
 export function parseIngressAnnotations(annotations: Readonly<Record<string, string>>): ParsedAnnotations {
   const ours = Object.keys(annotations)
@@ -90,10 +99,21 @@ export function parseIngressAnnotations(annotations: Readonly<Record<string, str
     .sort(compareStrings);
   const setKey = JSON.stringify(ours.map((key) => [key, annotations[key]]));
   let parsed = parsedSets.get(setKey);
-  if (!parsed) {
-    if (parsedSets.size >= parsedSetsLimit) parsedSets.clear();
-    parsed = parseOurAnnotations(annotations, ours);
+  if (parsed) {
+    // Most recently used last.
+    parsedSets.delete(setKey);
     parsedSets.set(setKey, parsed);
+  } else {
+    parsed = parseOurAnnotations(annotations, ours);
+    if (setKey.length <= largestCachedSet) {
+      for (const [oldest] of parsedSets) {
+        if (parsedSetsCost + costOf(setKey) <= parsedSetsBudget) break;
+        parsedSets.delete(oldest);
+        parsedSetsCost -= costOf(oldest);
+      }
+      parsedSets.set(setKey, parsed);
+      parsedSetsCost += costOf(setKey);
+    }
   }
   return { value: parsed.value, issues: parsed.issues.map((issue) => ({ ...issue })) };
 }
