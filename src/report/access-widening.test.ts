@@ -11,6 +11,7 @@ describe('accessWidenings', () => {
     expect(widened({ 'whitelist-source-range': '10.0.0.0/8' }, { 'whitelist-source-range': '0.0.0.0/0,::/0' })).toEqual(['whitelist-source-range']);
     expect(widened({ 'allowlist-source-range': '10.0.0.0/8' }, { 'allowlist-source-range': '10.0.0.0/8, 203.0.113.7' })).toEqual(['allowlist-source-range']);
     expect(widened({ 'whitelist-source-range': '2001:db8::/48' }, { 'whitelist-source-range': '2001:db8::/32' })).toEqual(['whitelist-source-range']);
+    expect(widened({ 'whitelist-source-range': '10.0.0.0/8' }, { 'whitelist-source-range': '10.0.0.0/8,::ffff:0.0.0.0/96' })).toEqual(['whitelist-source-range']);
     const [message] = accessWidenings(annotations({ 'whitelist-source-range': '10.0.0.0/8' }), annotations({ 'whitelist-source-range': '0.0.0.0/0,::/0' }));
     expect(message?.message).toBe('whitelist-source-range admits 0.0.0.0/0, ::/0 now, which it did not (was "10.0.0.0/8", now "0.0.0.0/0,::/0")');
   });
@@ -22,6 +23,7 @@ describe('accessWidenings', () => {
       ['10.0.0.0/8', '10.1.0.0/16, 10.2.3.4'],
       ['10.0.0.0/9, 10.128.0.0/9', '10.0.0.0/8'],
       ['2001:db8::/32', '2001:db8:1::/48'],
+      ['2001:db8::/32', '2001:0db8:0:0::/32'],
     ]) {
       expect(widened({ 'whitelist-source-range': before! }, { 'whitelist-source-range': after! }), `${before} → ${after}`).toEqual([]);
     }

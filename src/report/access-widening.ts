@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { addressBytes } from '../translate/addresses.js';
 import { cidrList } from '../translate/allowlist.js';
 import { annotationPrefix } from '../translate/ingress/annotations/index.js';
 
@@ -118,20 +118,11 @@ interface Range {
 /** `10.0.0.0/8` or `2001:db8::/32` (as `cidrList` normalises them) as the first and last address. */
 function range(network: string): Range {
   const [address = '', prefixText] = network.split('/');
-  const family = isIP(address) === 6 ? 6 : 4;
-  const bits = family === 6 ? 128 : 32;
-  const prefix = BigInt(prefixText ?? bits);
-  const value = family === 6 ? ipv6Value(address) : address.split('.').reduce((n, part) => (n << 8n) + BigInt(part), 0n);
-  const hostBits = BigInt(bits) - prefix;
+  const bytes = addressBytes(address) ?? [];
+  const family = bytes.length === 16 ? 6 : 4;
+  const prefix = BigInt(prefixText ?? bytes.length * 8);
+  const value = bytes.reduce((n, byte) => (n << 8n) + BigInt(byte), 0n);
+  const hostBits = BigInt(bytes.length * 8) - prefix;
   const first = (value >> hostBits) << hostBits;
   return { family, first, last: first + (1n << hostBits) - 1n };
-}
-
-function ipv6Value(address: string): bigint {
-  const [head = '', tail] = address.split('::');
-  const groups = (part: string) => (part === '' ? [] : part.split(':'));
-  const front = groups(head);
-  const back = tail === undefined ? [] : groups(tail);
-  const all = [...front, ...Array<string>(8 - front.length - back.length).fill('0'), ...back];
-  return all.reduce((n, group) => (n << 16n) + BigInt(Number.parseInt(group, 16)), 0n);
 }
