@@ -32,7 +32,7 @@ import {
   UsageError,
 } from './options.js';
 import { formatDiagnosticsMarkdown } from '../report/diagnostics-format.js';
-import { printable, printableLines } from '../report/escape.js';
+import { printable, printableLines } from '../model/printable.js';
 import { formatSarif } from '../report/sarif.js';
 import { watchedKinds } from '../sources/cluster/kinds.js';
 import { formatJson, formatTextReport } from './reporters.js';

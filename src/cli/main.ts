@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { nginxBinary } from '../apply/check.js';
 import { EnvironmentError, isSystemError, reason } from '../apply/environment.js';
-import { printable, printableLines } from '../report/escape.js';
+import { printable, printableLines } from '../model/printable.js';
 import { stageBuild } from '../apply/staged-build.js';
 import { workerOwner } from '../apply/worker-user.js';
 import { OutputFolder } from '../apply/write.js';

@@ -1,5 +1,6 @@
 import type { Diagnostic } from '../model/diagnostics.js';
-import { markdownCode, printable } from './escape.js';
+import { markdownCode } from './escape.js';
+import { printable } from '../model/printable.js';
 
 /** Diagnostics as text lines and as JSON rows: shared by the CLI reporters and the reports. */
 

@@ -1,7 +1,8 @@
 import type { Diagnostic } from '../model/diagnostics.js';
 import { diagnosticJson, formatText } from './diagnostics-format.js';
 import { hasChanges, type RouteDiff, type RowChange } from './diff.js';
-import { markdownCode, markdownText, printable } from './escape.js';
+import { markdownCode, markdownText } from './escape.js';
+import { printable } from '../model/printable.js';
 import type { RiskyChange } from './risky.js';
 import {
   alignedTable,

@@ -3,21 +3,7 @@
  * subject), so each output form escapes it for its reader: a terminal, markdown on a code host, HTML.
  */
 
-/**
- * Control characters (a newline in a name would fake a report line) and bidirectional overrides (which
- * reorder what a reviewer sees) as JSON-style escapes.
- */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const escaped = JSON.stringify(c).slice(1, -1);
-    return escaped.length > 1 ? escaped : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
-}
-
-/** Text of several lines (nginx's own output, say): each line made `printable`, the line breaks kept. */
-export function printableLines(text: string): string {
-  return text.split('\n').map(printable).join('\n');
-}
+import { printable } from '../model/printable.js';
 
 /**
  * Prose for markdown: every ASCII punctuation character backslash-escaped, so nothing in it becomes

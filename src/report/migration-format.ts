@@ -1,6 +1,7 @@
 import type { MigrationReport, UsageStatus } from './migration.js';
 import { formatFieldPath } from '../model/diagnostics.js';
-import { markdownCode, markdownText, printable } from './escape.js';
+import { markdownCode, markdownText } from './escape.js';
+import { printable } from '../model/printable.js';
 
 /**
  * The migration report for a terminal (text), a pull request (markdown) or a program (json). Notes come

@@ -1,5 +1,6 @@
 import type { Provenance } from '../model/provenance.js';
-import { markdownCode, printable } from './escape.js';
+import { markdownCode } from './escape.js';
+import { printable } from '../model/printable.js';
 import { refName, type RouteBackend, type RouteRow, type RouteTable } from './routes.js';
 
 /** The route table as text (aligned columns), JSON (fixed key order) and markdown (a table). */

@@ -30,4 +30,26 @@ describe('Logger', () => {
     expect(logged(undefined, lines).map((l) => l.level)).toEqual(['warn', 'error', 'info']);
     expect(logged('debug', lines).map((l) => l.level)).toEqual(['debug', 'warn', 'error', 'info']);
   });
+
+  it('shows values from the API escaped in both forms: no escape sequence, line break or bidi override reaches a terminal', () => {
+    const hostile = 'shop\u001b[2J\r\nfake line\u009b31m\u202eabc';
+    for (const format of ['json', 'text'] as const) {
+      const lines: string[] = [];
+      const log = new Logger(format, (line) => lines.push(line));
+      log.warn(`Ingress web/${hostile} left out`, { annotation: hostile });
+      log.nginx(`2026/12/01 10:00:00 [error] 12#12: host "${hostile}"`);
+      expect(lines).toHaveLength(2);
+      for (const line of lines) {
+        expect(line.slice(0, -1), format).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
+        expect(line.endsWith('\n')).toBe(true);
+      }
+      if (format === 'json') {
+        const parsed = JSON.parse(lines[0]!) as { msg: string; annotation: string };
+        expect(parsed.msg).toBe(`Ingress web/${hostile} left out`);
+        expect(parsed.annotation).toBe(hostile);
+      } else {
+        expect(lines[0]).toContain('annotation="shop\\u001b[2J\\r\\nfake line\\u009b31m\\u202eabc"');
+      }
+    }
+  });
 });

@@ -1,3 +1,5 @@
+import { printable } from '../model/printable.js';
+
 export type LogFormat = 'json' | 'text';
 export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -6,6 +8,8 @@ type Fields = Readonly<Record<string, unknown>>;
 /**
  * Log lines of the cluster mode: one JSON object per line (for log collectors) or plain text. Callers
  * pass messages and small fields only; key material and Secret data are never handed to the logger.
+ * Messages carry values from the API (names, annotation values, nginx's echo of them), and `kubectl logs`
+ * shows the lines on a terminal: both forms escape control characters and bidirectional overrides.
  */
 export class Logger {
   private readonly least: number;
@@ -50,12 +54,13 @@ export class Logger {
     if (logLevels.indexOf(level) < this.least) return;
     const time = this.now().toISOString();
     if (this.format === 'json') {
-      this.write(`${JSON.stringify({ time, level, msg: message, ...fields })}\n`);
+      // Still the same JSON: printable only turns characters JSON leaves raw into \u escapes.
+      this.write(`${printable(JSON.stringify({ time, level, msg: message, ...fields }))}\n`);
       return;
     }
     const extra = Object.entries(fields)
-      .map(([key, value]) => `${key}=${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)}`)
+      .map(([key, value]) => `${key}=${printable(JSON.stringify(value) ?? String(value))}`)
       .join(' ');
-    this.write(`${time} ${level.toUpperCase().padEnd(5)} ${message.replace(/[\u0000-\u001f]/g, ' ')}${extra ? ` ${extra}` : ''}\n`);
+    this.write(`${time} ${level.toUpperCase().padEnd(5)} ${printable(message)}${extra ? ` ${extra}` : ''}\n`);
   }
 }

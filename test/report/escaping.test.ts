@@ -1,7 +1,8 @@
 import { rm } from 'node:fs/promises';
 import MarkdownIt from 'markdown-it';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { markdownCode, markdownText, printable } from '../../src/report/escape.js';
+import { markdownCode, markdownText } from '../../src/report/escape.js';
+import { printable } from '../../src/model/printable.js';
 import { runCli } from '../support/cli.js';
 import { hostileManifests, payloads } from '../support/hostile-review.js';
 
