@@ -28,6 +28,7 @@ import {
 import {
   parseClassName,
   parseListenAddress,
+  parseRequestMetricsPort,
   parseNamespacedName,
   toBaseTranslateOptions,
   UsageError,
@@ -116,6 +117,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--spawn-nginx', 'start nginx as a child process and restart it when it exits', false)
     .option('--nginx-bin <path>', 'nginx binary for -V, -t and (with --spawn-nginx) to run (default: $NGINX_BIN or nginx)')
     .option('--metrics-address <host:port>', '/healthz, /readyz and /metrics', parseListenAddress, { host: '0.0.0.0', port: 10254 })
+    .option(
+      '--request-metrics-port <port>',
+      'loopback UDP port nginx sends a line per request to, for the request metrics under ingress-nginx\'s names; "off": none',
+      parseRequestMetricsPort,
+      10515,
+    )
     .option('--publish-service <namespace/name>', 'Service whose load-balancer addresses go into Ingress and Gateway status', parseNamespacedName)
     .option('--publish-address <address>', 'address to write into Ingress and Gateway status (repeatable)', collect)
     .addOption(
@@ -145,6 +152,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           nginxBin: nginxBinary(flags.nginxBin),
           metricsHost: flags.metricsAddress.host,
           metricsPort: flags.metricsAddress.port,
+          ...(flags.requestMetricsPort !== 'off' && { requestMetricsPort: flags.requestMetricsPort }),
           ...(flags.publishService !== undefined && { publishService: flags.publishService }),
           publishAddresses: flags.publishAddress ?? [],
           updateStatus: flags.updateStatus === 'true',
@@ -198,6 +206,7 @@ interface RunFlags {
   readonly spawnNginx: boolean;
   readonly nginxBin?: string;
   readonly metricsAddress: { readonly host: string; readonly port: number };
+  readonly requestMetricsPort: number | 'off';
   readonly publishService?: string;
   readonly publishAddress?: string[];
   readonly updateStatus: 'true' | 'false';

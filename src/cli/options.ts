@@ -136,6 +136,13 @@ export function parseListenAddress(value: string): { host: string; port: number 
   return { host, port };
 }
 
+export function parseRequestMetricsPort(value: string): number | 'off' {
+  if (value === 'off') return 'off';
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : 0;
+  if (port < 1 || port > 65535) throw new InvalidArgumentError('expected a port (1 to 65535) or "off"');
+  return port;
+}
+
 export function parseDomainList(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), parseDomain(value.replace(/^\*?\./, ''))];
 }

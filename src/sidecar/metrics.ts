@@ -19,8 +19,13 @@ export interface MetricsOptions {
 export class Metrics {
   readonly registry = new Registry();
 
+  /** Series the registry does not hold, in the text exposition (the request metrics). */
+  readonly more: (() => string)[] = [];
+
   constructor(private readonly options: MetricsOptions) {
     collectDefaultMetrics({ register: this.registry });
+    for (const reason of ['malformed', 'unknown-route', 'unknown-server-name']) this.requestLinesDropped.inc({ reason }, 0);
+    for (const label of ['host', 'method']) this.requestLabelValuesDropped.inc({ label }, 0);
     for (const result of ['success', 'failure']) this.reloads.inc({ result }, 0);
     for (const kind of options.watchedKinds) this.watchRestarts.inc({ kind }, 0);
   }
@@ -72,6 +77,18 @@ export class Metrics {
     labelNames: ['kind'],
     registers: [this.registry],
   });
+  readonly requestLinesDropped = new Counter({
+    name: 'ingress2nginx_request_lines_dropped_total',
+    help: 'Lines from nginx not counted in the request metrics: malformed, for a route no config in memory has (unknown-route), for an SNI name not passed through (unknown-server-name)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly requestLabelValuesDropped = new Counter({
+    name: 'ingress2nginx_request_label_values_dropped_total',
+    help: 'Requests counted with a label value a client chose replaced, to keep the label sets bounded: a host no server names (by ""), a method not in HTTP\'s list (by OTHER)',
+    labelNames: ['label'],
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'ingress2nginx_leader',
     help: '1 while this replica holds the leader Lease (writes status and Events)',
@@ -119,7 +136,7 @@ export async function serveMetrics(metrics: Metrics, probes: Probes, host: strin
     else if (path === '/readyz') answer(probes.ready() ? 200 : 503, probes.ready() ? 'ok\n' : 'not ready\n');
     else if (path === '/metrics') {
       metrics.registry.metrics().then(
-        (text) => answer(200, text, metrics.registry.contentType),
+        (text) => answer(200, [text, ...metrics.more.map((more) => more())].join(''), metrics.registry.contentType),
         (error: Error) => answer(500, `${error.message}\n`),
       );
     } else answer(404, 'not found\n');

@@ -35,6 +35,8 @@ export interface ReconcilerOptions {
   readonly reloadTimeoutMs: number;
   /** After every round that built something (applied or not): status, Events. */
   readonly afterRound: (round: Round) => Promise<void>;
+  /** Just before nginx is told to load `result`: its workers may log requests under it from then on. */
+  readonly beforeReload?: (result: BuildResult) => void;
 }
 
 export interface Round {
@@ -213,6 +215,7 @@ export class Reconciler {
     const writing = performance.now();
     const commit = await folder.commit(await folder.stage(result.files, { complete: false }), { keepPrevious: true });
     phases.writeMs = performance.now() - writing;
+    this.options.beforeReload?.(result);
     const reload = await this.reloadTo(result.generation, result.model.controlSocket, true);
     if (this.stopped) return undefined;
     phases.reloadMs = reload.ms;
@@ -280,6 +283,7 @@ export class Reconciler {
     const commit = await folder.commit(staged, { keepPrevious: true });
     phases.writeMs = performance.now() - writing;
     if (built.rejected) await folder.keepRejected(built.rejected);
+    this.options.beforeReload?.(result);
     const reload = await this.reloadTo(result.generation, result.model.controlSocket, false);
     if (this.stopped) return;
     phases.reloadMs = reload.ms;

@@ -20,6 +20,8 @@ import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
 import { Metrics, serveMetrics } from './metrics.js';
+import { listenForRequestLines, RequestMetrics } from './request-metrics.js';
+import { requestLogTables } from '../render/request-log.js';
 import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
 import { Reconciler, type Round } from './reconciler.js';
 import type { LoadBalancerIngress } from './status.js';
@@ -59,6 +61,8 @@ export interface RunOptions {
   readonly nginxBin: string;
   readonly metricsHost: string;
   readonly metricsPort: number;
+  /** Loopback UDP port for nginx's per-request lines (0: any free one); absent: no request metrics. */
+  readonly requestMetricsPort?: number;
   readonly publishService?: string;
   readonly publishAddresses: readonly string[];
   /** Write Ingress status (`--update-status`, default true). */
@@ -111,8 +115,23 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
 async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanups: Cleanup[], stop: AbortSignal): Promise<void> {
   const access = loadClusterAccess({ ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }), env: io.env });
   const nginx = await nginxBuild(options.nginxBin);
+  const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
+  const requests = options.requestMetricsPort === undefined ? undefined : new RequestMetrics({
+    controller: { namespace: io.env['POD_NAMESPACE'] ?? access.namespace, class: options.translate.ingressClass, pod: io.env['POD_NAME'] ?? hostname() },
+    onLineDropped: (reason) => metrics.requestLinesDropped.inc({ reason }),
+    onValueDropped: (label) => metrics.requestLabelValuesDropped.inc({ label }),
+  });
+  let requestLog: string | undefined;
+  if (requests && options.requestMetricsPort !== undefined) {
+    const port = options.requestMetricsPort;
+    const listener = await environment(`cannot listen on 127.0.0.1:${port} (UDP) for nginx's request lines`, () => listenForRequestLines(port, requests));
+    cleanups.push(() => listener.close());
+    metrics.more.push(() => requests.exposition());
+    requestLog = `127.0.0.1:${listener.port}`;
+  }
   const translate = {
     ...options.translate,
+    ...(requestLog !== undefined && { requestLog }),
     nginxVersion: nginx.version,
     ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
   };
@@ -133,7 +152,6 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     ? new SpawnedNginx(options.nginxBin, options.output, log)
     : new ExternalNginx(`${translate.runDir}/nginx.pid`, log);
   cleanups.push(() => driver.stop());
-  const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
   const client = new ApiClient(access.config);
   const identity = `${hostname()}_${randomUUID()}`;
 
@@ -169,7 +187,9 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
 
   const afterRound = async (round: Round): Promise<void> => {
-    if (!round.applied) reportFailure(round.failure ?? 'the config was not applied');
+    // A config served since before this process started is reloaded by no round.
+    if (round.applied) requests?.setTables(round.result.generation, () => requestLogTables(round.result.model));
+    else reportFailure(round.failure ?? 'the config was not applied');
     if (!election.isLeader) return;
     for (const diagnostic of round.diagnostics) {
       if (diagnostic.severity === 'info' || !diagnostic.resource) continue;
@@ -202,6 +222,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     maxDelayMs: options.timing.maxDelayMs,
     reloadTimeoutMs: options.timing.reloadTimeoutMs,
     afterRound,
+    beforeReload: (result) => requests?.setTables(result.generation, () => requestLogTables(result.model)),
   });
   // Stopped in this order (the reverse of registration): the probes, the watches (no new rounds), the
   // round in flight, the Lease (given up), nginx, the output folder's lock.

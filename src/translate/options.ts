@@ -50,6 +50,8 @@ export interface TranslateOptions {
   readonly certificatesPerHandshake?: boolean;
   /** `access_log` target: absolute path or `off`. */
   readonly accessLog: string;
+  /** `127.0.0.1:port` the cluster mode reads per-request lines from (syslog over UDP); absent: none are sent. */
+  readonly requestLog?: string;
   /** Absolute path to `ngx_stream_module.so`, or undefined when nginx is built with stream. */
   readonly streamModulePath?: string;
   /** For certificate expiry checks. */

@@ -1,0 +1,115 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeApiServer } from '../support/fake-apiserver.js';
+import { httpGet } from '../support/peers.js';
+import { eventually, namespace, startSidecar, stopAllSidecars, type RunningSidecar } from '../support/sidecar.js';
+
+/**
+ * The request metrics end to end: requests with known statuses and latencies through the nginx the
+ * sidecar runs show up in its /metrics under ingress-nginx's names and labels, exactly as many.
+ */
+
+let api: FakeApiServer;
+let sidecar: RunningSidecar;
+const backends: http.Server[] = [];
+
+/** Answers `/<status>/<delay ms>/...` with that status after that delay; anything else 200 at once. */
+async function statusBackend(): Promise<number> {
+  const server = http.createServer((request, response) => {
+    const [, status = '200', delay = '0'] = /^\/(?:[a-z]+\/)?([1-5][0-9]{2})\/([0-9]+)/.exec(request.url ?? '') ?? [];
+    request.resume();
+    setTimeout(() => {
+      response.writeHead(Number(status), { 'content-type': 'text/plain' });
+      response.end('x'.repeat(100));
+    }, Number(delay));
+  });
+  backends.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+function serviceAt(ns: string, name: string, port: number) {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { clusterIP: '127.0.0.1', ports: [{ port }] } };
+}
+
+const controller = { controller_class: 'nginx', controller_namespace: 'ingress', controller_pod: 'ingress2nginx-0' };
+
+beforeAll(async () => {
+  api = await FakeApiServer.start({ tls: true, token: 'metrics-test', bookmarkIntervalMs: 500 });
+  const kubeconfig = await api.writeKubeconfig();
+  api.create(namespace('shop'));
+  const [apiPort, webPort] = await Promise.all([statusBackend(), statusBackend()]);
+  api.create(serviceAt('shop', 'api', apiPort));
+  api.create(serviceAt('shop', 'web', webPort));
+  const path = (p: string, service: string, port: number) => ({ path: p, pathType: 'Prefix', backend: { service: { name: service, port: { number: port } } } });
+  api.create({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: 'storefront', namespace: 'shop' },
+    spec: { ingressClassName: 'nginx', rules: [{ host: 'shop.example.test', http: { paths: [path('/api', 'api', apiPort), path('/', 'web', webPort)] } }] },
+  });
+  sidecar = await startSidecar({ api, kubeconfig, run: { requestMetricsPort: 0 }, env: { POD_NAMESPACE: 'ingress', POD_NAME: 'ingress2nginx-0' } });
+  await eventually(async () => (await httpGet({ port: sidecar.httpPort, host: 'shop.example.test', path: '/api/204/0' }).catch(() => undefined))?.status, (s) => s === 204);
+});
+
+afterAll(async () => {
+  await stopAllSidecars();
+  await Promise.all(backends.map((server) => new Promise((resolve) => server.close(resolve))));
+  await api.close();
+});
+
+async function send(count: number, path: string, options: { host?: string; method?: string } = {}): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await httpGet({ port: sidecar.httpPort, host: options.host ?? 'shop.example.test', path, ...(options.method !== undefined && { method: options.method }) });
+  }
+}
+
+/** The sample once the sidecar has counted `expected` (a bounded wait for the datagrams, not an assertion). */
+async function counted(name: string, labels: Record<string, string>, expected: number): Promise<number> {
+  return eventually(() => sidecar.metric(name, { ...controller, ...labels }), (n) => n >= expected);
+}
+
+describe('request metrics', () => {
+  const api200 = { namespace: 'shop', ingress: 'storefront', service: 'api', path: '/api', host: 'shop.example.test', canary: '' };
+
+  it('counts requests by status, method and Ingress path (never the URI), with request durations of at least their latency', async () => {
+    await send(5, '/api/200/0');
+    await send(3, '/api/503/0/orders/42');
+    await send(2, '/api/201/300', { method: 'POST' });
+    await send(4, '/catalogue/404/0');
+
+    expect(await counted('nginx_ingress_controller_requests', { ...api200, method: 'GET', status: '200' }, 5)).toBe(5);
+    expect(await counted('nginx_ingress_controller_requests', { ...api200, method: 'GET', status: '503' }, 3)).toBe(3);
+    expect(await counted('nginx_ingress_controller_requests', { ...api200, method: 'POST', status: '201' }, 2)).toBe(2);
+    const web = { ...api200, service: 'web', path: '/', method: 'GET', status: '404' };
+    expect(await counted('nginx_ingress_controller_requests', web, 4)).toBe(4);
+
+    const slow = { ...api200, method: 'POST', status: '201' };
+    expect(await sidecar.metric('nginx_ingress_controller_request_duration_seconds_count', { ...controller, ...slow })).toBe(2);
+    // Each waited 300 ms at the backend: none can be in a bucket below that, and the sum is at least 0.6 s.
+    expect(await sidecar.metric('nginx_ingress_controller_request_duration_seconds_bucket', { ...controller, ...slow, le: '0.25' })).toBe(0);
+    expect(await sidecar.metric('nginx_ingress_controller_request_duration_seconds_bucket', { ...controller, ...slow, le: '+Inf' })).toBe(2);
+    expect(await sidecar.metric('nginx_ingress_controller_request_duration_seconds_sum', { ...controller, ...slow })).toBeGreaterThanOrEqual(0.6);
+    expect(await sidecar.metric('nginx_ingress_controller_response_duration_seconds_bucket', { ...controller, ...slow, le: '0.25' })).toBe(0);
+    expect(await sidecar.metric('nginx_ingress_controller_response_duration_seconds_count', { ...controller, ...slow })).toBe(2);
+    for (const name of ['connect_duration_seconds', 'header_duration_seconds', 'request_size', 'response_size', 'bytes_sent']) {
+      expect(await sidecar.metric(`nginx_ingress_controller_${name}_count`, { ...controller, ...api200, method: 'GET', status: '503' }), name).toBe(3);
+    }
+    // The response is 100 bytes of body and its headers: more than the last length bucket (100).
+    expect(await sidecar.metric('nginx_ingress_controller_response_size_bucket', { ...controller, ...api200, method: 'GET', status: '200', le: '100' })).toBe(0);
+  });
+
+  it('bounds what clients choose: an unknown host and an invented method are counted with those labels replaced', async () => {
+    const dropped = (label: string) => sidecar.metric('ingress2nginx_request_label_values_dropped_total', { label });
+    const [hostsBefore, methodsBefore] = await Promise.all([dropped('host'), dropped('method')]);
+    await send(2, '/', { host: 'random-1.example.test' });
+    await send(1, '/api/200/0', { method: 'PURGE' });
+    const noRoute = { namespace: '', ingress: '', service: '', path: '', host: '', canary: '', method: 'GET', status: '404' };
+    expect(await counted('nginx_ingress_controller_requests', noRoute, 2)).toBe(2);
+    expect(await counted('nginx_ingress_controller_requests', { ...api200, method: 'OTHER', status: '200' }, 1)).toBe(1);
+    expect(await dropped('host')).toBe(hostsBefore + 2);
+    expect(await dropped('method')).toBe(methodsBefore + 1);
+    expect(await sidecar.metrics()).not.toContain('random-1');
+  });
+});
