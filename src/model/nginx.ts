@@ -46,6 +46,8 @@ export interface NginxConfig {
    * over UDP (never blocks a worker; dropped when nobody reads), for the cluster mode's request metrics.
    */
   readonly requestLog?: string;
+  /** With `requestLog`: the control server answers `stub_status` at `/nginx_status` (nginx has the module). */
+  readonly stubStatus?: boolean;
   readonly workerConnections: number;
   readonly http: HttpConfig;
   readonly stream: StreamConfig;

@@ -223,7 +223,7 @@ export class Reconciler {
       await this.served(snapshot, result, commit, phases, new Map());
       return undefined;
     }
-    metrics.reloads.inc({ result: 'failure' });
+    metrics.reloaded(false);
     this.lastReloadTook = false;
     log.warn('nginx did not take the reload; checking the config with nginx -t', {
       generation: result.generation,
@@ -256,7 +256,7 @@ export class Reconciler {
     const { result, staged } = built;
 
     if (!staged) {
-      if (!reloadFailed) metrics.reloads.inc({ result: 'failure' });
+      if (!reloadFailed) metrics.reloaded(false);
       const failure = built.nginx?.output ?? 'nginx -t failed';
       this.refused = { generation: first.generation, failure };
       log.error('nginx -t refused the config; nginx keeps serving the last good one', { nginx: failure });
@@ -291,7 +291,7 @@ export class Reconciler {
       await this.served(snapshot, result, commit, phases, built.quarantined);
       return;
     }
-    if (!reloadFailed) metrics.reloads.inc({ result: 'failure' });
+    if (!reloadFailed) metrics.reloaded(false);
     this.lastReloadTook = false;
     const failure = `nginx did not serve generation ${result.generation} within ${this.options.reloadTimeoutMs} ms of the reload (see its log)`;
     this.refused = { generation: first.generation, failure };
@@ -314,8 +314,7 @@ export class Reconciler {
     this.servedVersions = servedVersions(snapshot, this.quarantine);
     this.refused = undefined;
     this.lastReloadTook = true;
-    metrics.reloads.inc({ result: 'success' });
-    metrics.lastSuccessfulReload.set(Date.now() / 1000);
+    metrics.reloaded(true);
     log.info('nginx serves the new config', {
       generation: result.generation,
       written: commit.written.length,

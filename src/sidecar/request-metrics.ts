@@ -115,8 +115,7 @@ export class RequestMetrics {
   private canaries = new Set<string>();
 
   constructor(private readonly options: RequestMetricsOptions) {
-    const { namespace, pod } = options.controller;
-    this.constant = `controller_class=${quote(options.controller.class)},controller_namespace=${quote(namespace)},controller_pod=${quote(pod)}`;
+    this.constant = controllerLabels(options.controller);
   }
 
   private generation = '';
@@ -236,6 +235,11 @@ export class RequestMetrics {
     for (const series of this.connections.values()) writeHistogram(out, 'ingress2nginx_passthrough_session_duration_seconds', series.labels, series.duration);
     return `${out.join('\n')}\n`;
   }
+}
+
+/** ingress-nginx's constant labels, rendered for the text exposition. */
+export function controllerLabels(controller: RequestMetricsOptions['controller']): string {
+  return `controller_class=${quote(controller.class)},controller_namespace=${quote(controller.namespace)},controller_pod=${quote(controller.pod)}`;
 }
 
 function writeHistogram(out: string[], name: string, labels: string, histogram: Histogram): void {

@@ -20,7 +20,8 @@ import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
 import { Metrics, serveMetrics } from './metrics.js';
-import { listenForRequestLines, RequestMetrics } from './request-metrics.js';
+import { controllerLabels, listenForRequestLines, RequestMetrics } from './request-metrics.js';
+import { nginxProcessExposition } from './nginx-process-metrics.js';
 import { requestLogTables } from '../render/request-log.js';
 import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
 import { Reconciler, type Round } from './reconciler.js';
@@ -116,22 +117,26 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   const access = loadClusterAccess({ ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }), env: io.env });
   const nginx = await nginxBuild(options.nginxBin);
   const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
+  const controller = { namespace: io.env['POD_NAMESPACE'] ?? access.namespace, class: options.translate.ingressClass, pod: io.env['POD_NAME'] ?? hostname() };
   const requests = options.requestMetricsPort === undefined ? undefined : new RequestMetrics({
-    controller: { namespace: io.env['POD_NAMESPACE'] ?? access.namespace, class: options.translate.ingressClass, pod: io.env['POD_NAME'] ?? hostname() },
+    controller,
     onLineDropped: (reason) => metrics.requestLinesDropped.inc({ reason }),
     onValueDropped: (label) => metrics.requestLabelValuesDropped.inc({ label }),
   });
+  metrics.more.push(() => metrics.ingressNginxReloadSeries(controllerLabels(controller)));
   let requestLog: string | undefined;
+  const stubStatus = /--with-http_stub_status_module(?=\s|$)/.test(nginx.configureArguments);
   if (requests && options.requestMetricsPort !== undefined) {
     const port = options.requestMetricsPort;
     const listener = await environment(`cannot listen on 127.0.0.1:${port} (UDP) for nginx's request lines`, () => listenForRequestLines(port, requests));
     cleanups.push(() => listener.close());
-    metrics.more.push(() => requests.exposition());
     requestLog = `127.0.0.1:${listener.port}`;
+    const process = { pidFile: `${options.translate.runDir}/nginx.pid`, controlSocket: `${options.translate.runDir}/control.sock`, stubStatus, constantLabels: controllerLabels(controller) };
+    metrics.more.push(() => requests.exposition(), () => nginxProcessExposition(process));
   }
   const translate = {
     ...options.translate,
-    ...(requestLog !== undefined && { requestLog }),
+    ...(requestLog !== undefined && { requestLog, stubStatus }),
     nginxVersion: nginx.version,
     ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
   };
@@ -188,8 +193,10 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
 
   const afterRound = async (round: Round): Promise<void> => {
     // A config served since before this process started is reloaded by no round.
-    if (round.applied) requests?.setTables(round.result.generation, () => requestLogTables(round.result.model));
-    else reportFailure(round.failure ?? 'the config was not applied');
+    if (round.applied) {
+      metrics.servedGeneration = round.result.generation;
+      requests?.setTables(round.result.generation, () => requestLogTables(round.result.model));
+    } else reportFailure(round.failure ?? 'the config was not applied');
     if (!election.isLeader) return;
     for (const diagnostic of round.diagnostics) {
       if (diagnostic.severity === 'info' || !diagnostic.resource) continue;

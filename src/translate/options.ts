@@ -52,6 +52,8 @@ export interface TranslateOptions {
   readonly accessLog: string;
   /** `127.0.0.1:port` the cluster mode reads per-request lines from (syslog over UDP); absent: none are sent. */
   readonly requestLog?: string;
+  /** nginx has `stub_status`: with `requestLog`, the control socket answers it at `/nginx_status`. */
+  readonly stubStatus?: boolean;
   /** Absolute path to `ngx_stream_module.so`, or undefined when nginx is built with stream. */
   readonly streamModulePath?: string;
   /** For certificate expiry checks. */
@@ -73,7 +75,7 @@ export interface TranslateOptions {
 }
 
 /** Everything translate takes from flags, without the nginx it renders for and the clock: what the cluster mode is given. */
-export type BaseTranslateOptions = Omit<TranslateOptions, 'now' | 'quarantine' | 'nginxVersion' | 'streamModulePath'>;
+export type BaseTranslateOptions = Omit<TranslateOptions, 'now' | 'quarantine' | 'nginxVersion' | 'streamModulePath' | 'stubStatus'>;
 
 /** `Kind/namespace/name` (namespace empty for cluster-scoped kinds): the key of `quarantine`. */
 export function objectId(object: SourceObject): string {

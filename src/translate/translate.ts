@@ -195,7 +195,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     workerProcesses: settings.workerProcesses,
     accessLog: options.accessLog,
     accessLogEscapeJson: settings.logFormatEscapeJson,
-    ...(options.requestLog !== undefined && { requestLog: options.requestLog }),
+    ...(options.requestLog !== undefined && { requestLog: options.requestLog, stubStatus: options.stubStatus ?? false }),
     workerConnections: settings.maxWorkerConnections,
     http: {
       resolvers,

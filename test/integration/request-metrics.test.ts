@@ -1,8 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeApiServer } from '../support/fake-apiserver.js';
-import { httpGet } from '../support/peers.js';
+import { httpGet, startTlsBackend, tlsProbe, type Peer } from '../support/peers.js';
+import { createCa, issueCertificate } from '../support/pki.js';
 import { eventually, namespace, startSidecar, stopAllSidecars, type RunningSidecar } from '../support/sidecar.js';
 
 /**
@@ -13,6 +17,7 @@ import { eventually, namespace, startSidecar, stopAllSidecars, type RunningSidec
 let api: FakeApiServer;
 let sidecar: RunningSidecar;
 const backends: http.Server[] = [];
+let tlsBackend: Peer;
 
 /** Answers `/<status>/<delay ms>/...` with that status after that delay; anything else 200 at once. */
 async function statusBackend(): Promise<number> {
@@ -49,6 +54,18 @@ beforeAll(async () => {
     metadata: { name: 'storefront', namespace: 'shop' },
     spec: { ingressClassName: 'nginx', rules: [{ host: 'shop.example.test', http: { paths: [path('/api', 'api', apiPort), path('/', 'web', webPort)] } }] },
   });
+  const ca = await createCa(await mkdtemp(join(tmpdir(), 'i2n-metrics-pki-')), 'Metrics CA');
+  const vault = await issueCertificate(ca, { commonName: 'vault.example.test', sans: ['vault.example.test', '*.db.example.test'] });
+  tlsBackend = await startTlsBackend({ name: 'vault', cert: vault.certPem, key: vault.keyPem });
+  api.create(serviceAt('shop', 'vault', tlsBackend.port));
+  for (const [name, host] of [['vault', 'vault.example.test'], ['db', '*.db.example.test']] as const) {
+    api.create({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name, namespace: 'shop', annotations: { 'nginx.ingress.kubernetes.io/ssl-passthrough': 'true' } },
+      spec: { ingressClassName: 'nginx', rules: [{ host, http: { paths: [path('/', 'vault', tlsBackend.port)] } }] },
+    });
+  }
   sidecar = await startSidecar({ api, kubeconfig, run: { requestMetricsPort: 0 }, env: { POD_NAMESPACE: 'ingress', POD_NAME: 'ingress2nginx-0' } });
   await eventually(async () => (await httpGet({ port: sidecar.httpPort, host: 'shop.example.test', path: '/api/204/0' }).catch(() => undefined))?.status, (s) => s === 204);
 });
@@ -56,6 +73,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopAllSidecars();
   await Promise.all(backends.map((server) => new Promise((resolve) => server.close(resolve))));
+  await tlsBackend.close();
   await api.close();
 });
 
@@ -111,5 +129,36 @@ describe('request metrics', () => {
     expect(await dropped('host')).toBe(hostsBefore + 2);
     expect(await dropped('method')).toBe(methodsBefore + 1);
     expect(await sidecar.metrics()).not.toContain('random-1');
+  });
+
+  it('counts passthrough connections per SNI name served, a wildcard under its own name, with the bytes both ways', async () => {
+    const connect = (servername: string) => tlsProbe({ port: sidecar.httpsPort, servername, send: 'hello\n' });
+    for (let i = 0; i < 3; i++) expect((await connect('vault.example.test')).outcome).toBe('connected');
+    for (const name of ['a.db.example.test', 'b.db.example.test']) expect((await connect(name)).outcome).toBe('connected');
+    const vault = { ...controller, server_name: 'vault.example.test' };
+    const db = { ...controller, server_name: '*.db.example.test' };
+    expect(await eventually(() => sidecar.metric('ingress2nginx_passthrough_session_duration_seconds_count', vault), (n) => n >= 3)).toBe(3);
+    expect(await eventually(() => sidecar.metric('ingress2nginx_passthrough_session_duration_seconds_count', db), (n) => n >= 2)).toBe(2);
+    const connections = (labels: Record<string, string>) => sidecar.metric('ingress2nginx_passthrough_connections_total', labels);
+    expect((await connections({ ...vault, status: '200' })) + (await connections({ ...vault, status: '500' }))).toBe(3);
+    // The TLS bytes each way: at least a record per connection.
+    expect(await sidecar.metric('ingress2nginx_passthrough_received_bytes_total', vault)).toBeGreaterThan(3 * 5);
+    expect(await sidecar.metric('ingress2nginx_passthrough_sent_bytes_total', vault)).toBeGreaterThan(3 * 5);
+    expect(await sidecar.metrics()).not.toContain('a.db.example.test');
+  });
+
+  it('exports nginx\'s connections, requests and processes, and the reloads, under ingress-nginx\'s names', async () => {
+    const sample = (name: string, labels: Record<string, string> = {}) => sidecar.metric(`nginx_ingress_controller_${name}`, { ...controller, ...labels });
+    expect(await sample('nginx_process_num_procs')).toBeGreaterThanOrEqual(2);
+    expect(await sample('nginx_process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(await sample('nginx_process_oldest_start_time_seconds')).toBeGreaterThan(0);
+    expect(await sample('nginx_process_connections_total', { state: 'accepted' })).toBeGreaterThanOrEqual(14);
+    // The request for the status itself is active while nginx answers it.
+    expect(await sample('nginx_process_connections', { state: 'active' })).toBeGreaterThanOrEqual(1);
+    expect(await sample('nginx_process_requests_total')).toBeGreaterThanOrEqual(14);
+    expect(await sample('success')).toBeGreaterThanOrEqual(1);
+    expect(await sample('config_last_reload_successful')).toBe(1);
+    expect(await sample('config_hash')).toBeGreaterThan(0);
+    expect(await sidecar.metrics()).toMatch(/^nginx_ingress_controller_nginx_process_cpu_seconds_total\{[^}]*controller_pod="ingress2nginx-0"[^}]*\} [0-9.e+-]+$/m);
   });
 });
