@@ -1,13 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeApiServer } from '../support/fake-apiserver.js';
 import { httpGet, startTlsBackend, tlsProbe, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate } from '../support/pki.js';
-import { eventually, namespace, startSidecar, stopAllSidecars, type RunningSidecar } from '../support/sidecar.js';
+import { asScraped, finds, selectorsOf, seriesOf, type Selector } from '../support/promql.js';
+import { eventually, ingress, namespace, startSidecar, stopAllSidecars, tlsSecret, type RunningSidecar } from '../support/sidecar.js';
 
 /**
  * The request metrics end to end: requests with known statuses and latencies through the nginx the
@@ -66,6 +68,10 @@ beforeAll(async () => {
       spec: { ingressClassName: 'nginx', rules: [{ host, http: { paths: [path('/', 'vault', tlsBackend.port)] } }] },
     });
   }
+  // A served certificate, for the expiry series.
+  const secure = await issueCertificate(ca, { commonName: 'secure.example.test', sans: ['secure.example.test'] });
+  api.create(tlsSecret('shop', 'secure-tls', secure));
+  api.create(ingress('shop', 'secure', 'secure.example.test', { service: 'web', port: webPort }, { tlsSecret: 'secure-tls' }));
   sidecar = await startSidecar({ api, kubeconfig, run: { requestMetricsPort: 0 }, env: { POD_NAMESPACE: 'ingress', POD_NAME: 'ingress2nginx-0' } });
   await eventually(async () => (await httpGet({ port: sidecar.httpPort, host: 'shop.example.test', path: '/api/204/0' }).catch(() => undefined))?.status, (s) => s === 204);
 });
@@ -162,3 +168,55 @@ describe('request metrics', () => {
     expect(await sidecar.metrics()).toMatch(/^nginx_ingress_controller_nginx_process_cpu_seconds_total\{[^}]*controller_pod="ingress2nginx-0"[^}]*\} [0-9.e+-]+$/m);
   });
 });
+
+/** Labels a published query names that ingress-nginx's own series lack too: the filter only works at "All". */
+const labelsIngressNginxLacks: Readonly<Record<string, readonly string[]>> = {
+  nginx_ingress_controller_ssl_expire_time_seconds: ['ingress'],
+};
+
+function missingSeries(queries: readonly string[], series: ReturnType<typeof seriesOf>): string[] {
+  const missing: string[] = [];
+  for (const query of queries) {
+    const selectors = selectorsOf(query);
+    if (selectors.length === 0) missing.push(`no selector read from: ${query}`);
+    for (const selector of selectors) {
+      const lacking = labelsIngressNginxLacks[selector.metric] ?? [];
+      const asked: Selector = { ...selector, matchers: selector.matchers.filter((m) => !lacking.includes(m.label)) };
+      if (!series.some((s) => finds(asked, s))) missing.push(`${selector.metric} {${selector.matchers.map((m) => m.label).join(',')}} by (${selector.groupedBy.join(',')}) in: ${query}`);
+    }
+  }
+  return missing;
+}
+
+describe('dashboards', () => {
+  it("finds our series, with their labels, for every query of ingress-nginx's two published dashboards", async () => {
+    const vendored = JSON.parse(readFileSync(new URL('../vendor/ingress-nginx-dashboards/queries.json', import.meta.url), 'utf8')) as { dashboards: Record<string, string[]> };
+    expect(Object.keys(vendored.dashboards).sort()).toEqual(['nginx.json', 'request-handling-performance.json']);
+    const series = seriesOf(await sidecar.metrics()).map(asScraped);
+    for (const [dashboard, queries] of Object.entries(vendored.dashboards)) expect(missingSeries(queries, series), dashboard).toEqual([]);
+  });
+
+  it('ships dashboards whose every query finds our series', async () => {
+    const dir = new URL('../../deploy/grafana/', import.meta.url);
+    const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    const series = seriesOf(await sidecar.metrics()).map(asScraped);
+    for (const file of files) {
+      const dashboard = JSON.parse(await readFile(new URL(file, dir), 'utf8')) as unknown;
+      const queries: string[] = [];
+      const walk = (node: unknown): void => {
+        if (Array.isArray(node)) node.forEach(walk);
+        else if (node && typeof node === 'object') {
+          for (const [key, value] of Object.entries(node)) {
+            if ((key === 'expr' || key === 'query') && typeof value === 'string' && value !== 'prometheus') queries.push(value);
+            else walk(value);
+          }
+        }
+      };
+      walk(dashboard);
+      expect(queries.length, file).toBeGreaterThan(5);
+      expect(missingSeries(queries, series), file).toEqual([]);
+    }
+  });
+});
+
