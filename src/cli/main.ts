@@ -119,9 +119,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--metrics-address <host:port>', '/healthz, /readyz and /metrics', parseListenAddress, { host: '0.0.0.0', port: 10254 })
     .option(
       '--request-metrics-port <port>',
-      'loopback UDP port nginx sends a line per request to, for the request metrics under ingress-nginx\'s names; "off": none',
+      'loopback UDP port nginx sends a line per request to, for the request metrics under ingress-nginx\'s names (default: any free one, written into nginx\'s config); "off": none',
       parseRequestMetricsPort,
-      10515,
+      0,
     )
     .option('--publish-service <namespace/name>', 'Service whose load-balancer addresses go into Ingress and Gateway status', parseNamespacedName)
     .option('--publish-address <address>', 'address to write into Ingress and Gateway status (repeatable)', collect)

@@ -138,8 +138,8 @@ export function parseListenAddress(value: string): { host: string; port: number 
 
 export function parseRequestMetricsPort(value: string): number | 'off' {
   if (value === 'off') return 'off';
-  const port = /^\d{1,5}$/.test(value) ? Number(value) : 0;
-  if (port < 1 || port > 65535) throw new InvalidArgumentError('expected a port (1 to 65535) or "off"');
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : -1;
+  if (port < 0 || port > 65535) throw new InvalidArgumentError('expected a port (0 for any free one, up to 65535) or "off"');
   return port;
 }
 
