@@ -28,6 +28,7 @@ import {
 import {
   parseClassName,
   parseListenAddress,
+  parseRequestLog,
   parseRequestMetricsPort,
   parseNamespacedName,
   toBaseTranslateOptions,
@@ -59,8 +60,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .requiredOption('-o, --output <dir>', 'output directory')
     .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
-    .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
-      const options = await translateOptionsOf(flags, io, flags.check, flags.nginxBin);
+    .option('--request-log <127.0.0.1:port>', 'nginx sends a line per request and passthrough connection there (syslog over UDP), as for the cluster mode\'s request metrics', parseRequestLog)
+    .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string; requestLog?: string }) => {
+      const options = { ...(await translateOptionsOf(flags, io, flags.check, flags.nginxBin)), ...(flags.requestLog !== undefined && { requestLog: flags.requestLog }) };
       const source = await readManifests(flags, io);
       const folder = await OutputFolder.open(flags.output, { workerOwner: await workerOwner(nginxBinary(flags.nginxBin)) });
       try {
