@@ -1,5 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
-import http from 'node:http';
+import { askControlSocket } from './nginx.js';
 
 /**
  * nginx's own series under ingress-nginx's names (its nginx_status and process collectors), which its
@@ -104,18 +104,9 @@ interface StubStatus {
 }
 
 /** `GET /nginx_status` on the control socket, parsed; undefined when nginx does not answer. */
-function stubStatus(socket: string): Promise<StubStatus | undefined> {
-  return new Promise((resolve) => {
-    const request = http.get({ socketPath: socket, path: '/nginx_status', timeout: 1000, headers: { Connection: 'close' } }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.once('end', () => resolve(response.statusCode === 200 ? parseStubStatus(body) : undefined));
-      response.once('error', () => resolve(undefined));
-    });
-    request.once('timeout', () => request.destroy());
-    request.once('error', () => resolve(undefined));
-  });
+async function stubStatus(socket: string): Promise<StubStatus | undefined> {
+  const text = await askControlSocket(socket, '/nginx_status');
+  return text === undefined ? undefined : parseStubStatus(text);
 }
 
 function parseStubStatus(text: string): StubStatus | undefined {
