@@ -184,10 +184,10 @@ async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode === null) child.kill('SIGKILL');
 }
 
-/** bench/request-reader.ts on `port`, for the config at `conf`: the cluster mode's reader of request lines. */
-async function startRequestReader(port: number, conf: string): Promise<Server> {
+/** bench/request-reader.ts on `log`, for the config at `conf`: the cluster mode's reader of request lines. */
+async function startRequestReader(log: string, conf: string): Promise<Server> {
   const script = fileURLToPath(new URL('./request-reader.js', import.meta.url));
-  const child = spawn(process.execPath, [script, String(port), conf], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, log, conf], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => chunk.includes('listening') && resolve());
@@ -677,7 +677,7 @@ async function main(): Promise<void> {
     await writeFile(script, wrkScript);
     const clients: Clients = { wrk, script };
 
-    const [backendTls, backendHttp, ...free] = await freePorts(perHandshake ? 27 : 23);
+    const [backendTls, backendHttp, ...free] = await freePorts(perHandshake ? 25 : 21);
     const ports: Ports = { backendTls: backendTls!, backendHttp: backendHttp! };
     const next = (): number => free.shift()!;
 
@@ -745,10 +745,10 @@ async function main(): Promise<void> {
       const dir = join(work, id);
       await mkdir(dir);
       const port = next();
-      const readerPort = variant === '-metrics' ? next() : undefined;
-      const flags = variant === '-ph' ? ['--certificates-per-handshake'] : readerPort !== undefined ? ['--request-log', `127.0.0.1:${readerPort}`] : [];
+      const requestLog = variant === '-metrics' ? join(dir, 'run', 'requests.log') : undefined;
+      const flags = variant === '-ph' ? ['--certificates-per-handshake'] : requestLog !== undefined ? ['--request-log', requestLog] : [];
       const conf = await renderProduct(dir, installation, manifests, port, next(), flags);
-      const reader = readerPort === undefined ? undefined : await startRequestReader(readerPort, conf);
+      const reader = requestLog === undefined ? undefined : await startRequestReader(requestLog, conf);
       if (reader) servers.push(reader);
       const server = await startNginx(label, installation, join(dir, 'out'), conf, port);
       servers.push(server);

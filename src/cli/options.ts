@@ -136,22 +136,6 @@ export function parseListenAddress(value: string): { host: string; port: number 
   return { host, port };
 }
 
-export function parseRequestLog(value: string): string {
-  const match = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3}):(\d{1,5})$/.exec(value);
-  const parts = match?.slice(1).map(Number) ?? [];
-  if (!match || parts.slice(0, 3).some((p) => p > 255) || (parts[3] ?? 0) < 1 || (parts[3] ?? 0) > 65535) {
-    throw new InvalidArgumentError('expected a loopback address and port, such as 127.0.0.1:10515');
-  }
-  return value;
-}
-
-export function parseRequestMetricsPort(value: string): number | 'off' {
-  if (value === 'off') return 'off';
-  const port = /^\d{1,5}$/.test(value) ? Number(value) : -1;
-  if (port < 0 || port > 65535) throw new InvalidArgumentError('expected a port (0 for any free one, up to 65535) or "off"');
-  return port;
-}
-
 export function parseDomainList(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), parseDomain(value.replace(/^\*?\./, ''))];
 }

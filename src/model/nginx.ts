@@ -42,8 +42,8 @@ export interface NginxConfig {
   /** `log-format-escape-json`: the people's log escapes its variables for JSON instead of nginx's default. */
   readonly accessLogEscapeJson: boolean;
   /**
-   * `127.0.0.1:port` that nginx sends one line per request and per passthrough connection to, as syslog
-   * over UDP (never blocks a worker; dropped when nobody reads), for the cluster mode's request metrics.
+   * Absolute path of the file nginx appends one line per request and per passthrough connection to, in
+   * buffers (`buffer=64k flush=1s`), for the cluster mode's request metrics: it reads and truncates it.
    */
   readonly requestLog?: string;
   /** With `requestLog`: the control server answers `stub_status` at `/nginx_status` (nginx has the module). */

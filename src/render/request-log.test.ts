@@ -49,16 +49,16 @@ describe('request logging', () => {
     const conf = plain.files[0]!.contents;
     expect(conf).toContain(`    log_format upstreaminfo '${ingressNginxDefaultFormat}';\n    access_log /var/log/nginx/access.log upstreaminfo;\n`);
     expect(conf).toContain('            set $proxy_upstream_name shop-api-80;\n');
-    expect(conf).not.toContain('syslog:');
+    expect(conf).not.toContain('log_format i2n_request');
     const json = build(snapshot({ 'log-format-escape-json': 'true' }), testTranslateOptions({ accessLog: '/var/log/nginx/access.log', configMap: 'ingress/controller' }));
     expect(json.files[0]!.contents).toContain(`    log_format upstreaminfo escape=json '${ingressNginxDefaultFormat}';\n`);
     expect(await loads(snapshot({ 'log-format-escape-json': 'true' }), { accessLog: '/tmp/i2n-access.log', configMap: 'ingress/controller' })).toBe(true);
   });
 
   it('labels each proxied location with the Ingress path it serves, and nginx loads the request lines', async () => {
-    const result = build(snapshot(), testTranslateOptions({ requestLog: '127.0.0.1:10515', stubStatus: true }));
+    const result = build(snapshot(), testTranslateOptions({ requestLog: '/tmp/i2n-requests.log', stubStatus: true }));
     const conf = result.files[0]!.contents;
-    expect(conf).toContain('access_log syslog:server=127.0.0.1:10515,tag=i2n,nohostname i2n_request;');
+    expect(conf).toContain('access_log /tmp/i2n-requests.log i2n_request buffer=64k flush=1s;');
     const tables = requestLogTables(result.model);
     const keys = [...conf.matchAll(/set \$i2n_route ([0-9a-f]+);/g)].map((m) => m[1]!);
     expect(new Set(keys.map((key) => tables.routes.get(key)))).toEqual(
@@ -68,6 +68,6 @@ describe('request logging', () => {
       ]),
     );
     expect(tables.hosts).toEqual(['shop.example.test']);
-    expect(await loads(snapshot(), { requestLog: '127.0.0.1:10515', stubStatus: true })).toBe(true);
+    expect(await loads(snapshot(), { requestLog: '/tmp/i2n-requests.log', stubStatus: true })).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { createSocket } from 'node:dgram';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync } from 'node:fs';
 import type { RequestLogTables, RequestRoute } from '../render/request-log.js';
 
 /**
@@ -141,13 +141,13 @@ export class RequestMetrics {
     }
   }
 
-  /** One syslog datagram: `<PRI>TIMESTAMP TAG: line`. */
-  handleDatagram(message: string): void {
-    const start = message.indexOf(': ');
-    const line = start < 0 ? '' : message.slice(start + 2).trimEnd();
-    if (line.startsWith('h|')) this.handleRequest(line);
-    else if (line.startsWith('s|')) this.handleConnection(line);
-    else this.options.onLineDropped('malformed');
+  /** Lines nginx wrote, without the last newline. */
+  handleLines(text: string): void {
+    for (const line of text.split('\n')) {
+      if (line.startsWith('h|')) this.handleRequest(line);
+      else if (line.startsWith('s|')) this.handleConnection(line);
+      else this.options.onLineDropped('malformed');
+    }
   }
 
   private handleRequest(line: string): void {
@@ -261,21 +261,48 @@ function quote(value: string): string {
   return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')}"`;
 }
 
+/** What the file may grow to before it is emptied (once everything in it is read). */
+const truncateAtBytes = 8 * 1024 * 1024;
+
 /**
- * Reads the lines nginx sends to `127.0.0.1:port` (0: any free port). UDP because nginx's syslog writer
- * sends datagrams without blocking, so a slow, stopped or absent reader costs a worker nothing: the
- * kernel drops what does not fit the socket's buffer. (nginx can also send to a unix datagram socket,
- * but Node's dgram has none.) Resolves once bound, with the port and how to close.
+ * Follows the file nginx appends request lines to. nginx writes them in buffers (a write per 64 KB, or
+ * a second), so a request costs a worker a copy into its buffer and no system call; a file never makes a
+ * writer wait for its reader, so a slow, stopped or absent sidecar costs nginx nothing (the file grows
+ * meanwhile, on the volume that holds nginx's temp files). Read every `intervalMs`; emptied once read
+ * to its end past 8 MB (nginx appends with O_APPEND, so its next write lands at the new end). Started
+ * empty: a sidecar that restarts does not count lines from before.
  */
-export async function listenForRequestLines(port: number, metrics: RequestMetrics): Promise<{ port: number; close: () => Promise<void> }> {
-  const socket = createSocket({ type: 'udp4', recvBufferSize: 8 * 1024 * 1024 });
-  socket.on('message', (message) => metrics.handleDatagram(message.toString('latin1')));
-  await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(port, '127.0.0.1', () => {
-      socket.off('error', reject);
-      resolve();
-    });
-  });
-  return { port: socket.address().port, close: () => new Promise((resolve) => socket.close(() => resolve())) };
+export function followRequestLog(path: string, metrics: RequestMetrics, intervalMs = 250): { close: () => Promise<void> } {
+  const fd = openSync(path, 'a+', 0o644);
+  ftruncateSync(fd, 0);
+  const chunk = Buffer.alloc(1024 * 1024);
+  let offset = 0;
+  let partial = '';
+  const read = (): void => {
+    let size = fstatSync(fd).size;
+    if (size < offset) offset = 0;
+    while (offset < size) {
+      const count = readSync(fd, chunk, 0, Math.min(chunk.length, size - offset), offset);
+      if (count <= 0) break;
+      offset += count;
+      const text = partial + chunk.toString('latin1', 0, count);
+      const end = text.lastIndexOf('\n');
+      partial = text.slice(end + 1);
+      if (end >= 0) metrics.handleLines(text.slice(0, end));
+      if (offset === size) size = fstatSync(fd).size;
+    }
+    // nginx writes whole buffers of whole lines: with nothing partial left, all that is there was read.
+    if (offset >= truncateAtBytes && partial === '' && fstatSync(fd).size === offset) {
+      ftruncateSync(fd, 0);
+      offset = 0;
+    }
+  };
+  const timer = setInterval(read, intervalMs);
+  return {
+    close: async () => {
+      clearInterval(timer);
+      read();
+      closeSync(fd);
+    },
+  };
 }

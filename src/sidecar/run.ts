@@ -20,7 +20,7 @@ import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
 import { Metrics, serveMetrics } from './metrics.js';
-import { controllerLabels, listenForRequestLines, RequestMetrics } from './request-metrics.js';
+import { controllerLabels, followRequestLog, RequestMetrics } from './request-metrics.js';
 import { nginxProcessExposition } from './nginx-process-metrics.js';
 import { requestLogTables } from '../render/request-log.js';
 import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
@@ -62,8 +62,8 @@ export interface RunOptions {
   readonly nginxBin: string;
   readonly metricsHost: string;
   readonly metricsPort: number;
-  /** Loopback UDP port for nginx's per-request lines (0: any free one); absent: no request metrics. */
-  readonly requestMetricsPort?: number;
+  /** Request metrics from the lines nginx appends to `RUN/requests.log` (`--request-metrics`). */
+  readonly requestMetrics?: boolean;
   readonly publishService?: string;
   readonly publishAddresses: readonly string[];
   /** Write Ingress status (`--update-status`, default true). */
@@ -118,7 +118,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   const nginx = await nginxBuild(options.nginxBin);
   const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
   const controller = { namespace: io.env['POD_NAMESPACE'] ?? access.namespace, class: options.translate.ingressClass, pod: io.env['POD_NAME'] ?? hostname() };
-  const requests = options.requestMetricsPort === undefined ? undefined : new RequestMetrics({
+  const requests = !options.requestMetrics ? undefined : new RequestMetrics({
     controller,
     onLineDropped: (reason) => metrics.requestLinesDropped.inc({ reason }),
     onValueDropped: (label) => metrics.requestLabelValuesDropped.inc({ label }),
@@ -126,11 +126,12 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   metrics.more.push(() => metrics.ingressNginxReloadSeries(controllerLabels(controller)));
   let requestLog: string | undefined;
   const stubStatus = /--with-http_stub_status_module(?=\s|$)/.test(nginx.configureArguments);
-  if (requests && options.requestMetricsPort !== undefined) {
-    const port = options.requestMetricsPort;
-    const listener = await environment(`cannot listen on 127.0.0.1:${port} (UDP) for nginx's request lines`, () => listenForRequestLines(port, requests));
-    cleanups.push(() => listener.close());
-    requestLog = `127.0.0.1:${listener.port}`;
+  if (requests) {
+    requestLog = `${options.translate.runDir}/requests.log`;
+    await mkdir(options.translate.runDir, { recursive: true, mode: 0o755 });
+    const path = requestLog;
+    const follower = await environment(`cannot open ${path} for nginx's request lines`, async () => followRequestLog(path, requests));
+    cleanups.push(() => follower.close());
     const process = { pidFile: `${options.translate.runDir}/nginx.pid`, controlSocket: `${options.translate.runDir}/control.sock`, stubStatus, constantLabels: controllerLabels(controller) };
     metrics.more.push(() => requests.exposition(), () => nginxProcessExposition(process));
   }

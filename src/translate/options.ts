@@ -50,7 +50,7 @@ export interface TranslateOptions {
   readonly certificatesPerHandshake?: boolean;
   /** `access_log` target: absolute path or `off`. */
   readonly accessLog: string;
-  /** `127.0.0.1:port` the cluster mode reads per-request lines from (syslog over UDP); absent: none are sent. */
+  /** Absolute path of the file nginx appends per-request lines to, for the cluster mode's request metrics; absent: none. */
   readonly requestLog?: string;
   /** nginx has `stub_status`: with `requestLog`, the control socket answers it at `/nginx_status`. */
   readonly stubStatus?: boolean;

@@ -72,7 +72,7 @@ beforeAll(async () => {
   const secure = await issueCertificate(ca, { commonName: 'secure.example.test', sans: ['secure.example.test'] });
   api.create(tlsSecret('shop', 'secure-tls', secure));
   api.create(ingress('shop', 'secure', 'secure.example.test', { service: 'web', port: webPort }, { tlsSecret: 'secure-tls' }));
-  sidecar = await startSidecar({ api, kubeconfig, run: { requestMetricsPort: 0 }, env: { POD_NAMESPACE: 'ingress', POD_NAME: 'ingress2nginx-0' } });
+  sidecar = await startSidecar({ api, kubeconfig, run: { requestMetrics: true }, env: { POD_NAMESPACE: 'ingress', POD_NAME: 'ingress2nginx-0' } });
   await eventually(async () => (await httpGet({ port: sidecar.httpPort, host: 'shop.example.test', path: '/api/204/0' }).catch(() => undefined))?.status, (s) => s === 204);
 });
 
@@ -89,7 +89,7 @@ async function send(count: number, path: string, options: { host?: string; metho
   }
 }
 
-/** The sample once the sidecar has counted `expected` (a bounded wait for the datagrams, not an assertion). */
+/** The sample once the sidecar has counted `expected` (a bounded wait for nginx's buffers, written each second, not an assertion). */
 async function counted(name: string, labels: Record<string, string>, expected: number): Promise<number> {
   return eventually(() => sidecar.metric(name, { ...controller, ...labels }), (n) => n >= expected);
 }
