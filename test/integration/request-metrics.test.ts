@@ -20,6 +20,7 @@ let api: FakeApiServer;
 let sidecar: RunningSidecar;
 const backends: http.Server[] = [];
 let tlsBackend: Peer;
+let accessLog: string;
 
 /** Answers `/<status>/<delay ms>/...` with that status after that delay; anything else 200 at once. */
 async function statusBackend(): Promise<number> {
@@ -72,7 +73,8 @@ beforeAll(async () => {
   const secure = await issueCertificate(ca, { commonName: 'secure.example.test', sans: ['secure.example.test'] });
   api.create(tlsSecret('shop', 'secure-tls', secure));
   api.create(ingress('shop', 'secure', 'secure.example.test', { service: 'web', port: webPort }, { tlsSecret: 'secure-tls' }));
-  sidecar = await startSidecar({ api, kubeconfig, run: { requestMetrics: true }, env: { POD_NAMESPACE: 'ingress', POD_NAME: 'ingress2nginx-0' } });
+  accessLog = join(await mkdtemp(join(tmpdir(), 'i2n-access-')), 'access.log');
+  sidecar = await startSidecar({ api, kubeconfig, translate: { accessLog }, run: { requestMetrics: true }, env: { POD_NAMESPACE: 'ingress', POD_NAME: 'ingress2nginx-0' } });
   await eventually(async () => (await httpGet({ port: sidecar.httpPort, host: 'shop.example.test', path: '/api/204/0' }).catch(() => undefined))?.status, (s) => s === 204);
 });
 
@@ -122,6 +124,20 @@ describe('request metrics', () => {
     }
     // The response is 100 bytes of body and its headers: more than the last length bucket (100).
     expect(await sidecar.metric('nginx_ingress_controller_response_size_bucket', { ...controller, ...api200, method: 'GET', status: '200', le: '100' })).toBe(0);
+  });
+
+  it("writes the access log in ingress-nginx's default format, with the Ingress's upstream name", async () => {
+    await send(1, '/api/418/0/teapot');
+    const line = await eventually(
+      () => readFileSync(accessLog, 'utf8').split('\n').find((l) => l.includes('/api/418/0/teapot')),
+      (found) => found !== undefined,
+    );
+    // $remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length
+    // $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length
+    // $upstream_response_time $upstream_status $req_id
+    expect(line).toMatch(
+      /^127\.0\.0\.1 - - \[[^\]]+\] "GET \/api\/418\/0\/teapot HTTP\/1\.1" 418 \d+ "-" "-" \d+ \d+\.\d{3} \[shop-api-\d+\] \[\] 127\.0\.0\.1:\d+ \d+ \d+\.\d{3} 418 [0-9a-f]{32}$/,
+    );
   });
 
   it('bounds what clients choose: an unknown host and an invented method are counted with those labels replaced', async () => {
