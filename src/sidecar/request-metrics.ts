@@ -269,7 +269,8 @@ const truncateAtBytes = 8 * 1024 * 1024;
  * a second), so a request costs a worker a copy into its buffer and no system call; a file never makes a
  * writer wait for its reader, so a slow, stopped or absent sidecar costs nginx nothing (the file grows
  * meanwhile, on the volume that holds nginx's temp files). Read every `intervalMs`; emptied once read
- * to its end past 8 MB (nginx appends with O_APPEND, so its next write lands at the new end). Started
+ * to its end past 8 MB (nginx appends with O_APPEND, so its next write lands at the new end; a buffer
+ * written between the last look and the truncation, microseconds once per 8 MB, is lost). Started
  * empty: a sidecar that restarts does not count lines from before.
  */
 export function followRequestLog(path: string, metrics: RequestMetrics, intervalMs = 250): { close: () => Promise<void> } {

@@ -20,7 +20,7 @@ import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
 import { Metrics, serveMetrics } from './metrics.js';
-import { controllerLabels, followRequestLog, RequestMetrics } from './request-metrics.js';
+import { controllerLabels, followRequestLog, RequestMetrics, type RequestMetricsOptions } from './request-metrics.js';
 import { nginxProcessExposition } from './nginx-process-metrics.js';
 import { requestLogTables } from '../render/request-log.js';
 import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
@@ -118,26 +118,10 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   const nginx = await nginxBuild(options.nginxBin);
   const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
   const controller = { namespace: io.env['POD_NAMESPACE'] ?? access.namespace, class: options.translate.ingressClass, pod: io.env['POD_NAME'] ?? hostname() };
-  const requests = !options.requestMetrics ? undefined : new RequestMetrics({
-    controller,
-    onLineDropped: (reason) => metrics.requestLinesDropped.inc({ reason }),
-    onValueDropped: (label) => metrics.requestLabelValuesDropped.inc({ label }),
-  });
-  metrics.more.push(() => metrics.ingressNginxReloadSeries(controllerLabels(controller)));
-  let requestLog: string | undefined;
-  const stubStatus = /--with-http_stub_status_module(?=\s|$)/.test(nginx.configureArguments);
-  if (requests) {
-    requestLog = `${options.translate.runDir}/requests.log`;
-    await mkdir(options.translate.runDir, { recursive: true, mode: 0o755 });
-    const path = requestLog;
-    const follower = await environment(`cannot open ${path} for nginx's request lines`, async () => followRequestLog(path, requests));
-    cleanups.push(() => follower.close());
-    const process = { pidFile: `${options.translate.runDir}/nginx.pid`, controlSocket: `${options.translate.runDir}/control.sock`, stubStatus, constantLabels: controllerLabels(controller) };
-    metrics.more.push(() => requests.exposition(), () => nginxProcessExposition(process));
-  }
+  const requests = await startRequestMetrics(options, controller, nginx.configureArguments, metrics, cleanups);
   const translate = {
     ...options.translate,
-    ...(requestLog !== undefined && { requestLog, stubStatus }),
+    ...requests?.translate,
     nginxVersion: nginx.version,
     ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
   };
@@ -196,7 +180,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     // A config served since before this process started is reloaded by no round.
     if (round.applied) {
       metrics.servedGeneration = round.result.generation;
-      requests?.setTables(round.result.generation, () => requestLogTables(round.result.model));
+      requests?.metrics.setTables(round.result.generation, () => requestLogTables(round.result.model));
     } else reportFailure(round.failure ?? 'the config was not applied');
     if (!election.isLeader) return;
     for (const diagnostic of round.diagnostics) {
@@ -230,7 +214,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     maxDelayMs: options.timing.maxDelayMs,
     reloadTimeoutMs: options.timing.reloadTimeoutMs,
     afterRound,
-    beforeReload: (result) => requests?.setTables(result.generation, () => requestLogTables(result.model)),
+    beforeReload: (result) => requests?.metrics.setTables(result.generation, () => requestLogTables(result.model)),
   });
   // Stopped in this order (the reverse of registration): the probes, the watches (no new rounds), the
   // round in flight, the Lease (given up), nginx, the output folder's lock.
@@ -250,6 +234,37 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
 
   source.start();
   election.start();
+}
+
+/**
+ * ingress-nginx's series (reloads; with `--request-metrics`, requests, passthrough connections, nginx's
+ * connections and processes) beside ours on /metrics. With request metrics, the file nginx appends its
+ * request lines to is followed from now on, and what translate must add to the config is returned.
+ */
+async function startRequestMetrics(
+  options: RunOptions,
+  controller: RequestMetricsOptions['controller'],
+  configureArguments: string,
+  metrics: Metrics,
+  cleanups: Cleanup[],
+): Promise<{ metrics: RequestMetrics; translate: { requestLog: string; stubStatus: boolean } } | undefined> {
+  const constantLabels = controllerLabels(controller);
+  metrics.more.push(() => metrics.ingressNginxReloadSeries(constantLabels));
+  if (!options.requestMetrics) return undefined;
+  const requests = new RequestMetrics({
+    controller,
+    onLineDropped: (reason) => metrics.requestLinesDropped.inc({ reason }),
+    onValueDropped: (label) => metrics.requestLabelValuesDropped.inc({ label }),
+  });
+  const runDir = options.translate.runDir;
+  const requestLog = `${runDir}/requests.log`;
+  await mkdir(runDir, { recursive: true, mode: 0o755 });
+  const follower = await environment(`cannot open ${requestLog} for nginx's request lines`, async () => followRequestLog(requestLog, requests));
+  cleanups.push(() => follower.close());
+  const stubStatus = /--with-http_stub_status_module(?=\s|$)/.test(configureArguments);
+  const nginxProcesses = { pidFile: `${runDir}/nginx.pid`, controlSocket: `${runDir}/control.sock`, stubStatus, constantLabels };
+  metrics.more.push(() => requests.exposition(), () => nginxProcessExposition(nginxProcesses));
+  return { metrics: requests, translate: { requestLog, stubStatus } };
 }
 
 /**
