@@ -20,7 +20,9 @@ import { freePorts } from '../test/support/ports.js';
  * (direct), HAProxy 2.6, hand-written single-hop nginx (1.22 and the newer build, each once with the
  * four usual request headers and once with the twelve ingress-nginx sends), a hand-written `pass`
  * topology (newer build), and the product: the config `ingress2nginx render --check` writes, for
- * the machine's nginx and for the newer build. Every proxy runs one worker (thread).
+ * the machine's nginx and for the newer build, each also with the request metrics on (`--request-log`:
+ * a line per request to the cluster mode's reader, run beside it and priced in CPU per request).
+ * Every proxy runs one worker (thread).
  *
  * The machine is shared, so load comes and goes. A round measures each test in short slices, the
  * contenders taking turns slice by slice, so that every contender sees the same load; a contender's
@@ -165,18 +167,38 @@ async function startServer(name: string, command: string, args: readonly string[
       if (pids.length < 2) pids = processTree(child.pid!);
       return pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
     },
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await Promise.race([exited, delay(5000)]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    },
+    stop: () => stopChild(child),
   };
 }
 
 function startNginx(name: string, installation: NginxInstallation, prefix: string, conf: string, port: number): Promise<Server> {
   return startServer(name, installation.binary, ['-p', `${prefix}/`, '-c', conf, '-g', 'daemon off;'], () => answers(port));
+}
+
+/** SIGTERM, and SIGKILL when it has not exited 5 s later. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, delay(5000)]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** bench/request-reader.ts on `log`, for the config at `conf`: the cluster mode's reader of request lines. */
+async function startRequestReader(log: string, conf: string): Promise<Server> {
+  const script = fileURLToPath(new URL('./request-reader.js', import.meta.url));
+  const child = spawn(process.execPath, [script, log, conf], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => chunk.includes('listening') && resolve());
+    child.once('exit', () => reject(new Error('the request reader exited at start')));
+  });
+  return {
+    name: 'request reader',
+    process: child,
+    cpu: () => cpuSeconds(child.pid!),
+    stop: () => stopChild(child),
+  };
 }
 
 /** Something accepts TLS connections on 127.0.0.1:`port`. */
@@ -431,6 +453,8 @@ interface Contender {
   readonly terminatedPort: number;
   /** The proxy, or none (direct). */
   readonly server?: Server;
+  /** The cluster mode's reader of nginx's request lines (request metrics on). */
+  readonly reader?: Server;
 }
 
 type TestId = 'pt-bulk' | 'pt-connect' | 'tt-requests' | 'tt-connect' | 'tt-handshake';
@@ -558,6 +582,8 @@ interface Slice {
   /** CPU (in cores, averaged over the run) taken by processes other than wrk, the origin and the proxy. */
   readonly otherCores: number;
   readonly errors: number;
+  /** The request-line reader's CPU seconds in the run (request metrics on), else 0. */
+  readonly readerSeconds: number;
 }
 
 /** One contender in one round of one test. */
@@ -566,13 +592,16 @@ interface Cell {
   readonly rate: number;
   /** The proxy's CPU per unit over the slices (scaled by the test's cpuScale). */
   readonly proxyCpu: number;
+  /** The request-line reader's CPU seconds per unit over the slices (unscaled). */
+  readonly readerCpu: number;
   readonly slices: readonly Slice[];
 }
 
 function cellOf(test: TestSpec, parts: readonly Slice[]): Cell {
   const units = parts.reduce((n, p) => n + p.units, 0);
   const seconds = parts.reduce((n, p) => n + p.proxySeconds, 0);
-  return { rate: median(parts.map((p) => p.rate)), proxyCpu: (seconds / Math.max(units, 1e-9)) * test.cpuScale, slices: parts };
+  const reader = parts.reduce((n, p) => n + p.readerSeconds, 0);
+  return { rate: median(parts.map((p) => p.rate)), proxyCpu: (seconds / Math.max(units, 1e-9)) * test.cpuScale, readerCpu: reader / Math.max(units, 1e-9), slices: parts };
 }
 
 /** The load generators: wrk with its script. */
@@ -616,13 +645,14 @@ async function lastJsonLine(command: string, args: readonly string[], what: stri
 
 async function measure(clients: Clients, test: TestSpec, contender: Contender, origin: Server): Promise<Slice> {
   const port = test.host === 'pt.bench.test' ? contender.passthroughPort : contender.terminatedPort;
-  const before = { proxy: contender.server?.cpu() ?? 0, origin: origin.cpu(), wrk: reapedChildrenSeconds(), busy: machineBusySeconds(), at: performance.now() };
+  const before = { proxy: contender.server?.cpu() ?? 0, reader: contender.reader?.cpu() ?? 0, origin: origin.cpu(), wrk: reapedChildrenSeconds(), busy: machineBusySeconds(), at: performance.now() };
   const summary = await runClient(clients, test, port, sliceSeconds);
   const proxy = (contender.server?.cpu() ?? 0) - before.proxy;
-  const ours = proxy + (origin.cpu() - before.origin) + (reapedChildrenSeconds() - before.wrk);
+  const reader = (contender.reader?.cpu() ?? 0) - before.reader;
+  const ours = proxy + reader + (origin.cpu() - before.origin) + (reapedChildrenSeconds() - before.wrk);
   const wall = (performance.now() - before.at) / 1000;
   const others = Math.max(0, machineBusySeconds() - before.busy - ours - /* this script */ 0.01 * wall);
-  return { rate: test.rate(summary), proxySeconds: proxy, units: test.perUnit(summary), otherCores: others / wall, errors: summary.errors + summary.non2xx };
+  return { rate: test.rate(summary), proxySeconds: proxy, units: test.perUnit(summary), otherCores: others / wall, errors: summary.errors + summary.non2xx, readerSeconds: reader };
 }
 
 // ---------------------------------------------------------------- report
@@ -647,7 +677,7 @@ async function main(): Promise<void> {
     await writeFile(script, wrkScript);
     const clients: Clients = { wrk, script };
 
-    const [backendTls, backendHttp, ...free] = await freePorts(perHandshake ? 21 : 17);
+    const [backendTls, backendHttp, ...free] = await freePorts(perHandshake ? 25 : 21);
     const ports: Ports = { backendTls: backendTls!, backendHttp: backendHttp! };
     const next = (): number => free.shift()!;
 
@@ -705,18 +735,24 @@ async function main(): Promise<void> {
     const products = [
       ['1.22', distro, ''],
       ['new', fresh, ''],
+      ['1.22', distro, '-metrics'],
+      ['new', fresh, '-metrics'],
       ...(perHandshake ? ([['1.22', distro, '-ph'], ['new', fresh, '-ph']] as const) : []),
     ] as const;
     for (const [key, installation, variant] of products) {
       const id = `product${variant}-${key}`;
-      const label = `product, nginx ${installation.version}${variant ? ', certificates per handshake' : ''}`;
+      const label = `product, nginx ${installation.version}${variant === '-ph' ? ', certificates per handshake' : variant === '-metrics' ? ', request metrics on' : ''}`;
       const dir = join(work, id);
       await mkdir(dir);
       const port = next();
-      const conf = await renderProduct(dir, installation, manifests, port, next(), variant ? ['--certificates-per-handshake'] : []);
+      const requestLog = variant === '-metrics' ? join(dir, 'run', 'requests.log') : undefined;
+      const flags = variant === '-ph' ? ['--certificates-per-handshake'] : requestLog !== undefined ? ['--request-log', requestLog] : [];
+      const conf = await renderProduct(dir, installation, manifests, port, next(), flags);
+      const reader = requestLog === undefined ? undefined : await startRequestReader(requestLog, conf);
+      if (reader) servers.push(reader);
       const server = await startNginx(label, installation, join(dir, 'out'), conf, port);
       servers.push(server);
-      contenders.push({ id, label, passthroughPort: port, terminatedPort: port, server });
+      contenders.push({ id, label, passthroughPort: port, terminatedPort: port, server, ...(reader && { reader }) });
     }
 
     // Every contender serves both hosts before anything is measured.
@@ -790,6 +826,8 @@ async function main(): Promise<void> {
       { label: `product ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'product-new', b: 'single-new', goal: 0.97 },
       { label: `product ${distro.version} ÷ single-hop ${distro.version} with the same request headers`, a: 'product-1.22', b: 'single-headers-1.22', goal: 0.97 },
       { label: `product ${fresh.version} ÷ single-hop ${fresh.version} with the same request headers`, a: 'product-new', b: 'single-headers-new', goal: 0.97 },
+      { label: `product ${distro.version}, request metrics on ÷ off`, a: 'product-metrics-1.22', b: 'product-1.22', goal: 0.95 },
+      { label: `product ${fresh.version}, request metrics on ÷ off`, a: 'product-metrics-new', b: 'product-new', goal: 0.95 },
       { label: `hand-written pass ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'pass-new', b: 'single-new' },
       { label: `single-hop ${distro.version} ÷ HAProxy`, a: 'single-1.22', b: 'haproxy' },
       ...(perHandshake
@@ -818,6 +856,15 @@ async function main(): Promise<void> {
     out(`|---|${testsRun.map(() => '---').join('|')}|`);
     for (const { label, a, b } of comparisons) {
       out(`| ${label} | ${testsRun.map((test) => median(ratio(test.id, a, b, (c) => c.proxyCpu)).toFixed(2)).join(' | ')} |`);
+    }
+    out();
+    out("The sidecar's request-line reader (request metrics on): CPU per request, and the cores it takes at 10,000 requests/s:");
+    for (const contender of contenders.filter((c) => c.reader)) {
+      // Keep-alive requests only: the other tests make too few requests in a slice for the clock's ticks.
+      for (const test of testsRun.filter((t) => t.id === 'tt-requests')) {
+        const perRequest = median(cells.get(cellKey(test.id, contender.id))!.map((c) => c.readerCpu));
+        out(`| ${contender.label}, ${test.id} | ${(perRequest * 1e6).toFixed(1)} µs CPU per request | ${(perRequest * 10_000).toFixed(3)} cores at 10,000 requests/s |`);
+      }
     }
     out();
     const allCells = [...cells.values()].flat().flatMap((c) => c.slices);

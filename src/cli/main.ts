@@ -28,6 +28,7 @@ import {
 import {
   parseClassName,
   parseListenAddress,
+  parseAbsoluteFile,
   parseNamespacedName,
   toBaseTranslateOptions,
   UsageError,
@@ -58,8 +59,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .requiredOption('-o, --output <dir>', 'output directory')
     .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
     .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
-    .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
-      const options = await translateOptionsOf(flags, io, flags.check, flags.nginxBin);
+    .option('--request-log <path>', 'absolute file nginx appends a line per request and passthrough connection to, as for the cluster mode\'s request metrics', parseAbsoluteFile)
+    .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string; requestLog?: string }) => {
+      const options = { ...(await translateOptionsOf(flags, io, flags.check, flags.nginxBin)), ...(flags.requestLog !== undefined && { requestLog: flags.requestLog }) };
       const source = await readManifests(flags, io);
       const folder = await OutputFolder.open(flags.output, { workerOwner: await workerOwner(nginxBinary(flags.nginxBin)) });
       try {
@@ -116,6 +118,11 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--spawn-nginx', 'start nginx as a child process and restart it when it exits', false)
     .option('--nginx-bin <path>', 'nginx binary for -V, -t and (with --spawn-nginx) to run (default: $NGINX_BIN or nginx)')
     .option('--metrics-address <host:port>', '/healthz, /readyz and /metrics', parseListenAddress, { host: '0.0.0.0', port: 10254 })
+    .addOption(
+      new Option('--request-metrics <boolean>', 'request metrics under ingress-nginx\'s names, from a line per request that nginx appends to RUN/requests.log')
+        .choices(['true', 'false'])
+        .default('true'),
+    )
     .option('--publish-service <namespace/name>', 'Service whose load-balancer addresses go into Ingress and Gateway status', parseNamespacedName)
     .option('--publish-address <address>', 'address to write into Ingress and Gateway status (repeatable)', collect)
     .addOption(
@@ -145,6 +152,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           nginxBin: nginxBinary(flags.nginxBin),
           metricsHost: flags.metricsAddress.host,
           metricsPort: flags.metricsAddress.port,
+          requestMetrics: flags.requestMetrics === 'true',
           ...(flags.publishService !== undefined && { publishService: flags.publishService }),
           publishAddresses: flags.publishAddress ?? [],
           updateStatus: flags.updateStatus === 'true',
@@ -198,6 +206,7 @@ interface RunFlags {
   readonly spawnNginx: boolean;
   readonly nginxBin?: string;
   readonly metricsAddress: { readonly host: string; readonly port: number };
+  readonly requestMetrics: 'true' | 'false';
   readonly publishService?: string;
   readonly publishAddress?: string[];
   readonly updateStatus: 'true' | 'false';

@@ -37,8 +37,17 @@ export interface NginxConfig {
   readonly controlSocket: string;
   readonly generation: string;
   readonly workerProcesses: string;
-  /** `access_log` argument: an absolute path, or `off`. */
+  /** `access_log` argument of the people's log (ingress-nginx's `upstreaminfo` format): an absolute path, or `off`. */
   readonly accessLog: string;
+  /** `log-format-escape-json`: the people's log escapes its variables for JSON instead of nginx's default. */
+  readonly accessLogEscapeJson: boolean;
+  /**
+   * Absolute path of the file nginx appends one line per request and per passthrough connection to, in
+   * buffers (`buffer=64k flush=1s`), for the cluster mode's request metrics: it reads and truncates it.
+   */
+  readonly requestLog?: string;
+  /** With `requestLog`: the control server answers `stub_status` at `/nginx_status` (nginx has the module). */
+  readonly stubStatus?: boolean;
   readonly workerConnections: number;
   readonly http: HttpConfig;
   readonly stream: StreamConfig;
@@ -255,9 +264,18 @@ export interface HttpConfig {
   readonly grpcInheritsRequestHeaders: boolean;
   /** http-level blocks that locations refer to by variable or zone name: canaries, CORS, rate limits. */
   readonly extensions: HttpExtensions;
+  /** Set by render/request-log.ts when the config logs requests (the access log, the request metrics' lines). */
+  readonly logging?: RequestLogging;
   /** Sized for the variables those blocks define, so that nginx builds its variables hash without a warning. */
   readonly variablesHashMaxSize: number;
   readonly variablesHashBucketSize: number;
+}
+
+export interface RequestLogging {
+  /** The access log's `access_log` target, when it is on. */
+  readonly accessLogFile?: string;
+  /** The canary upstreams, each with ingress-nginx's name for it, which `$proxy_alternative_upstream_name` holds for a request the canary served. */
+  readonly alternativeUpstreams: readonly { readonly upstream: string; readonly name: string }[];
 }
 
 /** `ssl_certificate $variable` in the default server: SNI → key file (certificate chain and key). */
@@ -479,6 +497,11 @@ export interface Location {
   readonly plainHttpOnly?: boolean;
   /** Absent for the 404 location that only stands where no Ingress path matches. */
   readonly origin?: LocationOrigin;
+  /**
+   * With a log on (render/request-log.ts): what the location logs for each request, ingress-nginx's
+   * upstream name (`namespace-service-port`) and the key of its labels in the request metrics.
+   */
+  readonly logLabels?: { readonly upstreamName: string; readonly route: string };
   /** The ingress-nginx annotations that act on this location, in the order nginx applies them. */
   readonly behaviour?: LocationBehaviour;
   /** An internal location that `auth_request` asks (`auth-url`); nothing else is set then. */

@@ -19,8 +19,13 @@ export interface MetricsOptions {
 export class Metrics {
   readonly registry = new Registry();
 
+  /** Series the registry does not hold, in the text exposition (the request metrics). */
+  readonly more: (() => string | Promise<string>)[] = [];
+
   constructor(private readonly options: MetricsOptions) {
     collectDefaultMetrics({ register: this.registry });
+    for (const reason of ['malformed', 'unknown-route', 'unknown-server-name']) this.requestLinesDropped.inc({ reason }, 0);
+    for (const label of ['host', 'method']) this.requestLabelValuesDropped.inc({ label }, 0);
     for (const result of ['success', 'failure']) this.reloads.inc({ result }, 0);
     for (const kind of options.watchedKinds) this.watchRestarts.inc({ kind }, 0);
   }
@@ -72,11 +77,54 @@ export class Metrics {
     labelNames: ['kind'],
     registers: [this.registry],
   });
+  readonly requestLinesDropped = new Counter({
+    name: 'ingress2nginx_request_lines_dropped_total',
+    help: 'Lines from nginx not counted in the request metrics: malformed, for a route no config in memory has (unknown-route), for an SNI name not passed through (unknown-server-name)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly requestLabelValuesDropped = new Counter({
+    name: 'ingress2nginx_request_label_values_dropped_total',
+    help: 'Requests counted with a label value a client chose replaced, to keep the label sets bounded: a host no server names (by ""), a method not in HTTP\'s list (by OTHER)',
+    labelNames: ['label'],
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'ingress2nginx_leader',
     help: '1 while this replica holds the leader Lease (writes status and Events)',
     registers: [this.registry],
   });
+
+  private lastReload?: { readonly ok: boolean; readonly at?: number };
+  /** The config generation nginx serves. */
+  servedGeneration?: string;
+
+  /** A reload nginx took, or one it refused or did not take. */
+  reloaded(ok: boolean): void {
+    this.reloads.inc({ result: ok ? 'success' : 'failure' });
+    if (ok) this.lastSuccessfulReload.set(Date.now() / 1000);
+    this.lastReload = ok ? { ok, at: Date.now() / 1000 } : { ...this.lastReload, ok };
+  }
+
+  /**
+   * The reload series of ingress-nginx's controller collector under its names and constant labels
+   * (`labels`, rendered), which its dashboard and the usual "reload failed" alerts read; ours above say
+   * the same under our names.
+   */
+  async ingressNginxReloadSeries(labels: string): Promise<string> {
+    const values = (await this.reloads.get()).values;
+    const count = (result: string) => values.find((v) => v.labels['result'] === result)?.value ?? 0;
+    const series = (name: string, type: string, help: string, value: number) =>
+      [`# HELP nginx_ingress_controller_${name} ${help}`, `# TYPE nginx_ingress_controller_${name} ${type}`, `nginx_ingress_controller_${name}{${labels}} ${value}`];
+    const last = this.lastReload;
+    return `${[
+      ...series('success', 'counter', 'Reloads nginx took', count('success')),
+      ...series('errors', 'counter', 'Reloads nginx refused or did not take', count('failure')),
+      ...series('config_last_reload_successful', 'gauge', 'Whether the last reload took (1) or not (0)', last === undefined || last.ok ? 1 : 0),
+      ...(last?.at !== undefined ? series('config_last_reload_successful_timestamp_seconds', 'gauge', 'Unix time of the last reload that took', last.at) : []),
+      ...(this.servedGeneration !== undefined ? series('config_hash', 'gauge', 'The served config generation, as a number', parseInt(this.servedGeneration.slice(0, 13), 16)) : []),
+    ].join('\n')}\n`;
+  }
 
   /**
    * The certificates nginx now serves, from Secrets (the bundled default certificate is not renewed by
@@ -118,8 +166,8 @@ export async function serveMetrics(metrics: Metrics, probes: Probes, host: strin
     if (path === '/healthz') answer(probes.healthy() ? 200 : 503, probes.healthy() ? 'ok\n' : 'unhealthy\n');
     else if (path === '/readyz') answer(probes.ready() ? 200 : 503, probes.ready() ? 'ok\n' : 'not ready\n');
     else if (path === '/metrics') {
-      metrics.registry.metrics().then(
-        (text) => answer(200, text, metrics.registry.contentType),
+      Promise.all([metrics.registry.metrics(), ...metrics.more.map((more) => more())]).then(
+        (texts) => answer(200, texts.join(''), metrics.registry.contentType),
         (error: Error) => answer(500, `${error.message}\n`),
       );
     } else answer(404, 'not found\n');

@@ -57,13 +57,18 @@ export async function nginxBuild(binary: string): Promise<NginxBuild> {
  * The generation the nginx workers serve, asked on the control socket, or undefined when nothing answers
  * (nginx not running yet, or an old config without the control server).
  */
-export function servedGeneration(socket: string, timeoutMs = 1000): Promise<string | undefined> {
+export async function servedGeneration(socket: string, timeoutMs = 1000): Promise<string | undefined> {
+  return (await askControlSocket(socket, '/generation', timeoutMs))?.trim();
+}
+
+/** The body of a 200 answer to `GET path` on the control socket, or undefined. */
+export function askControlSocket(socket: string, path: string, timeoutMs = 1000): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const request = http.get({ socketPath: socket, path: '/generation', timeout: timeoutMs, headers: { Connection: 'close' } }, (response) => {
+    const request = http.get({ socketPath: socket, path, timeout: timeoutMs, headers: { Connection: 'close' } }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
-      response.once('end', () => resolve(response.statusCode === 200 ? body.trim() : undefined));
+      response.once('end', () => resolve(response.statusCode === 200 ? body : undefined));
       response.once('error', () => resolve(undefined));
     });
     request.once('timeout', () => request.destroy());

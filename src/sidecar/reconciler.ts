@@ -35,6 +35,8 @@ export interface ReconcilerOptions {
   readonly reloadTimeoutMs: number;
   /** After every round that built something (applied or not): status, Events. */
   readonly afterRound: (round: Round) => Promise<void>;
+  /** Just before nginx is told to load `result`: its workers may log requests under it from then on. */
+  readonly beforeReload?: (result: BuildResult) => void;
 }
 
 export interface Round {
@@ -213,6 +215,7 @@ export class Reconciler {
     const writing = performance.now();
     const commit = await folder.commit(await folder.stage(result.files, { complete: false }), { keepPrevious: true });
     phases.writeMs = performance.now() - writing;
+    this.options.beforeReload?.(result);
     const reload = await this.reloadTo(result.generation, result.model.controlSocket, true);
     if (this.stopped) return undefined;
     phases.reloadMs = reload.ms;
@@ -220,7 +223,7 @@ export class Reconciler {
       await this.served(snapshot, result, commit, phases, new Map());
       return undefined;
     }
-    metrics.reloads.inc({ result: 'failure' });
+    metrics.reloaded(false);
     this.lastReloadTook = false;
     log.warn('nginx did not take the reload; checking the config with nginx -t', {
       generation: result.generation,
@@ -253,7 +256,7 @@ export class Reconciler {
     const { result, staged } = built;
 
     if (!staged) {
-      if (!reloadFailed) metrics.reloads.inc({ result: 'failure' });
+      if (!reloadFailed) metrics.reloaded(false);
       const failure = built.nginx?.output ?? 'nginx -t failed';
       this.refused = { generation: first.generation, failure };
       log.error('nginx -t refused the config; nginx keeps serving the last good one', { nginx: failure });
@@ -280,6 +283,7 @@ export class Reconciler {
     const commit = await folder.commit(staged, { keepPrevious: true });
     phases.writeMs = performance.now() - writing;
     if (built.rejected) await folder.keepRejected(built.rejected);
+    this.options.beforeReload?.(result);
     const reload = await this.reloadTo(result.generation, result.model.controlSocket, false);
     if (this.stopped) return;
     phases.reloadMs = reload.ms;
@@ -287,7 +291,7 @@ export class Reconciler {
       await this.served(snapshot, result, commit, phases, built.quarantined);
       return;
     }
-    if (!reloadFailed) metrics.reloads.inc({ result: 'failure' });
+    if (!reloadFailed) metrics.reloaded(false);
     this.lastReloadTook = false;
     const failure = `nginx did not serve generation ${result.generation} within ${this.options.reloadTimeoutMs} ms of the reload (see its log)`;
     this.refused = { generation: first.generation, failure };
@@ -310,8 +314,7 @@ export class Reconciler {
     this.servedVersions = servedVersions(snapshot, this.quarantine);
     this.refused = undefined;
     this.lastReloadTook = true;
-    metrics.reloads.inc({ result: 'success' });
-    metrics.lastSuccessfulReload.set(Date.now() / 1000);
+    metrics.reloaded(true);
     log.info('nginx serves the new config', {
       generation: result.generation,
       written: commit.written.length,

@@ -20,6 +20,9 @@ import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
 import { Metrics, serveMetrics } from './metrics.js';
+import { controllerLabels, followRequestLog, RequestMetrics, type RequestMetricsOptions } from './request-metrics.js';
+import { nginxProcessExposition } from './nginx-process-metrics.js';
+import { requestLogTables } from '../render/request-log.js';
 import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
 import { Reconciler, type Round } from './reconciler.js';
 import type { LoadBalancerIngress } from './status.js';
@@ -59,6 +62,8 @@ export interface RunOptions {
   readonly nginxBin: string;
   readonly metricsHost: string;
   readonly metricsPort: number;
+  /** Request metrics from the lines nginx appends to `RUN/requests.log` (`--request-metrics`). */
+  readonly requestMetrics?: boolean;
   readonly publishService?: string;
   readonly publishAddresses: readonly string[];
   /** Write Ingress status (`--update-status`, default true). */
@@ -111,8 +116,12 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
 async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanups: Cleanup[], stop: AbortSignal): Promise<void> {
   const access = loadClusterAccess({ ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }), env: io.env });
   const nginx = await nginxBuild(options.nginxBin);
+  const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
+  const controller = { namespace: io.env['POD_NAMESPACE'] ?? access.namespace, class: options.translate.ingressClass, pod: io.env['POD_NAME'] ?? hostname() };
+  const requests = await startRequestMetrics(options, controller, nginx.configureArguments, metrics, cleanups);
   const translate = {
     ...options.translate,
+    ...requests?.translate,
     nginxVersion: nginx.version,
     ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
   };
@@ -133,7 +142,6 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     ? new SpawnedNginx(options.nginxBin, options.output, log)
     : new ExternalNginx(`${translate.runDir}/nginx.pid`, log);
   cleanups.push(() => driver.stop());
-  const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
   const client = new ApiClient(access.config);
   const identity = `${hostname()}_${randomUUID()}`;
 
@@ -169,7 +177,11 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
 
   const afterRound = async (round: Round): Promise<void> => {
-    if (!round.applied) reportFailure(round.failure ?? 'the config was not applied');
+    // A config served since before this process started is reloaded by no round.
+    if (round.applied) {
+      metrics.servedGeneration = round.result.generation;
+      requests?.metrics.setTables(round.result.generation, () => requestLogTables(round.result.model));
+    } else reportFailure(round.failure ?? 'the config was not applied');
     if (!election.isLeader) return;
     for (const diagnostic of round.diagnostics) {
       if (diagnostic.severity === 'info' || !diagnostic.resource) continue;
@@ -202,6 +214,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     maxDelayMs: options.timing.maxDelayMs,
     reloadTimeoutMs: options.timing.reloadTimeoutMs,
     afterRound,
+    beforeReload: (result) => requests?.metrics.setTables(result.generation, () => requestLogTables(result.model)),
   });
   // Stopped in this order (the reverse of registration): the probes, the watches (no new rounds), the
   // round in flight, the Lease (given up), nginx, the output folder's lock.
@@ -221,6 +234,37 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
 
   source.start();
   election.start();
+}
+
+/**
+ * ingress-nginx's series (reloads; with `--request-metrics`, requests, passthrough connections, nginx's
+ * connections and processes) beside ours on /metrics. With request metrics, the file nginx appends its
+ * request lines to is followed from now on, and what translate must add to the config is returned.
+ */
+async function startRequestMetrics(
+  options: RunOptions,
+  controller: RequestMetricsOptions['controller'],
+  configureArguments: string,
+  metrics: Metrics,
+  cleanups: Cleanup[],
+): Promise<{ metrics: RequestMetrics; translate: { requestLog: string; stubStatus: boolean } } | undefined> {
+  const constantLabels = controllerLabels(controller);
+  metrics.more.push(() => metrics.ingressNginxReloadSeries(constantLabels));
+  if (!options.requestMetrics) return undefined;
+  const requests = new RequestMetrics({
+    controller,
+    onLineDropped: (reason) => metrics.requestLinesDropped.inc({ reason }),
+    onValueDropped: (label) => metrics.requestLabelValuesDropped.inc({ label }),
+  });
+  const runDir = options.translate.runDir;
+  const requestLog = `${runDir}/requests.log`;
+  await mkdir(runDir, { recursive: true, mode: 0o755 });
+  const follower = await environment(`cannot open ${requestLog} for nginx's request lines`, async () => followRequestLog(requestLog, requests));
+  cleanups.push(() => follower.close());
+  const stubStatus = /--with-http_stub_status_module(?=\s|$)/.test(configureArguments);
+  const nginxProcesses = { pidFile: `${runDir}/nginx.pid`, controlSocket: `${runDir}/control.sock`, stubStatus, constantLabels };
+  metrics.more.push(() => requests.exposition(), () => nginxProcessExposition(nginxProcesses));
+  return { metrics: requests, translate: { requestLog, stubStatus } };
 }
 
 /**

@@ -50,6 +50,10 @@ export interface TranslateOptions {
   readonly certificatesPerHandshake?: boolean;
   /** `access_log` target: absolute path or `off`. */
   readonly accessLog: string;
+  /** Absolute path of the file nginx appends per-request lines to, for the cluster mode's request metrics; absent: none. */
+  readonly requestLog?: string;
+  /** nginx has `stub_status`: with `requestLog`, the control socket answers it at `/nginx_status`. */
+  readonly stubStatus?: boolean;
   /** Absolute path to `ngx_stream_module.so`, or undefined when nginx is built with stream. */
   readonly streamModulePath?: string;
   /** For certificate expiry checks. */
@@ -71,7 +75,7 @@ export interface TranslateOptions {
 }
 
 /** Everything translate takes from flags, without the nginx it renders for and the clock: what the cluster mode is given. */
-export type BaseTranslateOptions = Omit<TranslateOptions, 'now' | 'quarantine' | 'nginxVersion' | 'streamModulePath'>;
+export type BaseTranslateOptions = Omit<TranslateOptions, 'now' | 'quarantine' | 'nginxVersion' | 'streamModulePath' | 'stubStatus'>;
 
 /** `Kind/namespace/name` (namespace empty for cluster-scoped kinds): the key of `quarantine`. */
 export function objectId(object: SourceObject): string {

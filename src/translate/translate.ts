@@ -194,6 +194,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     generation: generationPlaceholder,
     workerProcesses: settings.workerProcesses,
     accessLog: options.accessLog,
+    accessLogEscapeJson: settings.logFormatEscapeJson,
+    ...(options.requestLog !== undefined && { requestLog: options.requestLog, stubStatus: options.stubStatus ?? false }),
     workerConnections: settings.maxWorkerConnections,
     http: {
       resolvers,

@@ -49,6 +49,8 @@ export interface SidecarOptions {
   readonly translate?: Partial<RunOptions['translate']>;
   readonly run?: Partial<Omit<RunOptions, 'translate' | 'timing'>>;
   readonly timing?: Partial<RunTiming>;
+  /** The Pod's environment (`POD_NAME`, `POD_NAMESPACE`). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 const running = new Set<RunningSidecar>();
@@ -88,7 +90,7 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
       ...options.run,
       timing: { ...testTiming, ...options.timing },
     },
-    { env: {}, log: (line) => (logs += line), stopRequested, onListening: listening },
+    { env: options.env ?? {}, log: (line) => (logs += line), stopRequested, onListening: listening },
   );
   exit.catch(() => listening(-1));
   const port = await metricsPort;

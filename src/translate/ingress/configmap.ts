@@ -42,6 +42,7 @@ export interface ControllerSettings {
   httpRedirectCode: RedirectCode;
   computeFullForwardedFor: boolean;
   generateRequestId: boolean;
+  logFormatEscapeJson: boolean;
   proxyBodySize: string;
   clientBodyBufferSize: string;
   proxyConnectTimeout: number;
@@ -220,6 +221,8 @@ const settingTable: SettingTable = {
   computeFullForwardedFor: { key: 'compute-full-forwarded-for', schema: trueOrFalse, defaultValue: false, accepted: trueOrFalseText },
   // ingress-nginx: GenerateRequestID true.
   generateRequestId: { key: 'generate-request-id', schema: trueOrFalse, defaultValue: true, accepted: trueOrFalseText },
+  // ingress-nginx: LogFormatEscapeJSON false.
+  logFormatEscapeJson: { key: 'log-format-escape-json', schema: trueOrFalse, defaultValue: false, accepted: trueOrFalseText },
   // ingress-nginx's defaults.Backend: ProxyBodySize "1m", ClientBodyBufferSize "8k" (top level), ProxyConnectTimeout 5,
   // ProxyReadTimeout 60, ProxySendTimeout 60, ProxyBuffering "off", ProxyBufferSize "4k", ProxyBuffersNumber 4,
   // ProxyRequestBuffering "on", ProxyHTTPVersion "1.1", ProxyNextUpstream "error timeout", ProxyNextUpstreamTries 3,
@@ -290,6 +293,7 @@ function assembleSettings(
     httpRedirectCode: pick('httpRedirectCode'),
     computeFullForwardedFor: pick('computeFullForwardedFor'),
     generateRequestId: pick('generateRequestId'),
+    logFormatEscapeJson: pick('logFormatEscapeJson'),
     proxyBodySize: pick('proxyBodySize'),
     clientBodyBufferSize: pick('clientBodyBufferSize'),
     proxyConnectTimeout: pick('proxyConnectTimeout'),

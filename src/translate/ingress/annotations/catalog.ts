@@ -672,6 +672,7 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
   { key: 'worker-processes', status: 'supported', defaultValue: '`auto`', note: '' },
   { key: 'max-worker-connections', status: 'differs', defaultValue: '`16384`', note: '`0` is refused' },
   { key: 'generate-request-id', status: 'supported', defaultValue: '`true`', note: 'X-Request-ID to the backend: the client\'s, else a random one' },
+  { key: 'log-format-escape-json', status: 'supported', defaultValue: '`false`', note: 'the access log (`--access-log`, ingress-nginx\'s default `log-format-upstream`) escapes its fields for JSON' },
   { key: 'proxy-body-size', status: 'supported', defaultValue: '`1m`', note: '' },
   { key: 'client-body-buffer-size', status: 'supported', defaultValue: '`8k`', note: '' },
   { key: 'proxy-connect-timeout', status: 'supported', defaultValue: '`5`', note: 'seconds' },

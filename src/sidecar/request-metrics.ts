@@ -1,0 +1,309 @@
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync } from 'node:fs';
+import type { RequestLogTables, RequestRoute } from '../render/request-log.js';
+
+/**
+ * Request metrics from the lines nginx sends per request and per passthrough connection (the
+ * `i2n_request` and `i2n_connection` log formats, templates/partials/requestLog.hbs), under
+ * ingress-nginx's names, types, labels and buckets (its socket collector and the defaults of its
+ * `--time-buckets`, `--length-buckets` and `--size-buckets` flags), so that its dashboards and alerts
+ * keep working. Aggregated here rather than in prom-client: a request touches one counter and seven
+ * histograms, and prom-client hashes the label set on every observation, which at thousands of requests
+ * a second is most of the sidecar's work; here a request costs one map lookup.
+ */
+
+/** prometheus.DefBuckets. */
+const timeBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** prometheus.LinearBuckets(10, 10, 10). */
+const lengthBuckets = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
+/** prometheus.ExponentialBuckets(10, 10, 7). */
+const sizeBuckets = [10, 100, 1e3, 1e4, 1e5, 1e6, 1e7];
+/** Passthrough sessions last from milliseconds to hours. */
+const sessionBuckets = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800, 3600];
+
+/** Fields of an `i2n_request` line after its `h`. */
+const enum Field {
+  Route = 1,
+  Status,
+  Method,
+  RequestLength,
+  RequestTime,
+  BytesSent,
+  ConnectTime,
+  HeaderTime,
+  ResponseTime,
+  Canary,
+  Host,
+}
+
+interface HistogramSpec {
+  readonly name: string;
+  readonly help: string;
+  readonly buckets: readonly number[];
+  /** Field of the request line observed; `-` or several values (retries) are not observed, as in ingress-nginx. */
+  readonly field: Field;
+}
+
+const requestHistograms: readonly HistogramSpec[] = [
+  { name: 'nginx_ingress_controller_connect_duration_seconds', help: 'Time to connect to the upstream server', buckets: timeBuckets, field: Field.ConnectTime },
+  { name: 'nginx_ingress_controller_header_duration_seconds', help: 'Time until the first header from the upstream server', buckets: timeBuckets, field: Field.HeaderTime },
+  { name: 'nginx_ingress_controller_request_duration_seconds', help: 'Time nginx spent on the request, from its first byte to the last byte of the response', buckets: timeBuckets, field: Field.RequestTime },
+  { name: 'nginx_ingress_controller_response_duration_seconds', help: 'Time spent receiving the response from the upstream server', buckets: timeBuckets, field: Field.ResponseTime },
+  { name: 'nginx_ingress_controller_request_size', help: 'Request length (request line, headers and body)', buckets: lengthBuckets, field: Field.RequestLength },
+  { name: 'nginx_ingress_controller_response_size', help: 'Response length (status line, headers and body)', buckets: lengthBuckets, field: Field.BytesSent },
+  { name: 'nginx_ingress_controller_bytes_sent', help: 'Bytes sent to the client (deprecated by ingress-nginx in favour of response_size)', buckets: sizeBuckets, field: Field.BytesSent },
+];
+
+/** What ingress-nginx's `method` label can be; anything else is a client's invention, counted as `OTHER`. */
+const methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
+
+export interface RequestMetricsOptions {
+  /** ingress-nginx's constant labels: `controller_namespace`, `controller_class`, `controller_pod`. */
+  readonly controller: { readonly namespace: string; readonly class: string; readonly pod: string };
+  /** A line that could not be counted as it came: `malformed`, `unknown-route`, `unknown-server-name`. */
+  readonly onLineDropped: (reason: 'malformed' | 'unknown-route' | 'unknown-server-name') => void;
+  /** A label value a client chose and that was replaced: `host` (by ""), `method` (by `OTHER`). */
+  readonly onValueDropped: (label: 'host' | 'method') => void;
+}
+
+class Histogram {
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+  constructor(readonly buckets: readonly number[]) {
+    this.counts = new Float64Array(buckets.length);
+  }
+  observe(value: number): void {
+    this.sum += value;
+    this.count += 1;
+    for (let i = 0; i < this.buckets.length; i++) {
+      if (value <= (this.buckets[i] as number)) {
+        (this.counts as Float64Array)[i] = (this.counts[i] as number) + 1;
+        break;
+      }
+    }
+  }
+}
+
+interface RequestSeries {
+  readonly route: string;
+  /** Rendered labels, without braces. */
+  readonly labels: string;
+  requests: number;
+  readonly histograms: readonly Histogram[];
+}
+
+interface ConnectionSeries {
+  readonly serverName: string;
+  readonly labels: string;
+  connections: Map<string, number>;
+  received: number;
+  sent: number;
+  readonly duration: Histogram;
+}
+
+const emptyRoute: RequestRoute = { namespace: '', ingress: '', service: '', path: '' };
+
+export class RequestMetrics {
+  private readonly constant: string;
+  private readonly series = new Map<string, RequestSeries>();
+  private readonly connections = new Map<string, ConnectionSeries>();
+  private current: RequestLogTables = { routes: new Map(), hosts: [], passthroughNames: [], canaries: [] };
+  /** The routes of the config before: its workers may still be sending lines while they finish. */
+  private previousRoutes: ReadonlyMap<string, RequestRoute> = new Map();
+  private hosts = new Set<string>();
+  private passthroughNames = new Set<string>();
+  private canaries = new Set<string>();
+
+  constructor(private readonly options: RequestMetricsOptions) {
+    this.constant = controllerLabels(options.controller);
+  }
+
+  private generation = '';
+
+  /**
+   * The config nginx is about to run (once per generation); series of routes that are in neither it nor
+   * the one before are removed.
+   */
+  setTables(generation: string, tablesOf: () => RequestLogTables): void {
+    if (generation === this.generation) return;
+    this.generation = generation;
+    const tables = tablesOf();
+    this.previousRoutes = this.current.routes;
+    this.current = tables;
+    this.hosts = new Set(tables.hosts);
+    this.passthroughNames = new Set(tables.passthroughNames);
+    this.canaries = new Set(tables.canaries);
+    for (const [key, series] of this.series) {
+      if (series.route !== '-' && !tables.routes.has(series.route) && !this.previousRoutes.has(series.route)) this.series.delete(key);
+    }
+    for (const [key, series] of this.connections) {
+      if (!this.passthroughNames.has(series.serverName)) this.connections.delete(key);
+    }
+  }
+
+  /** Lines nginx wrote, without the last newline. */
+  handleLines(text: string): void {
+    for (const line of text.split('\n')) {
+      if (line.startsWith('h|')) this.handleRequest(line);
+      else if (line.startsWith('s|')) this.handleConnection(line);
+      else this.options.onLineDropped('malformed');
+    }
+  }
+
+  private handleRequest(line: string): void {
+    const fields = line.split('|');
+    if (fields.length < Field.Host + 1) return this.options.onLineDropped('malformed');
+    // The host is last: whatever a client put in it stays in it.
+    const host = fields.slice(Field.Host).join('|');
+    const routeKey = fields[Field.Route] as string;
+    const status = fields[Field.Status] as string;
+    if (!/^[1-5][0-9][0-9]$/.test(status)) return this.options.onLineDropped('malformed');
+    const route = routeKey === '-' ? emptyRoute : (this.current.routes.get(routeKey) ?? this.previousRoutes.get(routeKey));
+    if (!route) return this.options.onLineDropped('unknown-route');
+    let method = fields[Field.Method] as string;
+    if (!methods.has(method)) {
+      method = 'OTHER';
+      this.options.onValueDropped('method');
+    }
+    const servedHost = this.servedName(host, this.hosts);
+    if (servedHost === undefined) this.options.onValueDropped('host');
+    const canaryField = fields[Field.Canary] as string;
+    const canary = this.canaries.has(canaryField) ? canaryField : '';
+    const key = `${routeKey}\0${status}\0${method}\0${canary}\0${servedHost ?? ''}`;
+    let series = this.series.get(key);
+    if (!series) {
+      const labels =
+        `canary=${quote(canary)},${this.constant},host=${quote(servedHost ?? '')},ingress=${quote(route.ingress)},method=${quote(method)},` +
+        `namespace=${quote(route.namespace)},path=${quote(route.path)},service=${quote(route.service)},status=${quote(status)}`;
+      series = { route: routeKey, labels, requests: 0, histograms: requestHistograms.map((spec) => new Histogram(spec.buckets)) };
+      this.series.set(key, series);
+    }
+    series.requests += 1;
+    for (let i = 0; i < requestHistograms.length; i++) {
+      const value = loggedNumber(fields[(requestHistograms[i] as HistogramSpec).field] as string);
+      if (value !== undefined) (series.histograms[i] as Histogram).observe(value);
+    }
+  }
+
+  private handleConnection(line: string): void {
+    const [, sni = '', status = '', received = '', sent = '', duration = ''] = line.split('|');
+    const serverName = this.servedName(sni, this.passthroughNames);
+    if (serverName === undefined) return this.options.onLineDropped('unknown-server-name');
+    let series = this.connections.get(serverName);
+    if (!series) {
+      series = { serverName, labels: `${this.constant},server_name=${quote(serverName)}`, connections: new Map(), received: 0, sent: 0, duration: new Histogram(sessionBuckets) };
+      this.connections.set(serverName, series);
+    }
+    const code = /^[2-5][0-9][0-9]$/.test(status) ? status : '000';
+    series.connections.set(code, (series.connections.get(code) ?? 0) + 1);
+    series.received += loggedNumber(received) ?? 0;
+    series.sent += loggedNumber(sent) ?? 0;
+    const time = loggedNumber(duration);
+    if (time !== undefined) series.duration.observe(time);
+  }
+
+  /** The name a server answers that covers `name`: itself, or the longest `*.suffix`. */
+  private servedName(name: string, names: ReadonlySet<string>): string | undefined {
+    const lower = name.toLowerCase();
+    if (names.has(lower)) return lower;
+    for (let dot = lower.indexOf('.'); dot >= 0; dot = lower.indexOf('.', dot + 1)) {
+      const wildcard = `*${lower.slice(dot)}`;
+      if (names.has(wildcard)) return wildcard;
+    }
+    return undefined;
+  }
+
+  /** The Prometheus text exposition of every series. */
+  exposition(): string {
+    const out: string[] = [];
+    out.push('# HELP nginx_ingress_controller_requests Client requests', '# TYPE nginx_ingress_controller_requests counter');
+    for (const series of this.series.values()) out.push(`nginx_ingress_controller_requests{${series.labels}} ${series.requests}`);
+    requestHistograms.forEach((spec, i) => {
+      out.push(`# HELP ${spec.name} ${spec.help}`, `# TYPE ${spec.name} histogram`);
+      for (const series of this.series.values()) writeHistogram(out, spec.name, series.labels, series.histograms[i] as Histogram);
+    });
+    const passthrough = (name: string, help: string, type: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    passthrough('ingress2nginx_passthrough_connections_total', 'TLS connections passed through, by SNI name served and stream status', 'counter');
+    for (const series of this.connections.values()) {
+      for (const [status, count] of [...series.connections].sort()) out.push(`ingress2nginx_passthrough_connections_total{${series.labels},status="${status}"} ${count}`);
+    }
+    passthrough('ingress2nginx_passthrough_received_bytes_total', 'Bytes received from clients on passed-through connections', 'counter');
+    for (const series of this.connections.values()) out.push(`ingress2nginx_passthrough_received_bytes_total{${series.labels}} ${series.received}`);
+    passthrough('ingress2nginx_passthrough_sent_bytes_total', 'Bytes sent to clients on passed-through connections', 'counter');
+    for (const series of this.connections.values()) out.push(`ingress2nginx_passthrough_sent_bytes_total{${series.labels}} ${series.sent}`);
+    passthrough('ingress2nginx_passthrough_session_duration_seconds', 'Duration of passed-through connections', 'histogram');
+    for (const series of this.connections.values()) writeHistogram(out, 'ingress2nginx_passthrough_session_duration_seconds', series.labels, series.duration);
+    return `${out.join('\n')}\n`;
+  }
+}
+
+/** ingress-nginx's constant labels, rendered for the text exposition. */
+export function controllerLabels(controller: RequestMetricsOptions['controller']): string {
+  return `controller_class=${quote(controller.class)},controller_namespace=${quote(controller.namespace)},controller_pod=${quote(controller.pod)}`;
+}
+
+function writeHistogram(out: string[], name: string, labels: string, histogram: Histogram): void {
+  let cumulative = 0;
+  histogram.buckets.forEach((bound, i) => {
+    cumulative += histogram.counts[i] as number;
+    out.push(`${name}_bucket{${labels},le="${bound}"} ${cumulative}`);
+  });
+  out.push(`${name}_bucket{${labels},le="+Inf"} ${histogram.count}`, `${name}_sum{${labels}} ${histogram.sum}`, `${name}_count{${labels}} ${histogram.count}`);
+}
+
+/** A number nginx logged (`0.004`, `512`); `-`, several values (`0.001, 0.002`) and anything else are none. */
+function loggedNumber(text: string): number | undefined {
+  return /^[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : undefined;
+}
+
+/** A label value in the text exposition. */
+function quote(value: string): string {
+  return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')}"`;
+}
+
+/** What the file may grow to before it is emptied (once everything in it is read). */
+const truncateAtBytes = 8 * 1024 * 1024;
+
+/**
+ * Follows the file nginx appends request lines to. nginx writes them in buffers (a write per 64 KB, or
+ * a second), so a request costs a worker a copy into its buffer and no system call; a file never makes a
+ * writer wait for its reader, so a slow, stopped or absent sidecar costs nginx nothing (the file grows
+ * meanwhile, on the volume that holds nginx's temp files). Read every `intervalMs`; emptied once read
+ * to its end past 8 MB (nginx appends with O_APPEND, so its next write lands at the new end; a buffer
+ * written between the last look and the truncation, microseconds once per 8 MB, is lost). Started
+ * empty: a sidecar that restarts does not count lines from before.
+ */
+export function followRequestLog(path: string, metrics: RequestMetrics, intervalMs = 250): { close: () => Promise<void> } {
+  const fd = openSync(path, 'a+', 0o644);
+  ftruncateSync(fd, 0);
+  const chunk = Buffer.alloc(1024 * 1024);
+  let offset = 0;
+  let partial = '';
+  const read = (): void => {
+    let size = fstatSync(fd).size;
+    if (size < offset) offset = 0;
+    while (offset < size) {
+      const count = readSync(fd, chunk, 0, Math.min(chunk.length, size - offset), offset);
+      if (count <= 0) break;
+      offset += count;
+      const text = partial + chunk.toString('latin1', 0, count);
+      const end = text.lastIndexOf('\n');
+      partial = text.slice(end + 1);
+      if (end >= 0) metrics.handleLines(text.slice(0, end));
+      if (offset === size) size = fstatSync(fd).size;
+    }
+    // nginx writes whole buffers of whole lines: with nothing partial left, all that is there was read.
+    if (offset >= truncateAtBytes && partial === '' && fstatSync(fd).size === offset) {
+      ftruncateSync(fd, 0);
+      offset = 0;
+    }
+  };
+  const timer = setInterval(read, intervalMs);
+  return {
+    close: async () => {
+      clearInterval(timer);
+      read();
+      closeSync(fd);
+    },
+  };
+}
