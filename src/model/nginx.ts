@@ -5,6 +5,7 @@
  */
 
 import type { ResourceRef } from './diagnostics.js';
+import type { OutputFile, TlsFiles } from './files.js';
 import type { LocationOrigin, ServicePortRef, SniRouteOrigin, VirtualHostOrigin } from './provenance.js';
 
 /** How the SNI front hands a connection to the listener that serves it (http servers, stream servers). */
@@ -48,19 +49,6 @@ export interface NginxConfig {
 
 /** The main config file's name in the output folder; every other file is named relative to it. */
 export const mainConfigName = 'nginx.conf';
-
-export interface OutputFile {
-  /** Path relative to the output directory, using `/`. */
-  readonly path: string;
-  readonly contents: string;
-  /** File mode; key material is 0o600. */
-  readonly mode: number;
-  /**
-   * nginx's worker processes read the file at request time (`auth_basic_user_file`), not the master at
-   * load: when we write as root, the file is given to the user the workers run as.
-   */
-  readonly readByWorkers?: boolean;
-}
 
 // ---------------------------------------------------------------- stream
 
@@ -408,12 +396,6 @@ export interface HttpUpstream {
   /** Idle connections kept per worker; 0 leaves `keepalive` out (nginx rejects `keepalive 0`). */
   readonly keepalive: number;
   readonly comment: string;
-}
-
-export interface TlsFiles {
-  /** Relative to nginx.conf's directory. */
-  readonly certificate: string;
-  readonly certificateKey: string;
 }
 
 export interface DefaultServer {

@@ -1,5 +1,5 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import type { OutputFile, TlsFiles } from '../model/nginx.js';
+import type { OutputFile, TlsFiles } from '../model/files.js';
 import type { Checked } from './allowlist.js';
 import {
   certificateCoversHost,

@@ -18,6 +18,7 @@ import type { PassthroughRoute, TerminatedHost } from './ingress/hosts.js';
 import { byString, compareAge, groupBy } from './precedence.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
+import { mapKey } from './map-keys.js';
 import { readablePart, upstreamName } from './upstream-names.js';
 import { withAddedFields, withFields } from '../model/objects.js';
 
@@ -92,13 +93,6 @@ interface Claim {
  * address alone.
  */
 const proxyProtocolLoopback: Readonly<Record<ProxyProtocolVersion, string>> = { v1: '127.0.0.2', v2: '127.0.0.3' };
-
-/** nginx's `map` reads these words as its own parameters; as keys they take a leading backslash. */
-const mapParameters: ReadonlySet<string> = new Set(['default', 'hostnames', 'include', 'volatile']);
-
-export function mapKey(serverName: string): string {
-  return mapParameters.has(serverName) ? `\\${serverName}` : serverName;
-}
 
 /**
  * A wildcard `*.suffix` covers a name with at least one more label in front of the suffix, and a

@@ -1,29 +1,18 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import {
-  generationPlaceholder,
-  type CertificateMap,
-  type ForwardedHeaders,
-  type Handoff,
-  type HttpExtensions,
-  type HttpUpstream,
-  type Location,
-  type NginxConfig,
-  type OutputFile,
-  type ProxyDefaults,
-  type TlsFiles,
-  type TlsListener,
-  type VirtualHost,
-} from '../model/nginx.js';
+import { generationPlaceholder, type CertificateMap, type ForwardedHeaders, type Handoff, type HttpExtensions, type HttpUpstream, type Location, type NginxConfig, type ProxyDefaults, type TlsListener, type VirtualHost } from '../model/nginx.js';
+import type { OutputFile, TlsFiles } from '../model/files.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import { passthroughProxyProtocols, requestedProxyProtocol, type ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
-import { gatewayKinds, planGateways, type GatewayPlan, type ResourceStatus } from './gateway/index.js';
+import { gatewayKinds, planGateways, type GatewayPlan } from './gateway/index.js';
+import type { ResourceStatus } from '../model/status.js';
 import { ingressClassDecision } from './ingress/classes.js';
 import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { claimantsOf, keepOwnedClaims, mergeHosts } from './ingress/hosts.js';
 import { HttpExtensionRegistry } from './ingress/extensions.js';
-import { translateIngress, type IngressContext, type IngressContribution } from './ingress/ingress.js';
+import { translateIngress } from './ingress/ingress.js';
+import type { IngressContext, IngressContribution } from './ingress/claims.js';
 import { ReferenceGrants } from './gateway/reference-grants.js';
 import { withinSizeLimits } from './ingress/size-limits.js';
 import { referenceGrantSchema } from './gateway/schemas.js';
