@@ -23,6 +23,7 @@ import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
 import { SecretFiles, type CertificateSummary } from './secrets.js';
 import { SecretOrigins } from './cluster-provided.js';
+import { filesNamedBy } from './named-files.js';
 import { nginxFeatures } from './nginx-version.js';
 import { sharePlainHttpServers } from './redirect-server.js';
 import { shareSslContexts } from './ssl-contexts.js';
@@ -172,7 +173,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const hstsHeader = hstsHeaderValue(settings);
   const httpExtensions = extensions.collect(merged.references);
 
-  const model: NginxConfig = {
+  const config: Omit<NginxConfig, 'files'> = {
     nginxVersion: options.nginxVersion,
     handoff,
     handoffProxyProtocol: handoff === 'proxy-protocol-unix',
@@ -235,8 +236,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       sslCiphers: settings.sslCiphers,
       ...stream,
     },
-    files: readByWorkers(secrets.files(), contexts.certificateMap),
   };
+  // The default certificate is always written: stand-ins for Secrets the cluster makes hold the same.
+  const named = new Set([...filesNamedBy(config), defaultTls.certificate, defaultTls.certificateKey]);
+  const model: NginxConfig = { ...config, files: readByWorkers(secrets.checkedFiles().filter((file) => named.has(file.path)), contexts.certificateMap) };
   return {
     model,
     diagnostics: [...report.diagnostics].sort(compareDiagnostics),

@@ -130,7 +130,7 @@ export function runPlan(objects: readonly SourceObject[], overrides: Partial<Gat
     systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
     ...overrides,
   });
-  return { plan, diagnostics: report.diagnostics, files: secrets.files() };
+  return { plan, diagnostics: report.diagnostics, files: secrets.checkedFiles() };
 }
 
 export function gatewayStatus(plan: GatewayPlan, namespace: string, name: string): GatewayStatus {
