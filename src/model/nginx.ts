@@ -11,9 +11,9 @@ import type { LocationOrigin, ServicePortRef, SniRouteOrigin, VirtualHostOrigin 
 /** How the SNI front hands a connection to the listener that serves it (http servers, stream servers). */
 export type Handoff =
   /** nginx < 1.25.5: `proxy_pass` to unix sockets with PROXY protocol, real IP restored there. */
-  | 'proxy-protocol-unix'
+  | { readonly directive: 'proxy_pass'; readonly proxyProtocol: true }
   /** nginx >= 1.25.5: `pass` gives the listener the connection itself; no copy, the client address stays native. */
-  | 'pass';
+  | { readonly directive: 'pass'; readonly proxyProtocol: false };
 
 /**
  * Stands in the rendered config for its generation until the build step knows it: a digest of the
@@ -26,9 +26,8 @@ export const generationPlaceholder = 'ingress2nginx generation to be filled in';
 export interface NginxConfig {
   /** Target nginx version the config was rendered for (from `--nginx-version`). */
   readonly nginxVersion: string;
+  /** The SNI fronts' directive, and whether the listeners they hand connections to read a PROXY header first. */
   readonly handoff: Handoff;
-  /** The listeners the SNI fronts hand connections to read a PROXY header first (`proxy-protocol-unix`). */
-  readonly handoffProxyProtocol: boolean;
   /** Absolute path of the stream module to `load_module`, when the distro builds it as a module. */
   readonly streamModulePath?: string;
   /** Absolute directory for pid, unix sockets and temp files. */
@@ -84,8 +83,6 @@ export interface StreamConfig {
 
 export interface SniFrontend {
   readonly port: number;
-  /** `pass` (hands the connection itself over) or `proxy_pass` (copies it, after a PROXY header). */
-  readonly handoffDirective: 'pass' | 'proxy_pass';
   /** `$…` variable name (without `$`) that the SNI map sets. */
   readonly routeVariable: string;
   /** Expect a PROXY protocol header from an outer load balancer on this port. */

@@ -192,7 +192,7 @@ export function buildStream(input: StreamInput): StreamParts {
       const frontRoute = ({ serverName, target, comment, origin }: Claim): SniRoute => {
         if (typeof target === 'string') return { serverName, mapKey: mapKey(serverName), target, comment, origin };
         const backendComment = target.description === undefined ? comment : `${comment} to ${target.description}`;
-        if (target.proxyProtocol && input.handoff === 'proxy-protocol-unix') {
+        if (target.proxyProtocol && input.handoff.proxyProtocol) {
           // The front sends a PROXY header on every connection it proxies, with the client's address and
           // its own: it can be the one hop to such a backend.
           return { serverName, mapKey: mapKey(serverName), target: target.backend, comment: `${backendComment}, PROXY protocol v1`, origin };
@@ -232,7 +232,6 @@ export function buildStream(input: StreamInput): StreamParts {
       for (const { server, routes: backends } of withProxyProtocol.values()) proxyProtocolServers.push(withAddedFields(server, { routes: backends }));
       return {
         port,
-        handoffDirective: input.handoff === 'pass' ? 'pass' : 'proxy_pass',
         routeVariable: `i2n_route_${port}`,
         acceptProxyProtocol: input.acceptProxyProtocol,
         trustedProxies: input.trustedProxies,

@@ -148,7 +148,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
 
   const runDir = options.runDir;
   const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
-  const handoff: Handoff = features.streamPass ? 'pass' : 'proxy-protocol-unix';
+  const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const stream = buildStream({
     handoff,
     httpsPort: options.httpsPort,
@@ -176,7 +176,6 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const config: Omit<NginxConfig, 'files'> = {
     nginxVersion: options.nginxVersion,
     handoff,
-    handoffProxyProtocol: handoff === 'proxy-protocol-unix',
     ...(options.streamModulePath !== undefined && { streamModulePath: options.streamModulePath }),
     runDir,
     pidFile: `${runDir}/nginx.pid`,
@@ -421,7 +420,7 @@ function httpsListener(
   port: number,
   settings: Pick<ControllerSettings, 'useProxyProtocol' | 'proxyRealIpCidr'>,
 ): Pick<NginxConfig['http'], 'httpsListeners' | 'httpsRealIpFrom'> {
-  const viaUnix = handoff === 'proxy-protocol-unix';
+  const viaUnix = handoff.proxyProtocol;
   const unixListener: TlsListener = { address: `unix:${socket}`, proxyProtocol: viaUnix };
   const fromFront = viaUnix ? ['unix:'] : [];
   if (fronted) return { httpsListeners: [unixListener], httpsRealIpFrom: fromFront };
