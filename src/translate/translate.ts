@@ -21,7 +21,7 @@ import { hostOwners, type HostClaimant } from './ownership.js';
 import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
-import { SecretFiles, type CertificateSummary } from './secrets.js';
+import { SecretFiles, type CertificateSummary, type Reference } from './secrets.js';
 import { SecretOrigins } from './cluster-provided.js';
 import { filesNamedBy } from './named-files.js';
 import { nginxFeatures } from './nginx-version.js';
@@ -43,6 +43,12 @@ export interface TranslateResult {
   readonly ingresses: readonly { readonly namespace: string; readonly name: string }[];
   /** The certificate served for each host name (Ingress and Gateway Terminate), sorted by host. */
   readonly certificates: readonly ServedCertificate[];
+  /**
+   * The Secrets and ConfigMaps this build read besides TLS Secrets of served certificates (which the
+   * cluster mode watches by type): the controller ConfigMap, and what claims name for a CA, a client
+   * certificate or users. Sorted; the cluster mode follows exactly these.
+   */
+  readonly references: readonly Reference[];
 }
 
 export interface ServedCertificate extends CertificateSummary {
@@ -245,6 +251,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     statuses: gateways.statuses,
     ingresses: ours.map((i) => ({ namespace: i.object.metadata.namespace, name: i.object.metadata.name })).sort(byString((i) => `${i.namespace}/${i.name}`)),
     certificates: servedCertificates(model, gateways.ports, secrets),
+    references: referencesOf(secrets, options.configMap),
   };
 }
 
@@ -267,6 +274,13 @@ function servedCertificates(model: NginxConfig, ports: GatewayPlan['ports'], sec
   for (const host of model.http.virtualHosts) add(host.serverName, host.tls?.certificate);
   for (const route of ports.flatMap((p) => p.routes)) for (const files of route.certificates) add(route.hostname, files.certificate);
   return [...served.values()].sort(byString((c) => c.host));
+}
+
+function referencesOf(secrets: SecretFiles, configMap: string | undefined): Reference[] {
+  const [namespace, name] = configMap?.split('/') ?? [];
+  const controller: Reference[] = namespace !== undefined && name !== undefined ? [{ kind: 'ConfigMap', namespace, name }] : [];
+  const id = (r: Reference) => `${r.kind}/${r.namespace}/${r.name}`;
+  return [...new Map([...controller, ...secrets.references()].map((r) => [id(r), r])).values()].sort(byString(id));
 }
 
 /** Leaves out what nginx rejected (apply/quarantine.ts), each with an error that carries nginx's words. */
