@@ -372,6 +372,7 @@ function proxyDefaults(settings: ControllerSettings): ProxyDefaults {
     nextUpstreamTimeout: settings.proxyNextUpstreamTimeout,
     limitReqStatus: settings.limitReqStatusCode,
     limitConnStatus: settings.limitConnStatusCode,
+    directives: settings.directives ?? [],
   };
 }
 

@@ -28,6 +28,7 @@ import { permanentCode, temporalCode } from './annotations/paths.js';
 import type { ControllerSettings } from './configmap.js';
 import { sizeInBytes } from '../allowlist.js';
 import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
+import { directiveSlices } from './annotations/directive-slices.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
 import type { ClientCertificateRequest, IngressBehaviour, IngressContext } from './claims.js';
 
@@ -283,6 +284,10 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
           ? `${proxy.redirectFrom} ${proxy.redirectTo}`
           : undefined;
   const onOff = (value: boolean) => (value ? 'on' : 'off');
+  const directives = directiveSlices.flatMap((slice) => {
+    const value = annotations.directives[slice.name];
+    return value === undefined ? [] : [{ name: slice.directive, value }];
+  });
   const tuning: ProxyTuning = {
     ...(proxy.connectTimeout !== undefined && { connectTimeout: `${proxy.connectTimeout}s` }),
     ...(proxy.readTimeout !== undefined && { readTimeout: `${proxy.readTimeout}s` }),
@@ -295,6 +300,7 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
     ...(proxy.nextUpstreamTries !== undefined && { nextUpstreamTries: String(proxy.nextUpstreamTries) }),
     ...(proxy.nextUpstreamTimeout !== undefined && { nextUpstreamTimeout: `${proxy.nextUpstreamTimeout}s` }),
     ...(redirect !== undefined && { redirect }),
+    ...(directives.length > 0 && { directives }),
   };
   return Object.keys(tuning).length > 0 ? tuning : undefined;
 }

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { Severity } from '../../model/diagnostics.js';
-import type { RedirectCode } from '../../model/nginx.js';
+import type { Directive, RedirectCode } from '../../model/nginx.js';
 import {
   cidrList,
   cidrListText,
@@ -20,6 +20,7 @@ import {
   quoteKey,
 } from '../allowlist.js';
 import { maxBodyBufferBytes, maxProxyBufferBytes, minProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
+import { directiveSlices } from './annotations/directive-slices.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
 import { compareStrings } from '../../model/order.js';
 
@@ -59,6 +60,8 @@ export interface ControllerSettings {
   denylistSourceRange: string[];
   limitReqStatusCode: number;
   limitConnStatusCode: number;
+  /** The directive slices' keys that the ConfigMap sets, in the slices' order; absent when it sets none. */
+  directives?: readonly Directive[];
 }
 
 export interface ConfigMapIssue {
@@ -77,7 +80,9 @@ interface SettingRule<T> {
   readonly accepted: string;
 }
 
-type SettingTable = { readonly [Field in keyof ControllerSettings]: SettingRule<ControllerSettings[Field]> };
+type TableSettings = Omit<ControllerSettings, 'directives'>;
+
+type SettingTable = { readonly [Field in keyof TableSettings]: SettingRule<TableSettings[Field]> };
 
 /**
  * SSLv2 and SSLv3 are refused outright (OpenSSL 3 builds lack them); TLSv1 and TLSv1.1 stay available
@@ -265,11 +270,12 @@ const settingTable: SettingTable = {
   limitConnStatusCode: { key: 'limit-conn-status-code', schema: errorStatus, defaultValue: 503, accepted: 'a status code from 400 to 599' },
 };
 
-const knownKeys: ReadonlySet<string> = new Set(Object.values(settingTable).map((rule) => rule.key));
+const knownKeys: ReadonlySet<string> = new Set([...Object.values(settingTable).map((rule) => rule.key), ...directiveSlices.map((slice) => slice.name)]);
 
 /** Builds settings field by field; `pick` supplies each field's value. */
 function assembleSettings(
-  pick: <Field extends keyof ControllerSettings>(field: Field) => ControllerSettings[Field],
+  pick: <Field extends keyof TableSettings>(field: Field) => TableSettings[Field],
+  directives: readonly Directive[],
 ): ControllerSettings {
   return {
     sslProtocols: pick('sslProtocols'),
@@ -307,11 +313,12 @@ function assembleSettings(
     denylistSourceRange: pick('denylistSourceRange'),
     limitReqStatusCode: pick('limitReqStatusCode'),
     limitConnStatusCode: pick('limitConnStatusCode'),
+    ...(directives.length > 0 && { directives }),
   };
 }
 
 export const defaultControllerSettings: ControllerSettings = Object.freeze(
-  assembleSettings((field) => copyValue(settingTable[field].defaultValue)),
+  assembleSettings((field) => copyValue(settingTable[field].defaultValue), []),
 );
 
 export function parseControllerSettings(data: Readonly<Record<string, string>>): {
@@ -339,7 +346,11 @@ export function parseControllerSettings(data: Readonly<Record<string, string>>):
     }
   }
 
-  const value = assembleSettings((field) => readSetting(settingTable[field], data, issues));
+  const directives = directiveSlices.flatMap((slice): Directive[] => {
+    const value = readSetting({ key: slice.name, schema: slice.schema.optional(), defaultValue: undefined, accepted: slice.accepted }, data, issues);
+    return value === undefined ? [] : [{ name: slice.directive, value }];
+  });
+  const value = assembleSettings((field) => readSetting(settingTable[field], data, issues), directives);
   issues.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.code, b.code));
   return { value, issues };
 }

@@ -15,6 +15,8 @@
  * ConfigMap defaults (internal/ingress/controller/config/config.go).
  */
 
+import { directiveSlices } from './directive-slices.js';
+
 export type CatalogStatus = 'supported' | 'differs' | 'ignored' | 'refused';
 
 export interface AnnotationEntry {
@@ -631,6 +633,13 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'server-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
   { name: 'stream-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
   { name: 'auth-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
+  ...directiveSlices.map(({ name, family, defaultValue, note }): AnnotationEntry => ({
+    name,
+    family,
+    status: 'supported',
+    defaultValue: `ConfigMap \`${name}\` (${defaultValue})`,
+    note,
+  })),
 ];
 
 /** ConfigMap keys that ingress2nginx reads; every other ingress-nginx key has no effect (an info diagnostic). */
@@ -696,6 +705,7 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
     note: 'ours: a host belongs to the namespace that claimed it first; other namespaces cannot add to it',
   },
   { key: 'allow-snippet-annotations', status: 'ignored', defaultValue: '`false`', note: 'snippets are refused whatever it says' },
+  ...directiveSlices.map(({ name, defaultValue, note }): ConfigMapEntry => ({ key: name, status: 'supported', defaultValue, note })),
 ];
 
 const byName = new Map(annotationCatalog.map((entry) => [entry.name, entry]));
