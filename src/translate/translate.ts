@@ -23,6 +23,7 @@ import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
 import { SecretFiles, type CertificateSummary, type Reference } from './secrets.js';
 import { SecretOrigins } from './cluster-provided.js';
+import { directiveSlices } from './ingress/annotations/directive-slices.js';
 import { filesNamedBy } from './named-files.js';
 import { nginxFeatures } from './nginx-version.js';
 import { sharePlainHttpServers } from './redirect-server.js';
@@ -372,7 +373,10 @@ function proxyDefaults(settings: ControllerSettings): ProxyDefaults {
     nextUpstreamTimeout: settings.proxyNextUpstreamTimeout,
     limitReqStatus: settings.limitReqStatusCode,
     limitConnStatus: settings.limitConnStatusCode,
-    directives: settings.directives ?? [],
+    directives: directiveSlices.flatMap((slice) => {
+      const value = settings[slice.name];
+      return value === undefined ? [] : [{ name: slice.directive, value }];
+    }),
   };
 }
 

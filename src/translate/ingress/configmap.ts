@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { Severity } from '../../model/diagnostics.js';
-import type { Directive, RedirectCode } from '../../model/nginx.js';
+import type { RedirectCode } from '../../model/nginx.js';
 import {
   cidrList,
   cidrListText,
@@ -24,7 +24,8 @@ import { directiveSlices } from './annotations/directive-slices.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
 import { compareStrings } from '../../model/order.js';
 
-export interface ControllerSettings {
+/** The settings of the key table below, one field per ConfigMap key. */
+interface TableSettings {
   sslProtocols: string;
   sslCiphers: string;
   sslRedirect: boolean;
@@ -60,9 +61,12 @@ export interface ControllerSettings {
   denylistSourceRange: string[];
   limitReqStatusCode: number;
   limitConnStatusCode: number;
-  /** The directive slices' keys that the ConfigMap sets, in the slices' order; absent when it sets none. */
-  directives?: readonly Directive[];
 }
+
+/** The directive slices' values (annotations/directive-slices.ts), under their keys: undefined keeps nginx's default. */
+type SliceSettings = { [key: `${string}-${string}`]: string | undefined };
+
+export type ControllerSettings = TableSettings & SliceSettings;
 
 export interface ConfigMapIssue {
   severity: Severity;
@@ -79,8 +83,6 @@ interface SettingRule<T> {
   /** What the schema accepts, in words, for the message that rejects a value. */
   readonly accepted: string;
 }
-
-type TableSettings = Omit<ControllerSettings, 'directives'>;
 
 type SettingTable = { readonly [Field in keyof TableSettings]: SettingRule<TableSettings[Field]> };
 
@@ -275,7 +277,7 @@ const knownKeys: ReadonlySet<string> = new Set([...Object.values(settingTable).m
 /** Builds settings field by field; `pick` supplies each field's value. */
 function assembleSettings(
   pick: <Field extends keyof TableSettings>(field: Field) => TableSettings[Field],
-  directives: readonly Directive[],
+  slices: SliceSettings,
 ): ControllerSettings {
   return {
     sslProtocols: pick('sslProtocols'),
@@ -313,12 +315,15 @@ function assembleSettings(
     denylistSourceRange: pick('denylistSourceRange'),
     limitReqStatusCode: pick('limitReqStatusCode'),
     limitConnStatusCode: pick('limitConnStatusCode'),
-    ...(directives.length > 0 && { directives }),
+    ...slices,
   };
 }
 
 export const defaultControllerSettings: ControllerSettings = Object.freeze(
-  assembleSettings((field) => copyValue(settingTable[field].defaultValue), []),
+  assembleSettings(
+    (field) => copyValue(settingTable[field].defaultValue),
+    Object.fromEntries(directiveSlices.map((slice) => [slice.name, undefined])),
+  ),
 );
 
 export function parseControllerSettings(data: Readonly<Record<string, string>>): {
@@ -346,11 +351,10 @@ export function parseControllerSettings(data: Readonly<Record<string, string>>):
     }
   }
 
-  const directives = directiveSlices.flatMap((slice): Directive[] => {
-    const value = readSetting({ key: slice.name, schema: slice.schema.optional(), defaultValue: undefined, accepted: slice.accepted }, data, issues);
-    return value === undefined ? [] : [{ name: slice.directive, value }];
-  });
-  const value = assembleSettings((field) => readSetting(settingTable[field], data, issues), directives);
+  const slices: SliceSettings = Object.fromEntries(
+    directiveSlices.map((slice) => [slice.name, readSetting({ key: slice.name, schema: slice.schema, defaultValue: undefined, accepted: slice.accepted }, data, issues)]),
+  );
+  const value = assembleSettings((field) => readSetting(settingTable[field], data, issues), slices);
   issues.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.code, b.code));
   return { value, issues };
 }

@@ -10,7 +10,7 @@ import type { AnnotationRule } from './rule.js';
  */
 export interface DirectiveSlice {
   /** Annotation (without the prefix) and ConfigMap key: ingress-nginx names both the same. */
-  readonly name: string;
+  readonly name: `${string}-${string}`;
   /** The directive: in the http block from the ConfigMap, in the Ingress's locations from the annotation. */
   readonly directive: string;
   /** Parses the raw value into the directive's argument: the allow-list of what reaches nginx. */
