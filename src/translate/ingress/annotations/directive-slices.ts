@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { nginxSize, sizeInBytes } from '../../allowlist.js';
+import { maxProxyBufferBytes } from './proxy.js';
 import type { AnnotationRule } from './rule.js';
 
 /**
@@ -25,7 +27,18 @@ export interface DirectiveSlice {
   readonly family: string;
 }
 
-export const directiveSlices: readonly DirectiveSlice[] = [];
+export const directiveSlices: readonly DirectiveSlice[] = [
+  {
+    name: 'proxy-max-temp-file-size',
+    directive: 'proxy_max_temp_file_size',
+    // nginx wants 0, or at least one buffer: from the largest buffer an Ingress may ask for up, it loads with any.
+    schema: nginxSize('kmg').refine((size) => sizeInBytes(size) === 0 || sizeInBytes(size) >= maxProxyBufferBytes),
+    accepted: 'a size of 0 (no temporary files: a response larger than the buffers is passed on as it arrives) or from 1m, such as 1024m',
+    defaultValue: '`1024m`',
+    note: 'the most of a response buffered to a temporary file when it does not fit the buffers; sizes between 0 and 1m, which nginx refuses next to larger buffers, are refused',
+    family: 'Proxy tuning',
+  },
+];
 
 /** The annotations of the slices, by name: absent means the ConfigMap's value (or nginx's default). */
 export const directiveAnnotations: { readonly [name: string]: AnnotationRule<string | undefined> } = Object.fromEntries(
