@@ -166,35 +166,7 @@ function translateTerminating(
     (rule.http?.paths ?? []).forEach((p, pathIndex) => {
       const pathField: FieldPath = [...rulePath, 'http', 'paths', pathIndex];
       const path = p.path === undefined || p.path === '' ? '/' : p.path;
-      const groups = regex ? checkedRegexPath(path, object, [...pathField, 'path'], ctx) : isSafePath(path) ? 0 : undefined;
-      if (!regex && groups !== undefined && isInternalPath(path)) {
-        ctx.report.error(
-          'path-invalid',
-          object,
-          `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own (auth-url), so no Ingress may use them; this path is not rendered`,
-          [...pathField, 'path'],
-        );
-        return;
-      }
-      if (groups === undefined) {
-        if (!regex) {
-          ctx.report.error(
-            'path-invalid',
-            object,
-            'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /; this path is not rendered',
-            [...pathField, 'path'],
-          );
-        }
-        return;
-      }
-      if (regex && rewriteTarget !== undefined && highestGroupReference(rewriteTarget) > groups) {
-        ctx.report.warning(
-          'rewrite-target-group-missing',
-          object,
-          `rewrite-target uses $${highestGroupReference(rewriteTarget)}, but this path has ${groups} group(s); nginx puts nothing in its place`,
-          [...pathField, 'path'],
-        );
-      }
+      if (!usablePath(path, regex, rewriteTarget, object, [...pathField, 'path'], ctx)) return;
       const target = backendFor(p.backend, annotations, built, errorPages, object, [...pathField, 'backend'], ctx);
       const behaviour = locationBehaviour(built, errorPages, object, p.backend, path, rewriteTarget, regex);
       const comment = `${object.metadata.namespace}/${object.metadata.name} ${p.pathType} ${path}`;
@@ -222,6 +194,40 @@ function translateTerminating(
   if (spec.defaultBackend) routes.push(...defaultBackendRoutes(spec.defaultBackend, hosts, ordinal, { object, annotations, built, errorPages, shared, ctx }));
   const weak = weakClaims(object, annotations, tls, routes, hosts, ctx.settings.httpRedirectCode);
   return { ...empty, tls: [...tls, ...weak.tls], routes: [...routes, ...weak.routes] };
+}
+
+/** A path as written is served: it is safe (or a safe regex), outside our internal prefix, and rewrite-target fits it. */
+function usablePath(path: string, regex: boolean, rewriteTarget: string | undefined, object: SourceObject, field: FieldPath, ctx: IngressContext): boolean {
+  const groups = regex ? checkedRegexPath(path, object, field, ctx) : isSafePath(path) ? 0 : undefined;
+  if (!regex && groups !== undefined && isInternalPath(path)) {
+    ctx.report.error(
+      'path-invalid',
+      object,
+      `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own (auth-url), so no Ingress may use them; this path is not rendered`,
+      field,
+    );
+    return false;
+  }
+  if (groups === undefined) {
+    if (!regex) {
+      ctx.report.error(
+        'path-invalid',
+        object,
+        'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /; this path is not rendered',
+        field,
+      );
+    }
+    return false;
+  }
+  if (regex && rewriteTarget !== undefined && highestGroupReference(rewriteTarget) > groups) {
+    ctx.report.warning(
+      'rewrite-target-group-missing',
+      object,
+      `rewrite-target uses $${highestGroupReference(rewriteTarget)}, but this path has ${groups} group(s); nginx puts nothing in its place`,
+      field,
+    );
+  }
+  return true;
 }
 
 /** `spec.defaultBackend`: a fallback `/` on each of the Ingress's hosts and on the default server. */
