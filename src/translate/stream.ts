@@ -19,6 +19,7 @@ import { byString, compareAge, groupBy } from './precedence.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
 import { mapKey } from './map-keys.js';
+import { wildcardCovers } from './wildcards.js';
 import { readablePart, upstreamName } from './upstream-names.js';
 import { withAddedFields, withFields } from '../model/objects.js';
 
@@ -93,17 +94,6 @@ interface Claim {
  * address alone.
  */
 const proxyProtocolLoopback: Readonly<Record<ProxyProtocolVersion, string>> = { v1: '127.0.0.2', v2: '127.0.0.3' };
-
-/**
- * A wildcard `*.suffix` covers a name with at least one more label in front of the suffix, and a
- * narrower wildcard under it; nginx's map then prefers the longest match, so a covered name needs an
- * entry of its own to keep its connections.
- */
-export function wildcardCovers(wildcard: string, name: string): boolean {
-  const suffix = wildcard.slice(1);
-  const rest = name.startsWith('*.') ? name.slice(1) : `.${name}`;
-  return rest.length > suffix.length && rest.endsWith(suffix);
-}
 
 /** Public CA chains carry intermediates; nginx's default depth of 1 would refuse them. */
 const backendTlsVerifyDepth = 4;
