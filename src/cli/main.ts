@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { nginxBinary } from '../apply/check.js';
 import { EnvironmentError, isSystemError, reason } from '../apply/environment.js';
-import { printable, printableLines } from '../model/printable.js';
 import { stageBuild } from '../apply/staged-build.js';
 import { workerOwner } from '../apply/worker-user.js';
 import { OutputFolder } from '../apply/write.js';
 import { mainConfigName } from '../model/nginx.js';
+import { printable, printableLines } from '../model/printable.js';
 import { build } from '../render/build.js';
 import { InputError } from '../sources/files.js';
 import { ClusterAccessError } from '../sources/cluster/access-error.js';
@@ -52,6 +52,47 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .showHelpAfterError('(run with --help for usage)')
     .version(packageVersion(), '-V, --version', 'print the version of ingress2nginx');
 
+  const setExit = (code: number) => (exitCode = code);
+  renderCommand(program, io, setExit);
+  validateCommand(program, io, setExit);
+  diffCommand(program, io, setExit);
+
+  routesCommand(program, io, setExit);
+  reviewCommand(program, io, setExit);
+
+  auditCommand(program, io, setExit);
+
+  runCommand(program, io, setExit);
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? exitCodes.clean : exitCodes.failure;
+    }
+    if (
+      error instanceof InputError ||
+      error instanceof UsageError ||
+      error instanceof EnvironmentError ||
+      error instanceof ClusterAccessError
+    ) {
+      io.stderr(`ingress2nginx: ${printable(error.message)}\n`);
+      return exitCodes.failure;
+    }
+    if (isSystemError(error)) {
+      // The machine refused something no command caught itself: still one line, never a stack trace.
+      const path = error.path !== undefined ? `${error.path}: ` : '';
+      io.stderr(`ingress2nginx: ${printable(`${path}${reason(error)}`)}\n`);
+      return exitCodes.failure;
+    }
+    io.stderr(`ingress2nginx: internal error: ${printableLines(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
+    return exitCodes.failure;
+  }
+}
+
+/** `render`: build, optionally check with nginx -t, and replace the output folder's files. */
+function renderCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
   withCommonOptions(
     program.command('render').description('render manifests into DIR/nginx.conf and key material'),
     'diagnostics: text on stderr, or json, sarif or markdown on stdout',
@@ -72,13 +113,13 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         if (!rendered.staged) {
           // The output folder keeps the last good config: nothing was moved into it.
           reportDiagnostics(diagnostics, flags, io, extra);
-          exitCode = exitCodes.failure;
+          setExit(exitCodes.failure);
           return;
         }
         await folder.commit(rendered.staged);
         if (rendered.rejected) await folder.keepRejected(rendered.rejected);
         reportDiagnostics(diagnostics, flags, io, extra);
-        exitCode = outcome(diagnostics, flags.strict);
+        setExit(outcome(diagnostics, flags.strict));
         progress(
           flags,
           io,
@@ -91,7 +132,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         await folder.close();
       }
     });
+}
 
+/** `validate`: diagnostics only. */
+function validateCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
   withCommonOptions(
     program.command('validate').description('report diagnostics only; write nothing'),
     'diagnostics: text on stderr, or json, sarif or markdown on stdout',
@@ -101,16 +145,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const result = build(source.snapshot, options);
     const diagnostics = await diagnosticsOf(source, result);
     reportDiagnostics(diagnostics, flags, io, { statuses: result.statuses });
-    exitCode = outcome(diagnostics, flags.strict);
+    setExit(outcome(diagnostics, flags.strict));
   });
+}
 
-  diffCommand(program, io, (code) => (exitCode = code));
-
-  routesCommand(program, io, (code) => (exitCode = code));
-  reviewCommand(program, io, (code) => (exitCode = code));
-
-  auditCommand(program, io, (code) => (exitCode = code));
-
+/** `run`: the cluster mode. */
+function runCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
   withTranslateOptions(program.command('run').description('watch the cluster and keep a stock nginx beside it configured (sidecar)'))
     .requiredOption('-o, --output <dir>', 'folder nginx reads its config from (shared with the nginx container)')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, else the Pod service account)')
@@ -142,7 +182,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       }
       // Loaded here, not at start-up: the cluster client and the metrics library cost every command 0.3 s and 70 MB.
       const { defaultRunTiming, runSidecar } = await import('../sidecar/run.js');
-      exitCode = await runSidecar(
+      const code = await runSidecar(
         {
           output: flags.output,
           translate: toBaseTranslateOptions(flags, readResolvConf),
@@ -152,7 +192,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           nginxBin: nginxBinary(flags.nginxBin),
           metricsHost: flags.metricsAddress.host,
           metricsPort: flags.metricsAddress.port,
-          requestMetrics: flags.requestMetrics === 'true',
+      requestMetrics: flags.requestMetrics === 'true',
           ...(flags.publishService !== undefined && { publishService: flags.publishService }),
           publishAddresses: flags.publishAddress ?? [],
           updateStatus: flags.updateStatus === 'true',
@@ -170,33 +210,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           ...(io.onListening && { onListening: io.onListening }),
         },
       );
+      setExit(code);
     });
-
-  try {
-    await program.parseAsync([...argv], { from: 'user' });
-    return exitCode;
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      return error.exitCode === 0 ? exitCodes.clean : exitCodes.failure;
-    }
-    if (
-      error instanceof InputError ||
-      error instanceof UsageError ||
-      error instanceof EnvironmentError ||
-      error instanceof ClusterAccessError
-    ) {
-      io.stderr(`ingress2nginx: ${printable(error.message)}\n`);
-      return exitCodes.failure;
-    }
-    if (isSystemError(error)) {
-      // The machine refused something no command caught itself: still one line, never a stack trace.
-      const path = error.path !== undefined ? `${error.path}: ` : '';
-      io.stderr(`ingress2nginx: ${printable(`${path}${reason(error)}`)}\n`);
-      return exitCodes.failure;
-    }
-    io.stderr(`ingress2nginx: internal error: ${printableLines(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
-    return exitCodes.failure;
-  }
 }
 
 interface RunFlags {

@@ -18,6 +18,9 @@ import type { PassthroughRoute, TerminatedHost } from './ingress/hosts.js';
 import { byString, compareAge, groupBy } from './precedence.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
+import { mapKey } from './map-keys.js';
+import type { HostOwnership } from './ownership.js';
+import { wildcardCovers } from './wildcards.js';
 import { readablePart, upstreamName } from './upstream-names.js';
 import { withAddedFields, withFields } from '../model/objects.js';
 
@@ -42,7 +45,7 @@ export interface StreamInput {
    * `first-namespace-owns-host`: the namespace that owns each host on the HTTPS port. A route from
    * another namespace gets no connections for it.
    */
-  readonly hostOwners?: ReadonlyMap<string, SourceObject>;
+  readonly hostOwnership?: HostOwnership;
   /** Finds a TLSRoute by `namespace/name`, to report on it. */
   readonly routeObject: (namespace: string, name: string) => SourceObject | undefined;
   readonly report: Reporter;
@@ -93,24 +96,6 @@ interface Claim {
  */
 const proxyProtocolLoopback: Readonly<Record<ProxyProtocolVersion, string>> = { v1: '127.0.0.2', v2: '127.0.0.3' };
 
-/** nginx's `map` reads these words as its own parameters; as keys they take a leading backslash. */
-const mapParameters: ReadonlySet<string> = new Set(['default', 'hostnames', 'include', 'volatile']);
-
-export function mapKey(serverName: string): string {
-  return mapParameters.has(serverName) ? `\\${serverName}` : serverName;
-}
-
-/**
- * A wildcard `*.suffix` covers a name with at least one more label in front of the suffix, and a
- * narrower wildcard under it; nginx's map then prefers the longest match, so a covered name needs an
- * entry of its own to keep its connections.
- */
-export function wildcardCovers(wildcard: string, name: string): boolean {
-  const suffix = wildcard.slice(1);
-  const rest = name.startsWith('*.') ? name.slice(1) : `.${name}`;
-  return rest.length > suffix.length && rest.endsWith(suffix);
-}
-
 /** Public CA chains carry intermediates; nginx's default depth of 1 would refuse them. */
 const backendTlsVerifyDepth = 4;
 
@@ -124,6 +109,83 @@ const backendTlsVerifyDepth = 4;
  */
 export function buildStream(input: StreamInput): StreamParts {
   const builder = new StreamBuilder(input.runDir);
+  const ports = claimsByPort(input, builder);
+  const passthroughServers: PassthroughServer[] = [];
+  const proxyProtocolServers: ProxyProtocolServer[] = [];
+  const frontends = [...ports.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([port, claims]): SniFrontend => {
+      const isIngressPort = port === input.httpsPort;
+      const owned = isIngressPort && input.hostOwnership ? ownedClaims(claims, input.hostOwnership, port) : claims;
+      const settled = oneClaimPerName(owned, port, input.report);
+      const wildcards = settled.filter((c) => !c.terminated && c.serverName.startsWith('*.')).map((c) => c.serverName);
+      const routes = settled
+        .filter((c) => !c.terminated || wildcards.some((wildcard) => wildcard !== c.serverName && wildcardCovers(wildcard, c.serverName)))
+        .sort(byString((c) => c.serverName));
+      const shared = new Map<string, { server: Omit<PassthroughServer, 'routes'>; routes: PassthroughBackend[] }>();
+      const withProxyProtocol = new Map<ProxyProtocolVersion, { server: Omit<ProxyProtocolServer, 'routes'>; routes: PassthroughBackend[] }>();
+      const frontRoute = ({ serverName, target, comment, origin }: Claim): SniRoute => {
+        if (typeof target === 'string') return { serverName, mapKey: mapKey(serverName), target, comment, origin };
+        const backendComment = target.description === undefined ? comment : `${comment} to ${target.description}`;
+        if (target.proxyProtocol && input.handoff.proxyProtocol) {
+          // The front sends a PROXY header on every connection it proxies, with the client's address and
+          // its own: it can be the one hop to such a backend.
+          return { serverName, mapKey: mapKey(serverName), target: target.backend, comment: `${backendComment}, PROXY protocol v1`, origin };
+        }
+        if (target.proxyProtocol) {
+          const version = target.proxyProtocol;
+          let entry = withProxyProtocol.get(version);
+          if (!entry) {
+            const server = {
+              address: `${proxyProtocolLoopback[version]}:${port}`,
+              port,
+              version,
+              directive: version === 'v2' ? ('v2' as const) : ('on' as const),
+              backendVariable: `i2n_proxy_protocol_${port}_${version}`,
+            };
+            withProxyProtocol.set(version, (entry = { server, routes: [] }));
+          }
+          entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment: backendComment });
+          return { serverName, mapKey: mapKey(serverName), target: entry.server.address, comment: `${comment}, PROXY protocol ${version}`, origin };
+        }
+        const kind = target.noRetry ? '-once' : '';
+        let entry = shared.get(kind);
+        if (!entry) {
+          const server = {
+            socket: `${input.runDir}/passthrough-${port}${kind}.sock`,
+            port,
+            backendVariable: `i2n_passthrough_${port}${kind.replaceAll('-', '_')}`,
+            noRetry: target.noRetry,
+          };
+          shared.set(kind, (entry = { server, routes: [] }));
+        }
+        entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment: backendComment });
+        return { serverName, mapKey: mapKey(serverName), target: `unix:${entry.server.socket}`, comment, origin };
+      };
+      const frontRoutes = routes.map(frontRoute);
+      for (const { server, routes: backends } of shared.values()) passthroughServers.push(withAddedFields(server, { routes: backends }));
+      for (const { server, routes: backends } of withProxyProtocol.values()) proxyProtocolServers.push(withAddedFields(server, { routes: backends }));
+      return {
+        port,
+        routeVariable: `i2n_route_${port}`,
+        acceptProxyProtocol: input.acceptProxyProtocol,
+        trustedProxies: input.trustedProxies,
+        routes: frontRoutes,
+        defaultTarget: isIngressPort ? `unix:${input.httpsSocket}` : builder.rejectTarget(),
+        defaultComment: isIngressPort ? 'terminating http servers (default certificate)' : 'reject socket (connection closed)',
+      };
+    });
+
+  return {
+    frontends: frontends.filter((front) => front.port !== input.httpsPort || front.routes.length > 0),
+    passthroughServers: passthroughServers.sort(byString((s) => s.socket)),
+    proxyProtocolServers: proxyProtocolServers.sort(byString((s) => s.address)),
+    ...builder.parts(),
+  };
+}
+
+/** Every SNI claim by port: Ingress passthrough and terminated hosts on the HTTPS port, TLSRoutes on theirs. */
+function claimsByPort(input: StreamInput, builder: StreamBuilder): Map<number, Claim[]> {
   const ports = new Map<number, Claim[]>();
   const claimsOn = (port: number): Claim[] => {
     let claims = ports.get(port);
@@ -180,81 +242,9 @@ export function buildStream(input: StreamInput): StreamParts {
       origin: { claim: { claimant: provenanceOf(host.owner), losers: [] }, destination: { kind: 'http' } },
     });
   }
-
-  const passthroughServers: PassthroughServer[] = [];
-  const proxyProtocolServers: ProxyProtocolServer[] = [];
-  const frontends = [...ports.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([port, claims]): SniFrontend => {
-      const isIngressPort = port === input.httpsPort;
-      const owned = isIngressPort && input.hostOwners ? ownedClaims(claims, input.hostOwners, port, input.report) : claims;
-      const settled = oneClaimPerName(owned, port, input.report);
-      const wildcards = settled.filter((c) => !c.terminated && c.serverName.startsWith('*.')).map((c) => c.serverName);
-      const routes = settled
-        .filter((c) => !c.terminated || wildcards.some((wildcard) => wildcard !== c.serverName && wildcardCovers(wildcard, c.serverName)))
-        .sort(byString((c) => c.serverName));
-      const shared = new Map<string, { server: Omit<PassthroughServer, 'routes'>; routes: PassthroughBackend[] }>();
-      const withProxyProtocol = new Map<ProxyProtocolVersion, { server: Omit<ProxyProtocolServer, 'routes'>; routes: PassthroughBackend[] }>();
-      const frontRoute = ({ serverName, target, comment, origin }: Claim): SniRoute => {
-        if (typeof target === 'string') return { serverName, mapKey: mapKey(serverName), target, comment, origin };
-        const backendComment = target.description === undefined ? comment : `${comment} to ${target.description}`;
-        if (target.proxyProtocol && input.handoff === 'proxy-protocol-unix') {
-          // The front sends a PROXY header on every connection it proxies, with the client's address and
-          // its own: it can be the one hop to such a backend.
-          return { serverName, mapKey: mapKey(serverName), target: target.backend, comment: `${backendComment}, PROXY protocol v1`, origin };
-        }
-        if (target.proxyProtocol) {
-          const version = target.proxyProtocol;
-          let entry = withProxyProtocol.get(version);
-          if (!entry) {
-            const server = {
-              address: `${proxyProtocolLoopback[version]}:${port}`,
-              port,
-              version,
-              directive: version === 'v2' ? ('v2' as const) : ('on' as const),
-              backendVariable: `i2n_proxy_protocol_${port}_${version}`,
-            };
-            withProxyProtocol.set(version, (entry = { server, routes: [] }));
-          }
-          entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment: backendComment });
-          return { serverName, mapKey: mapKey(serverName), target: entry.server.address, comment: `${comment}, PROXY protocol ${version}`, origin };
-        }
-        const kind = target.noRetry ? '-once' : '';
-        let entry = shared.get(kind);
-        if (!entry) {
-          const server = {
-            socket: `${input.runDir}/passthrough-${port}${kind}.sock`,
-            port,
-            backendVariable: `i2n_passthrough_${port}${kind.replaceAll('-', '_')}`,
-            noRetry: target.noRetry,
-          };
-          shared.set(kind, (entry = { server, routes: [] }));
-        }
-        entry.routes.push({ serverName, mapKey: mapKey(serverName), backend: target.backend, comment: backendComment });
-        return { serverName, mapKey: mapKey(serverName), target: `unix:${entry.server.socket}`, comment, origin };
-      };
-      const frontRoutes = routes.map(frontRoute);
-      for (const { server, routes: backends } of shared.values()) passthroughServers.push(withAddedFields(server, { routes: backends }));
-      for (const { server, routes: backends } of withProxyProtocol.values()) proxyProtocolServers.push(withAddedFields(server, { routes: backends }));
-      return {
-        port,
-        handoffDirective: input.handoff === 'pass' ? 'pass' : 'proxy_pass',
-        routeVariable: `i2n_route_${port}`,
-        acceptProxyProtocol: input.acceptProxyProtocol,
-        trustedProxies: input.trustedProxies,
-        routes: frontRoutes,
-        defaultTarget: isIngressPort ? `unix:${input.httpsSocket}` : builder.rejectTarget(),
-        defaultComment: isIngressPort ? 'terminating http servers (default certificate)' : 'reject socket (connection closed)',
-      };
-    });
-
-  return {
-    frontends: frontends.filter((front) => front.port !== input.httpsPort || front.routes.length > 0),
-    passthroughServers: passthroughServers.sort(byString((s) => s.socket)),
-    proxyProtocolServers: proxyProtocolServers.sort(byString((s) => s.address)),
-    ...builder.parts(),
-  };
+  return ports;
 }
+
 
 /**
  * One claim per host name and port: the oldest owner wins (design §5 precedence), except that an Ingress
@@ -374,17 +364,10 @@ function reportCollision(
 }
 
 /** `first-namespace-owns-host`: claims from a namespace other than the host's owner are dropped. */
-function ownedClaims(claims: readonly Claim[], owners: ReadonlyMap<string, SourceObject>, port: number, report: Reporter): Claim[] {
-  return claims.filter((claim) => {
-    const owner = owners.get(claim.serverName);
-    if (!owner || !claim.owner || claim.owner.metadata.namespace === owner.metadata.namespace) return true;
-    report.warning(
-      'host-owned-by-namespace',
-      claim.owner,
-      `${claim.serverName} belongs to namespace ${owner.metadata.namespace} (${owner.kind} ${resourceName(owner)} claimed it first) and first-namespace-owns-host is set; this claim gets no connections for it on port ${port}`,
-    );
-    return false;
-  });
+function ownedClaims(claims: readonly Claim[], ownership: HostOwnership, port: number): Claim[] {
+  return claims.filter(
+    (claim) => !claim.owner || ownership.allows(claim.serverName, claim.owner, claim.serverName, `this claim gets no connections for it on port ${port}`),
+  );
 }
 
 interface Destination {

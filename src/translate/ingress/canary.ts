@@ -19,28 +19,7 @@ import type { IngressSpec } from '../resources.js';
 import { isDnsHostname, isWildcardHostname } from '../allowlist.js';
 import { annotationPrefix, type IngressAnnotations } from './annotations/index.js';
 import { digestOf, escapeLiteral, regexKey, type HttpExtensionRegistry } from './extensions.js';
-import type { IngressContext, PathType, RouteClaim } from './ingress.js';
-
-export interface CanaryPolicy {
-  readonly weight: number;
-  readonly weightTotal: number;
-  readonly header?: string;
-  readonly headerValue?: string;
-  readonly headerPattern?: string;
-  readonly cookie?: string;
-}
-
-export interface CanaryClaim {
-  readonly ingress: SourceObject;
-  readonly field: FieldPath;
-  /** Empty for rules without a host. */
-  readonly host: string;
-  readonly ingressPath: string;
-  readonly pathType: PathType;
-  /** The canary's Service, before the main location's TLS settings are applied to it. */
-  readonly backend: ResolvedBackend;
-  readonly policy: CanaryPolicy;
-}
+import type { CanaryClaim, CanaryPolicy, IngressContext, RouteClaim } from './claims.js';
 
 /** The paths a canary Ingress offers to split; what it cannot take part in is reported. */
 export function translateCanary(object: SourceObject, spec: IngressSpec, annotations: IngressAnnotations, ctx: IngressContext): CanaryClaim[] {
@@ -111,6 +90,16 @@ export interface CanarySplitResult {
   readonly canaryBackend: ResolvedBackend;
 }
 
+/** `canary-by-header`: its value, its pattern, or `always`/`never`. */
+function headerEntries(policy: CanaryPolicy, canaryTarget: string, mainTarget: string): MapBlock['entries'] {
+  if (policy.headerValue !== undefined) return [{ key: regexKey(`^${escapeLiteral(policy.headerValue)}$`), value: canaryTarget }];
+  if (policy.headerPattern !== undefined) return [{ key: regexKey(policy.headerPattern), value: canaryTarget }];
+  return [
+    { key: regexKey('^always$'), value: canaryTarget },
+    { key: regexKey('^never$'), value: mainTarget },
+  ];
+}
+
 /**
  * Splits `main`'s traffic with `canary`. The canary's backend is reached with the main location's
  * protocol and TLS settings, in an upstream of its own; a backend verified by the name chosen for it
@@ -160,22 +149,8 @@ export function splitWithCanary(
     next = `$${prefix}_cookie`;
   }
   if (policy.header !== undefined) {
-    const entries =
-      policy.headerValue !== undefined
-        ? [{ key: regexKey(`^${escapeLiteral(policy.headerValue)}$`), value: canaryTarget }]
-        : policy.headerPattern !== undefined
-          ? [{ key: regexKey(policy.headerPattern), value: canaryTarget }]
-          : [
-              { key: regexKey('^always$'), value: canaryTarget },
-              { key: regexKey('^never$'), value: mainTarget },
-            ];
-    maps.push({
-      comment,
-      source: `$http_${policy.header.toLowerCase().replaceAll('-', '_')}`,
-      variable: `${prefix}_header`,
-      entries,
-      defaultValue: next,
-    });
+    const source = `$http_${policy.header.toLowerCase().replaceAll('-', '_')}`;
+    maps.push({ comment, source, variable: `${prefix}_header`, entries: headerEntries(policy, canaryTarget, mainTarget), defaultValue: next });
     next = `$${prefix}_header`;
   }
 

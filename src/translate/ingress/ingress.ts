@@ -3,106 +3,16 @@ import type { FieldPath } from '../../model/diagnostics.js';
 import type { BackendProtocol, ErrorPageLocation, Location, LocationBehaviour, Proxy, ProxySsl, ProxyTuning } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from '../allowlist.js';
-import { resolveServiceBackend, type BackendPolicy, type ResolvedBackend } from '../backends.js';
-import type { Reporter } from '../report.js';
-import type { IngressBackend, IngressSpec, Resources, Typed } from '../resources.js';
+import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
+import type { IngressBackend, IngressSpec, Typed } from '../resources.js';
 import { checkSafeRegex, pathRegexAlphabet } from '../safe-regex.js';
-import type { ReferenceGrants } from '../gateway/reference-grants.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
-import type { SecretFiles, ObjectRef } from '../secrets.js';
 import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
 import { highestGroupReference } from './annotations/paths.js';
-import { buildBehaviour, type ClientCertificateRequest, type IngressBehaviour } from './behaviour.js';
-import { translateCanary, type CanaryClaim } from './canary.js';
-import type { ControllerSettings } from './configmap.js';
-import type { HttpExtensionRegistry } from './extensions.js';
+import { buildBehaviour } from './behaviour.js';
+import { translateCanary } from './canary.js';
+import type { IngressBehaviour, IngressContext, IngressContribution, PassthroughClaim, RouteClaim, TlsClaim, WeakClaim } from './claims.js';
 import { withAddedFields, withFields } from '../../model/objects.js';
-
-export interface IngressContext {
-  readonly resources: Resources;
-  readonly secrets: SecretFiles;
-  readonly report: Reporter;
-  readonly backendPolicy: BackendPolicy;
-  readonly allowCrossNamespaceSecrets: boolean;
-  /** Every backend resolved so far, by upstream name. */
-  readonly backends: Map<string, ResolvedBackend>;
-  /** The controller ConfigMap: defaults for the annotations. */
-  readonly settings: ControllerSettings;
-  /** http-level blocks the locations refer to. */
-  readonly extensions: HttpExtensionRegistry;
-  /** The client address as access checks see it: `$remote_addr`, or `$i2n_client_addr` behind PROXY protocol with forwarded headers. */
-  readonly clientAddress: string;
-  /** The rate-limit key for a client: `$binary_remote_addr`, or `$i2n_client_addr`. */
-  readonly limitKey: string;
-  /** Which cross-namespace references are allowed (auth-url to another namespace's Service). */
-  readonly referenceGrants: ReferenceGrants;
-}
-
-interface Claim {
-  readonly ingress: SourceObject;
-  readonly field: FieldPath;
-}
-
-export interface PassthroughClaim extends Claim {
-  readonly host: string;
-  /** Absent when the backend cannot be used: the host's connections are closed. */
-  readonly backend?: ResolvedBackend;
-}
-
-/**
- * `server-alias` and `from-to-www-redirect` ask for host names the Ingress does not list in its rules.
- * Such a claim is weak: it is dropped wherever any other resource claims the name, whatever its age.
- */
-export type WeakClaim = 'server-alias' | 'from-to-www-redirect';
-
-export interface TlsClaim extends Claim {
-  readonly host: string;
-  /** Absent: `spec.tls` without `secretName`, served with the default certificate. */
-  readonly secret?: ObjectRef;
-  readonly weak?: WeakClaim;
-}
-
-export type PathType = 'Exact' | 'Prefix' | 'ImplementationSpecific';
-
-export interface RouteClaim extends Claim {
-  /** Empty for rules without a host (the default server). */
-  readonly host: string;
-  /** `~*`: a regex path of a `use-regex` (or `rewrite-target`) Ingress; `path` is the regex. */
-  readonly modifier: '=' | '' | '~*';
-  readonly path: string;
-  /** From `spec.defaultBackend`: used only where no explicit path claims the location. */
-  readonly fallback: boolean;
-  /** From `pathType: Exact`, which beats the exact half of a Prefix path. */
-  readonly exact: boolean;
-  /** Position within the Ingress, to order claims of one Ingress. */
-  readonly ordinal: number;
-  /** The Ingress path these locations come from, as written (`/` for defaultBackend). */
-  readonly ingressPath: string;
-  readonly pathType: PathType | 'defaultBackend';
-  readonly comment: string;
-  readonly proxy?: Proxy;
-  /** The resolved backend of `proxy`, which a canary splits against. */
-  readonly backend?: ResolvedBackend;
-  /** The backend's TLS name was chosen for it (verify on, no `proxy-ssl-name`): a canary gets its own. */
-  readonly implicitSslName: boolean;
-  readonly sslRedirect?: boolean;
-  readonly forceSslRedirect: boolean;
-  readonly behaviour?: LocationBehaviour;
-  /** Locations the behaviour needs on the same host (auth endpoints, error pages). */
-  readonly companions: readonly Location[];
-  /** What the host's TLS server must ask of clients for this location's `auth-tls-*`. */
-  readonly clientCertificate?: ClientCertificateRequest;
-  /** http-level groups (zones, maps) the location refers to. */
-  readonly references: readonly string[];
-  readonly weak?: WeakClaim;
-}
-
-export interface IngressContribution {
-  readonly passthrough: readonly PassthroughClaim[];
-  readonly tls: readonly TlsClaim[];
-  readonly routes: readonly RouteClaim[];
-  readonly canaries: readonly CanaryClaim[];
-}
 
 const empty: IngressContribution = { passthrough: [], tls: [], routes: [], canaries: [] };
 
@@ -222,25 +132,7 @@ function translateTerminating(
   }
   const errorPages = customErrorPages(object, annotations, ctx);
 
-  const tls: TlsClaim[] = [];
-  (spec.tls ?? []).forEach((entry, tlsIndex) => {
-    const secretName = entry.secretName;
-    const nameIsValid = secretName === undefined || isKubernetesName(secretName);
-    if (!nameIsValid) {
-      ctx.report.error(
-        'secret-name-invalid',
-        object,
-        'secretName must be a lowercase DNS-1123 name; these hosts are served with the default certificate',
-        ['spec', 'tls', tlsIndex, 'secretName'],
-      );
-    }
-    const secret = secretName !== undefined && nameIsValid ? { namespace: object.metadata.namespace, name: secretName } : undefined;
-    (entry.hosts ?? []).forEach((rawHost, hostIndex) => {
-      const host = checkedHost(rawHost, object, ['spec', 'tls', tlsIndex, 'hosts', hostIndex], ctx);
-      if (host === undefined) return;
-      tls.push({ ingress: object, field: ['spec', 'tls', tlsIndex, 'secretName'], host, ...(secret && { secret }) });
-    });
-  });
+  const tls = tlsClaims(object, spec, ctx);
 
   const redirects: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect'> = {
     ...(annotations.tls.sslRedirect !== undefined && { sslRedirect: annotations.tls.sslRedirect }),
@@ -274,35 +166,7 @@ function translateTerminating(
     (rule.http?.paths ?? []).forEach((p, pathIndex) => {
       const pathField: FieldPath = [...rulePath, 'http', 'paths', pathIndex];
       const path = p.path === undefined || p.path === '' ? '/' : p.path;
-      const groups = regex ? checkedRegexPath(path, object, [...pathField, 'path'], ctx) : isSafePath(path) ? 0 : undefined;
-      if (!regex && groups !== undefined && isInternalPath(path)) {
-        ctx.report.error(
-          'path-invalid',
-          object,
-          `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own (auth-url), so no Ingress may use them; this path is not rendered`,
-          [...pathField, 'path'],
-        );
-        return;
-      }
-      if (groups === undefined) {
-        if (!regex) {
-          ctx.report.error(
-            'path-invalid',
-            object,
-            'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /; this path is not rendered',
-            [...pathField, 'path'],
-          );
-        }
-        return;
-      }
-      if (regex && rewriteTarget !== undefined && highestGroupReference(rewriteTarget) > groups) {
-        ctx.report.warning(
-          'rewrite-target-group-missing',
-          object,
-          `rewrite-target uses $${highestGroupReference(rewriteTarget)}, but this path has ${groups} group(s); nginx puts nothing in its place`,
-          [...pathField, 'path'],
-        );
-      }
+      if (!usablePath(path, regex, rewriteTarget, object, [...pathField, 'path'], ctx)) return;
       const target = backendFor(p.backend, annotations, built, errorPages, object, [...pathField, 'backend'], ctx);
       const behaviour = locationBehaviour(built, errorPages, object, p.backend, path, rewriteTarget, regex);
       const comment = `${object.metadata.namespace}/${object.metadata.name} ${p.pathType} ${path}`;
@@ -327,32 +191,108 @@ function translateTerminating(
     });
   });
 
-  if (spec.defaultBackend) {
-    const target = backendFor(spec.defaultBackend, annotations, built, errorPages, object, ['spec', 'defaultBackend'], ctx);
-    const behaviour = locationBehaviour(built, errorPages, object, spec.defaultBackend, '/', undefined, false);
-    const comment = `${object.metadata.namespace}/${object.metadata.name} defaultBackend`;
-    // The default backend catches what no path of this Ingress matches on its hosts, and on the default server.
-    for (const host of new Set(['', ...hosts])) {
-      routes.push({
-        ingress: object,
-        field: ['spec', 'defaultBackend'],
-        host,
-        modifier: '',
-        path: '/',
-        exact: false,
-        fallback: true,
-        ordinal: ordinal++,
-        ingressPath: '/',
-        pathType: 'defaultBackend',
-        comment,
-        ...target,
-        ...shared,
-        behaviour,
-      });
-    }
-  }
+  if (spec.defaultBackend) routes.push(...defaultBackendRoutes(spec.defaultBackend, hosts, ordinal, { object, annotations, built, errorPages, shared, ctx }));
   const weak = weakClaims(object, annotations, tls, routes, hosts, ctx.settings.httpRedirectCode);
   return { ...empty, tls: [...tls, ...weak.tls], routes: [...routes, ...weak.routes] };
+}
+
+/** A path as written is served: it is safe (or a safe regex), outside our internal prefix, and rewrite-target fits it. */
+function usablePath(path: string, regex: boolean, rewriteTarget: string | undefined, object: SourceObject, field: FieldPath, ctx: IngressContext): boolean {
+  const groups = regex ? checkedRegexPath(path, object, field, ctx) : isSafePath(path) ? 0 : undefined;
+  if (!regex && groups !== undefined && isInternalPath(path)) {
+    ctx.report.error(
+      'path-invalid',
+      object,
+      `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own (auth-url), so no Ingress may use them; this path is not rendered`,
+      field,
+    );
+    return false;
+  }
+  if (groups === undefined) {
+    if (!regex) {
+      ctx.report.error(
+        'path-invalid',
+        object,
+        'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /; this path is not rendered',
+        field,
+      );
+    }
+    return false;
+  }
+  if (regex && rewriteTarget !== undefined && highestGroupReference(rewriteTarget) > groups) {
+    ctx.report.warning(
+      'rewrite-target-group-missing',
+      object,
+      `rewrite-target uses $${highestGroupReference(rewriteTarget)}, but this path has ${groups} group(s); nginx puts nothing in its place`,
+      field,
+    );
+  }
+  return true;
+}
+
+/** `spec.defaultBackend`: a fallback `/` on each of the Ingress's hosts and on the default server. */
+function defaultBackendRoutes(
+  backend: IngressBackend,
+  hosts: readonly string[],
+  firstOrdinal: number,
+  { object, annotations, built, errorPages, shared, ctx }: {
+    object: SourceObject;
+    annotations: IngressAnnotations;
+    built: IngressBehaviour;
+    errorPages: CustomErrorPages;
+    shared: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect' | 'companions' | 'clientCertificate' | 'references'>;
+    ctx: IngressContext;
+  },
+): RouteClaim[] {
+  const routes: RouteClaim[] = [];
+  let ordinal = firstOrdinal;
+  const target = backendFor(backend, annotations, built, errorPages, object, ['spec', 'defaultBackend'], ctx);
+  const behaviour = locationBehaviour(built, errorPages, object, backend, '/', undefined, false);
+  const comment = `${object.metadata.namespace}/${object.metadata.name} defaultBackend`;
+  // The default backend catches what no path of this Ingress matches on its hosts, and on the default server.
+  for (const host of new Set(['', ...hosts])) {
+    routes.push({
+      ingress: object,
+      field: ['spec', 'defaultBackend'],
+      host,
+      modifier: '',
+      path: '/',
+      exact: false,
+      fallback: true,
+      ordinal: ordinal++,
+      ingressPath: '/',
+      pathType: 'defaultBackend',
+      comment,
+      ...target,
+      ...shared,
+      behaviour,
+    });
+  }
+  return routes;
+}
+
+/** `spec.tls`: a claim on each listed host, with its Secret (none: the default certificate). */
+function tlsClaims(object: SourceObject, spec: IngressSpec, ctx: IngressContext): TlsClaim[] {
+  const tls: TlsClaim[] = [];
+  (spec.tls ?? []).forEach((entry, tlsIndex) => {
+    const secretName = entry.secretName;
+    const nameIsValid = secretName === undefined || isKubernetesName(secretName);
+    if (!nameIsValid) {
+      ctx.report.error(
+        'secret-name-invalid',
+        object,
+        'secretName must be a lowercase DNS-1123 name; these hosts are served with the default certificate',
+        ['spec', 'tls', tlsIndex, 'secretName'],
+      );
+    }
+    const secret = secretName !== undefined && nameIsValid ? { namespace: object.metadata.namespace, name: secretName } : undefined;
+    (entry.hosts ?? []).forEach((rawHost, hostIndex) => {
+      const host = checkedHost(rawHost, object, ['spec', 'tls', tlsIndex, 'hosts', hostIndex], ctx);
+      if (host === undefined) return;
+      tls.push({ ingress: object, field: ['spec', 'tls', tlsIndex, 'secretName'], host, ...(secret && { secret }) });
+    });
+  });
+  return tls;
 }
 
 /**

@@ -15,6 +15,8 @@
  * ConfigMap defaults (internal/ingress/controller/config/config.go).
  */
 
+import { directiveSlices } from './directive-slices.js';
+
 export type CatalogStatus = 'supported' | 'differs' | 'ignored' | 'refused';
 
 export interface AnnotationEntry {
@@ -458,7 +460,6 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'proxy-buffer-size', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffer-size` (`4k`)', note: 'also the size of each of the `proxy-buffers-number` buffers' },
   { name: 'proxy-buffers-number', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffers-number` (`4`)', note: '1 to 1024' },
   { name: 'proxy-busy-buffers-size', family: proxy, status: 'ignored', defaultValue: '', note: 'nginx sizes busy buffers from the buffers' },
-  { name: 'proxy-max-temp-file-size', family: proxy, status: 'ignored', defaultValue: '`1024m`', note: 'nginx\'s default (1024m) applies' },
   { name: 'proxy-request-buffering', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-request-buffering` (`on`)', note: '`on` or `off`' },
   { name: 'proxy-http-version', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-http-version` (`1.1`)', note: '`1.0` or `1.1`' },
   {
@@ -631,6 +632,13 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'server-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
   { name: 'stream-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
   { name: 'auth-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
+  ...directiveSlices.map(({ name, family, defaultValue, note }): AnnotationEntry => ({
+    name,
+    family,
+    status: 'supported',
+    defaultValue: `ConfigMap \`${name}\` (${defaultValue})`,
+    note,
+  })),
 ];
 
 /** ConfigMap keys that ingress2nginx reads; every other ingress-nginx key has no effect (an info diagnostic). */
@@ -697,6 +705,7 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
     note: 'ours: a host belongs to the namespace that claimed it first; other namespaces cannot add to it',
   },
   { key: 'allow-snippet-annotations', status: 'ignored', defaultValue: '`false`', note: 'snippets are refused whatever it says' },
+  ...directiveSlices.map(({ name, defaultValue, note }): ConfigMapEntry => ({ key: name, status: 'supported', defaultValue, note })),
 ];
 
 const byName = new Map(annotationCatalog.map((entry) => [entry.name, entry]));
