@@ -99,9 +99,13 @@ function subset(objects: readonly JsonObject[], hosts: number): JsonObject[] {
 }
 
 async function metric(port: number, name: string, label = ''): Promise<number> {
-  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
-  const line = text.split('\n').find((l) => l.startsWith(`${name}${label}`) && /\s[\d.e+-]+$/.test(l));
-  return line ? Number(line.split(' ').pop()) : 0;
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => undefined);
+  // Not up yet: the callers poll.
+  if (text === undefined) return 0;
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${label} `) && /\s[\d.e+-]+$/.test(l));
+  // A renamed series must stop the bench, not print 0 for it.
+  if (line === undefined) throw new Error(`/metrics has no ${name}${label}`);
+  return Number(line.split(' ').pop());
 }
 
 /** nginx >= 1.25.5 from scripts/build-nginx.mjs (or NGINX_NEW_BIN), for the reload figures of the `pass` topology. */
@@ -435,8 +439,8 @@ async function main(): Promise<void> {
         const memory = await vmPeak(sidecar.process.pid ?? 0);
         const master = await nginxMaster(sidecar.process.pid ?? 0);
         const masterMemory = master === undefined ? undefined : await vmPeak(master);
-        const heap = await metric(sidecar.metricsPort, 'ingress2nginx_nodejs_heap_size_used_bytes');
-        const external = await metric(sidecar.metricsPort, 'ingress2nginx_nodejs_external_memory_bytes');
+        const heap = await metric(sidecar.metricsPort, 'nodejs_heap_size_used_bytes');
+        const external = await metric(sidecar.metricsPort, 'nodejs_external_memory_bytes');
         const check = percentile(sidecar.syncs.map((s) => s.checkMs), 50);
         const build = percentile(sidecar.syncs.slice(1).map((s) => s.buildMs), 50);
         out(
