@@ -176,31 +176,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   });
   const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
 
-  const afterRound = async (round: Round): Promise<void> => {
-    // A config served since before this process started is reloaded by no round.
-    if (round.applied) {
-      metrics.servedGeneration = round.result.generation;
-      requests?.metrics.setTables(round.result.generation, () => requestLogTables(round.result.model));
-    } else reportFailure(round.failure ?? 'the config was not applied');
-    if (!election.isLeader) return;
-    for (const diagnostic of round.diagnostics) {
-      if (diagnostic.severity === 'info' || !diagnostic.resource) continue;
-      const { kind, namespace = '', name } = diagnostic.resource;
-      const object = source.objects(kind).find((o) => o.metadata.name === name && (o.metadata.namespace ?? '') === namespace);
-      if (!object) continue;
-      const uid = (object.metadata as { uid?: string }).uid;
-      events.record({ apiVersion: object.apiVersion, kind, namespace, name, ...(uid !== undefined && { uid }) }, 'Warning', eventReason(diagnostic.code), 'Render', `${diagnostic.field ? `${diagnostic.field}: ` : ''}${diagnostic.message}`);
-    }
-    const addresses = await publishedAddresses(client, options, log);
-    const writes = await statusWriter.write(round.result, round.applied, addresses, new Date());
-    if (writes > 0) log.debug('status written', { writes });
-  };
-  const reportFailure = (failure: string): void => {
-    const pod = io.env['POD_NAME'];
-    if (election.isLeader && pod) {
-      events.record({ apiVersion: 'v1', kind: 'Pod', namespace: access.namespace, name: pod }, 'Warning', 'ReloadFailed', 'Reload', failure);
-    }
-  };
+  const afterRound = roundReporter({ options, log, metrics, requests, election, source, events, statusWriter, client, pod: io.env['POD_NAME'], podNamespace: access.namespace });
 
   const reconciler = new Reconciler({
     source,
@@ -234,6 +210,54 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
 
   source.start();
   election.start();
+}
+
+
+interface RoundReporting {
+  readonly options: RunOptions;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  readonly requests: Awaited<ReturnType<typeof startRequestMetrics>>;
+  readonly election: LeaderElection;
+  readonly source: ClusterSource;
+  readonly events: EventRecorder;
+  readonly statusWriter: StatusWriter;
+  readonly client: ApiClient;
+  /** The Pod a failed reload is reported on, when the sidecar knows it. */
+  readonly pod: string | undefined;
+  readonly podNamespace: string;
+}
+
+/**
+ * What follows each round: the served generation and its request-label tables, and while this replica
+ * leads, Events for the diagnostics (or the Pod, for a failed reload) and the resources' status.
+ */
+function roundReporter(parts: RoundReporting): (round: Round) => Promise<void> {
+  const { options, log, metrics, requests, election, source, events, statusWriter, client, pod, podNamespace } = parts;
+  const reportFailure = (failure: string): void => {
+    if (election.isLeader && pod) {
+      events.record({ apiVersion: 'v1', kind: 'Pod', namespace: podNamespace, name: pod }, 'Warning', 'ReloadFailed', 'Reload', failure);
+    }
+  };
+  return async (round) => {
+    // A config served since before this process started is reloaded by no round.
+    if (round.applied) {
+      metrics.servedGeneration = round.result.generation;
+      requests?.metrics.setTables(round.result.generation, () => requestLogTables(round.result.model));
+    } else reportFailure(round.failure ?? 'the config was not applied');
+    if (!election.isLeader) return;
+    for (const diagnostic of round.diagnostics) {
+      if (diagnostic.severity === 'info' || !diagnostic.resource) continue;
+      const { kind, namespace = '', name } = diagnostic.resource;
+      const object = source.objects(kind).find((o) => o.metadata.name === name && (o.metadata.namespace ?? '') === namespace);
+      if (!object) continue;
+      const uid = (object.metadata as { uid?: string }).uid;
+      events.record({ apiVersion: object.apiVersion, kind, namespace, name, ...(uid !== undefined && { uid }) }, 'Warning', eventReason(diagnostic.code), 'Render', `${diagnostic.field ? `${diagnostic.field}: ` : ''}${diagnostic.message}`);
+    }
+    const addresses = await publishedAddresses(client, options, log);
+    const writes = await statusWriter.write(round.result, round.applied, addresses, new Date());
+    if (writes > 0) log.debug('status written', { writes });
+  };
 }
 
 /**
