@@ -87,6 +87,8 @@ export function withTranslateOptions(command: Command): Command {
     .option('--gateway-class <name>', 'GatewayClass name to serve', parseClassName, defaults.gatewayClass)
     .option('--watch-ingress-without-class', 'also serve Ingresses that name no class', false)
     .option('--configmap <namespace/name>', 'controller ConfigMap (ingress-nginx keys)', parseNamespacedName)
+    .option('--tcp-services-configmap <namespace/name>', 'ConfigMap of TCP services (ingress-nginx format: "port": "namespace/service:port[:PROXY][:PROXY]")', parseNamespacedName)
+    .option('--udp-services-configmap <namespace/name>', 'ConfigMap of UDP services (ingress-nginx format: "port": "namespace/service:port")', parseNamespacedName)
     .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)
     .option('--allow-cross-namespace-secrets', 'let proxy-ssl-secret name a Secret in another namespace', false)
     .option('--cluster-domain <domain>', 'cluster DNS domain for Services not in the input', parseDomain, defaults.clusterDomain)

@@ -21,6 +21,8 @@ export interface TranslateFlags {
   readonly systemCaBundle: string;
   readonly watchIngressWithoutClass: boolean;
   readonly configmap?: string;
+  readonly tcpServicesConfigmap?: string;
+  readonly udpServicesConfigmap?: string;
   readonly defaultCertificate?: string;
   readonly allowCrossNamespaceSecrets: boolean;
   readonly clusterDomain: string;
@@ -213,6 +215,8 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
     systemCaBundle: flags.systemCaBundle,
     watchIngressWithoutClass: flags.watchIngressWithoutClass,
     ...(flags.configmap !== undefined && { configMap: flags.configmap }),
+    ...(flags.tcpServicesConfigmap !== undefined && { tcpServicesConfigMap: flags.tcpServicesConfigmap }),
+    ...(flags.udpServicesConfigmap !== undefined && { udpServicesConfigMap: flags.udpServicesConfigmap }),
     ...(flags.defaultCertificate !== undefined && { defaultCertificate: flags.defaultCertificate }),
     allowCrossNamespaceSecrets: flags.allowCrossNamespaceSecrets,
     clusterDomain: flags.clusterDomain,

@@ -5,7 +5,7 @@
  */
 
 import type { ResourceRef } from './diagnostics.js';
-import type { LocationOrigin, ServicePortRef, SniRouteOrigin, VirtualHostOrigin } from './provenance.js';
+import type { LocationOrigin, ServicePortRef, SniRouteOrigin, StreamServiceOrigin, VirtualHostOrigin } from './provenance.js';
 
 /** How the SNI front hands a connection to the listener that serves it (http servers, stream servers). */
 export type Handoff =
@@ -92,6 +92,26 @@ export interface StreamConfig {
   readonly terminateServers: readonly TerminateServer[];
   /** Unix socket of a server that closes every connection at once: rejected SNI and backend shares. */
   readonly rejectSocket?: string;
+  /** TCP and UDP ports forwarded to a Service port (`--tcp-services-configmap`, `--udp-services-configmap`), sorted. */
+  readonly services: readonly StreamService[];
+}
+
+/** A port of nginx's own forwarded to a Service port, as ingress-nginx's TCP/UDP services ConfigMaps ask. */
+export interface StreamService {
+  readonly port: number;
+  readonly protocol: 'tcp' | 'udp';
+  /** `protocol` is `udp`: the template's `listen … udp`. */
+  readonly udp: boolean;
+  /** Read a PROXY protocol header first (the first `PROXY` of the entry), trusting these senders' addresses. */
+  readonly acceptProxyProtocol: boolean;
+  readonly trustedProxies: readonly string[];
+  /** Send a PROXY protocol header to the backend (the second `PROXY`). */
+  readonly sendProxyProtocol: boolean;
+  readonly upstream: string;
+  /** Instead of the upstream block: `name:port` that nginx resolves per connection (`resolver`). */
+  readonly resolve?: string;
+  readonly comment: string;
+  readonly origin?: StreamServiceOrigin;
 }
 
 export interface SniFrontend {

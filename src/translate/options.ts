@@ -12,6 +12,9 @@ export interface TranslateOptions {
   readonly watchIngressWithoutClass: boolean;
   /** `namespace/name` of the controller ConfigMap, if any. */
   readonly configMap?: string;
+  /** `namespace/name` of the ConfigMaps of TCP and UDP services (`--tcp-services-configmap`, `--udp-services-configmap`). */
+  readonly tcpServicesConfigMap?: string;
+  readonly udpServicesConfigMap?: string;
   /** `namespace/name` of the default certificate Secret, if any; else the bundled fallback. */
   readonly defaultCertificate?: string;
   /**

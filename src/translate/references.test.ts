@@ -49,3 +49,14 @@ describe('referencedObjects of the auth annotations', () => {
     expect(referencedObjects({ objects: [ingress] }, { allowCrossNamespaceSecrets: true }).map((r) => r.name)).toEqual(['bootstrap-token-abcdef', 'ca', 'etcd']);
   });
 });
+
+describe('referencedObjects of the TCP and UDP services', () => {
+  it("follows the operator's TCP and UDP services ConfigMaps, as the controller ConfigMap", () => {
+    const options = { configMap: 'infra/controller', tcpServicesConfigMap: 'infra/tcp', udpServicesConfigMap: 'edge/udp', allowCrossNamespaceSecrets: false };
+    expect(referencedObjects({ objects: [] }, options)).toEqual([
+      { kind: 'ConfigMap', namespace: 'edge', name: 'udp' },
+      { kind: 'ConfigMap', namespace: 'infra', name: 'controller' },
+      { kind: 'ConfigMap', namespace: 'infra', name: 'tcp' },
+    ]);
+  });
+});

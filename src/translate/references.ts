@@ -20,20 +20,22 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
  * watches by type, so `spec.tls`, listener certificates and the default certificate need nothing
  * more): `proxy-ssl-secret`, `auth-secret` (basic-auth users) and `auth-tls-secret` (client CA) of
  * Ingresses, which are often Opaque, CA ConfigMaps of
- * BackendTLSPolicies, and the controller ConfigMap. Read loosely: a malformed reference is translate's
+ * BackendTLSPolicies, and the controller's ConfigMaps (settings, TCP and UDP services). Read loosely: a malformed reference is translate's
  * to report, here it is simply not followed. A reference into another namespace is followed only with
  * `allowCrossNamespaceSecrets`, as translate reads it only then: a tenant cannot make the cluster mode
  * read Secrets of kube-system by naming them. Sorted and without duplicates.
  */
-export function referencedObjects(snapshot: Snapshot, options: Pick<TranslateOptions, 'configMap' | 'allowCrossNamespaceSecrets'>): Reference[] {
+export function referencedObjects(snapshot: Snapshot, options: Pick<TranslateOptions, 'configMap' | 'tcpServicesConfigMap' | 'udpServicesConfigMap' | 'allowCrossNamespaceSecrets'>): Reference[] {
   const found = new Map<string, Reference>();
   const add = (kind: Reference['kind'], namespace: string | undefined, name: string | undefined) => {
     if (namespace === undefined || name === undefined) return;
     found.set(`${kind}/${namespace}/${name}`, { kind, namespace, name });
   };
   const split = (value: string | undefined) => value?.split('/') ?? [];
-  const [configNamespace, configName] = split(options.configMap);
-  add('ConfigMap', configNamespace, configName);
+  for (const operatorConfigMap of [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap]) {
+    const [configNamespace, configName] = split(operatorConfigMap);
+    add('ConfigMap', configNamespace, configName);
+  }
 
   for (const object of snapshot.objects) {
     const { namespace } = object.metadata;

@@ -38,6 +38,7 @@ import { nginxFeatures } from './nginx-version.js';
 import { sharePlainHttpServers } from './redirect-server.js';
 import { shareSslContexts } from './ssl-contexts.js';
 import { buildStream, hashSizes } from './stream.js';
+import { streamServices } from './stream-services.js';
 import { readablePart } from './upstream-names.js';
 import { withFields } from '../model/objects.js';
 
@@ -174,6 +175,19 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     routeObject,
     report,
   });
+  const tcpUdp = streamServices({
+    resources,
+    ...(options.tcpServicesConfigMap !== undefined && { tcp: options.tcpServicesConfigMap }),
+    ...(options.udpServicesConfigMap !== undefined && { udp: options.udpServicesConfigMap }),
+    reservedPorts: new Map([
+      ...gateways.ports.map((p): [number, string] => [p.port, 'a Gateway listener port']),
+      [options.httpsPort, 'the HTTPS port (--https-port)'],
+      [options.httpPort, 'the HTTP port (--http-port)'],
+    ]),
+    policy: backendPolicy,
+    trustedProxies: settings.proxyRealIpCidr,
+    report,
+  });
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
   const defaultServerTls = settings.sslRejectHandshake ? undefined : defaultTls;
   const contexts = shareSslContexts(merged.virtualHosts, defaultServerTls, options.certificatesPerHandshake ?? false);
@@ -245,6 +259,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       sslProtocols: settings.sslProtocols,
       sslCiphers: settings.sslCiphers,
       ...stream,
+      upstreams: [...stream.upstreams, ...tcpUdp.upstreams.filter((u) => !stream.upstreams.some((s) => s.name === u.name))].sort(
+        byString((u) => readablePart(u.name)),
+      ),
+      services: tcpUdp.services,
     },
     files: readByWorkers(secrets.files(), contexts.certificateMap),
   };
