@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OutputFile } from '../model/nginx.js';
+import type { OutputFile } from '../model/files.js';
 import { EnvironmentError } from './environment.js';
 import { OutputFolder, writeOutput } from './write.js';
 

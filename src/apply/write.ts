@@ -18,7 +18,8 @@ import { link, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { mainConfigName, type OutputFile } from '../model/nginx.js';
+import { mainConfigName } from '../model/nginx.js';
+import type { OutputFile } from '../model/files.js';
 import { environment, EnvironmentError, makeFolder, reason } from './environment.js';
 import type { FileOwner } from './worker-user.js';
 

@@ -1,6 +1,6 @@
 import type { Diagnostic } from '../model/diagnostics.js';
 import { diagnosticJson } from '../report/diagnostics-format.js';
-import type { ResourceStatus } from '../translate/gateway/plan.js';
+import type { ResourceStatus } from '../model/status.js';
 
 export { formatSummary, formatTextReport } from '../report/diagnostics-format.js';
 

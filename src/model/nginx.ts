@@ -5,14 +5,15 @@
  */
 
 import type { ResourceRef } from './diagnostics.js';
+import type { OutputFile, TlsFiles } from './files.js';
 import type { LocationOrigin, ServicePortRef, SniRouteOrigin, StreamServiceOrigin, VirtualHostOrigin } from './provenance.js';
 
 /** How the SNI front hands a connection to the listener that serves it (http servers, stream servers). */
 export type Handoff =
   /** nginx < 1.25.5: `proxy_pass` to unix sockets with PROXY protocol, real IP restored there. */
-  | 'proxy-protocol-unix'
+  | { readonly directive: 'proxy_pass'; readonly proxyProtocol: true }
   /** nginx >= 1.25.5: `pass` gives the listener the connection itself; no copy, the client address stays native. */
-  | 'pass';
+  | { readonly directive: 'pass'; readonly proxyProtocol: false };
 
 /**
  * Stands in the rendered config for its generation until the build step knows it: a digest of the
@@ -25,9 +26,8 @@ export const generationPlaceholder = 'ingress2nginx generation to be filled in';
 export interface NginxConfig {
   /** Target nginx version the config was rendered for (from `--nginx-version`). */
   readonly nginxVersion: string;
+  /** The SNI fronts' directive, and whether the listeners they hand connections to read a PROXY header first. */
   readonly handoff: Handoff;
-  /** The listeners the SNI fronts hand connections to read a PROXY header first (`proxy-protocol-unix`). */
-  readonly handoffProxyProtocol: boolean;
   /** Absolute path of the stream module to `load_module`, when the distro builds it as a module. */
   readonly streamModulePath?: string;
   /** Absolute directory for pid, unix sockets and temp files. */
@@ -48,19 +48,6 @@ export interface NginxConfig {
 
 /** The main config file's name in the output folder; every other file is named relative to it. */
 export const mainConfigName = 'nginx.conf';
-
-export interface OutputFile {
-  /** Path relative to the output directory, using `/`. */
-  readonly path: string;
-  readonly contents: string;
-  /** File mode; key material is 0o600. */
-  readonly mode: number;
-  /**
-   * nginx's worker processes read the file at request time (`auth_basic_user_file`), not the master at
-   * load: when we write as root, the file is given to the user the workers run as.
-   */
-  readonly readByWorkers?: boolean;
-}
 
 // ---------------------------------------------------------------- stream
 
@@ -116,8 +103,6 @@ export interface StreamService {
 
 export interface SniFrontend {
   readonly port: number;
-  /** `pass` (hands the connection itself over) or `proxy_pass` (copies it, after a PROXY header). */
-  readonly handoffDirective: 'pass' | 'proxy_pass';
   /** `$…` variable name (without `$`) that the SNI map sets. */
   readonly routeVariable: string;
   /** Expect a PROXY protocol header from an outer load balancer on this port. */
@@ -428,12 +413,6 @@ export interface HttpUpstream {
   /** Idle connections kept per worker; 0 leaves `keepalive` out (nginx rejects `keepalive 0`). */
   readonly keepalive: number;
   readonly comment: string;
-}
-
-export interface TlsFiles {
-  /** Relative to nginx.conf's directory. */
-  readonly certificate: string;
-  readonly certificateKey: string;
 }
 
 export interface DefaultServer {

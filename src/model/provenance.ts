@@ -1,5 +1,5 @@
 import type { FieldPath, ResourceRef } from './diagnostics.js';
-import type { TlsFiles } from './nginx.js';
+import type { TlsFiles } from './files.js';
 
 /**
  * Where a model object comes from, as data: reports (route table, route diff, review page) link back

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../model/diagnostics.js';
-import { generationPlaceholder, mainConfigName, type NginxConfig, type OutputFile } from '../model/nginx.js';
+import { generationPlaceholder, mainConfigName, type NginxConfig } from '../model/nginx.js';
+import type { OutputFile } from '../model/files.js';
 import type { Snapshot } from '../sources/snapshot.js';
-import type { ResourceStatus } from '../translate/gateway/index.js';
+import type { ResourceStatus } from '../model/status.js';
 import type { TranslateOptions } from '../translate/options.js';
 import { translate, type TranslateResult } from '../translate/translate.js';
 import { render } from './render.js';

@@ -2,7 +2,7 @@ import type { BuildResult } from '../render/build.js';
 import { ApiError, type ApiClient } from '../sources/cluster/client.js';
 import { objectPath, watchedKinds, type WatchedKind } from '../sources/cluster/kinds.js';
 import type { RawObject } from '../sources/cluster/reflector.js';
-import type { ResourceStatus } from '../translate/gateway/index.js';
+import type { ResourceStatus } from '../model/status.js';
 import type { Logger } from './log.js';
 import { desiredIngressStatus, desiredStatus, type LoadBalancerIngress } from './status.js';
 

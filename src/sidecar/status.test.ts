@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GatewayStatus, PolicyStatus, RouteStatus } from '../translate/gateway/index.js';
+import type { GatewayStatus, PolicyStatus, RouteStatus } from '../model/status.js';
 import { desiredIngressStatus, desiredStatus, sameJson, withTransitions } from './status.js';
 
 const now = new Date('2026-11-30T12:00:00.456Z');

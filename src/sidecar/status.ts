@@ -1,4 +1,4 @@
-import type { Condition, ResourceStatus } from '../translate/gateway/index.js';
+import type { Condition, ResourceStatus } from '../model/status.js';
 
 /**
  * Status as the API wants it, computed from what translate decided, what the apply did, and the status

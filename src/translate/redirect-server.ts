@@ -1,6 +1,6 @@
 import type { Location, Proxy, RedirectServer, VirtualHost } from '../model/nginx.js';
 import { acmeChallengePrefix } from './ingress/hosts.js';
-import { mapKey } from './stream.js';
+import { mapKey } from './map-keys.js';
 import { withFields } from '../model/objects.js';
 
 const acmeVariable = 'i2n_acme_upstream';

@@ -1,5 +1,5 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import type { OutputFile, TlsFiles } from '../model/nginx.js';
+import type { OutputFile, TlsFiles } from '../model/files.js';
 import type { Checked } from './allowlist.js';
 import {
   certificateCoversHost,
@@ -236,7 +236,11 @@ export class SecretFiles {
     return this.summaries.get(certificateFile);
   }
 
-  files(): OutputFile[] {
+  /**
+   * The files of everything checked so far, sorted by path: what a claim would need, whether or not it
+   * wins. The build writes only those the config names (`filesNamedBy`).
+   */
+  checkedFiles(): OutputFile[] {
     return [...this.output.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 

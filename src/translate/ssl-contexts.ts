@@ -1,5 +1,6 @@
-import type { CertificateMap, TlsFiles, VirtualHost } from '../model/nginx.js';
-import { mapKey } from './stream.js';
+import type { CertificateMap, VirtualHost } from '../model/nginx.js';
+import type { TlsFiles } from '../model/files.js';
+import { mapKey } from './map-keys.js';
 import { withFields } from '../model/objects.js';
 
 const certificateVariable = 'i2n_certificate';

@@ -18,6 +18,7 @@ import type { PassthroughRoute, TerminatedHost } from './ingress/hosts.js';
 import { byString, compareAge, groupBy } from './precedence.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
+import { mapKey } from './map-keys.js';
 import { readablePart, upstreamName } from './upstream-names.js';
 import { withAddedFields, withFields } from '../model/objects.js';
 
@@ -92,13 +93,6 @@ interface Claim {
  * address alone.
  */
 const proxyProtocolLoopback: Readonly<Record<ProxyProtocolVersion, string>> = { v1: '127.0.0.2', v2: '127.0.0.3' };
-
-/** nginx's `map` reads these words as its own parameters; as keys they take a leading backslash. */
-const mapParameters: ReadonlySet<string> = new Set(['default', 'hostnames', 'include', 'volatile']);
-
-export function mapKey(serverName: string): string {
-  return mapParameters.has(serverName) ? `\\${serverName}` : serverName;
-}
 
 /**
  * A wildcard `*.suffix` covers a name with at least one more label in front of the suffix, and a
@@ -198,7 +192,7 @@ export function buildStream(input: StreamInput): StreamParts {
       const frontRoute = ({ serverName, target, comment, origin }: Claim): SniRoute => {
         if (typeof target === 'string') return { serverName, mapKey: mapKey(serverName), target, comment, origin };
         const backendComment = target.description === undefined ? comment : `${comment} to ${target.description}`;
-        if (target.proxyProtocol && input.handoff === 'proxy-protocol-unix') {
+        if (target.proxyProtocol && input.handoff.proxyProtocol) {
           // The front sends a PROXY header on every connection it proxies, with the client's address and
           // its own: it can be the one hop to such a backend.
           return { serverName, mapKey: mapKey(serverName), target: target.backend, comment: `${backendComment}, PROXY protocol v1`, origin };
@@ -238,7 +232,6 @@ export function buildStream(input: StreamInput): StreamParts {
       for (const { server, routes: backends } of withProxyProtocol.values()) proxyProtocolServers.push(withAddedFields(server, { routes: backends }));
       return {
         port,
-        handoffDirective: input.handoff === 'pass' ? 'pass' : 'proxy_pass',
         routeVariable: `i2n_route_${port}`,
         acceptProxyProtocol: input.acceptProxyProtocol,
         trustedProxies: input.trustedProxies,

@@ -1,29 +1,18 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import {
-  generationPlaceholder,
-  type CertificateMap,
-  type ForwardedHeaders,
-  type Handoff,
-  type HttpExtensions,
-  type HttpUpstream,
-  type Location,
-  type NginxConfig,
-  type OutputFile,
-  type ProxyDefaults,
-  type TlsFiles,
-  type TlsListener,
-  type VirtualHost,
-} from '../model/nginx.js';
+import { generationPlaceholder, type CertificateMap, type ForwardedHeaders, type Handoff, type HttpExtensions, type HttpUpstream, type Location, type NginxConfig, type ProxyDefaults, type TlsListener, type VirtualHost } from '../model/nginx.js';
+import type { OutputFile, TlsFiles } from '../model/files.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import { passthroughProxyProtocols, requestedProxyProtocol, type ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
-import { gatewayKinds, planGateways, type GatewayPlan, type ResourceStatus } from './gateway/index.js';
+import { gatewayKinds, planGateways, type GatewayPlan } from './gateway/index.js';
+import type { ResourceStatus } from '../model/status.js';
 import { ingressClassDecision } from './ingress/classes.js';
 import { defaultControllerSettings, hstsHeaderValue, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { claimantsOf, keepOwnedClaims, mergeHosts } from './ingress/hosts.js';
 import { HttpExtensionRegistry } from './ingress/extensions.js';
-import { translateIngress, type IngressContext, type IngressContribution } from './ingress/ingress.js';
+import { translateIngress } from './ingress/ingress.js';
+import type { IngressContext, IngressContribution } from './ingress/claims.js';
 import { ReferenceGrants } from './gateway/reference-grants.js';
 import { withinSizeLimits } from './ingress/size-limits.js';
 import { referenceGrantSchema } from './gateway/schemas.js';
@@ -34,6 +23,7 @@ import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type Resources } from './resources.js';
 import { SecretFiles, type CertificateSummary } from './secrets.js';
 import { SecretOrigins } from './cluster-provided.js';
+import { filesNamedBy } from './named-files.js';
 import { nginxFeatures } from './nginx-version.js';
 import { sharePlainHttpServers } from './redirect-server.js';
 import { shareSslContexts } from './ssl-contexts.js';
@@ -159,7 +149,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
 
   const runDir = options.runDir;
   const httpsSocket = `${runDir}/https-${options.httpsPort}.sock`;
-  const handoff: Handoff = features.streamPass ? 'pass' : 'proxy-protocol-unix';
+  const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const stream = buildStream({
     handoff,
     httpsPort: options.httpsPort,
@@ -197,10 +187,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const hstsHeader = hstsHeaderValue(settings);
   const httpExtensions = extensions.collect(merged.references);
 
-  const model: NginxConfig = {
+  const config: Omit<NginxConfig, 'files'> = {
     nginxVersion: options.nginxVersion,
     handoff,
-    handoffProxyProtocol: handoff === 'proxy-protocol-unix',
     ...(options.streamModulePath !== undefined && { streamModulePath: options.streamModulePath }),
     runDir,
     pidFile: `${runDir}/nginx.pid`,
@@ -264,8 +253,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       ),
       services: tcpUdp.services,
     },
-    files: readByWorkers(secrets.files(), contexts.certificateMap),
   };
+  // The default certificate is always written: stand-ins for Secrets the cluster makes hold the same.
+  const named = new Set([...filesNamedBy(config), defaultTls.certificate, defaultTls.certificateKey]);
+  const model: NginxConfig = { ...config, files: readByWorkers(secrets.checkedFiles().filter((file) => named.has(file.path)), contexts.certificateMap) };
   return {
     model,
     diagnostics: [...report.diagnostics].sort(compareDiagnostics),
@@ -447,7 +438,7 @@ function httpsListener(
   port: number,
   settings: Pick<ControllerSettings, 'useProxyProtocol' | 'proxyRealIpCidr'>,
 ): Pick<NginxConfig['http'], 'httpsListeners' | 'httpsRealIpFrom'> {
-  const viaUnix = handoff === 'proxy-protocol-unix';
+  const viaUnix = handoff.proxyProtocol;
   const unixListener: TlsListener = { address: `unix:${socket}`, proxyProtocol: viaUnix };
   const fromFront = viaUnix ? ['unix:'] : [];
   if (fronted) return { httpsListeners: [unixListener], httpsRealIpFrom: fromFront };

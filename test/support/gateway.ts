@@ -1,20 +1,13 @@
 import type { Snapshot, SourceObject } from '../../src/sources/snapshot.js';
-import type {
-  Condition,
-  GatewayContext,
-  GatewayPlan,
-  GatewayStatus,
-  ListenerStatus,
-  PolicyStatus,
-  RouteStatus,
-} from '../../src/translate/gateway/index.js';
+import type { GatewayContext, GatewayPlan } from '../../src/translate/gateway/index.js';
+import type { Condition, GatewayStatus, ListenerStatus, PolicyStatus, RouteStatus } from '../../src/model/status.js';
 import { planGateways } from '../../src/translate/gateway/index.js';
 import { Reporter } from '../../src/translate/report.js';
 import { indexResources } from '../../src/translate/resources.js';
 import { SecretFiles } from '../../src/translate/secrets.js';
 import { testNow } from './options.js';
 import type { Diagnostic } from '../../src/model/diagnostics.js';
-import type { OutputFile } from '../../src/model/nginx.js';
+import type { OutputFile } from '../../src/model/files.js';
 
 /** In-memory Gateway API objects for unit tests of src/translate/gateway. */
 
@@ -137,7 +130,7 @@ export function runPlan(objects: readonly SourceObject[], overrides: Partial<Gat
     systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
     ...overrides,
   });
-  return { plan, diagnostics: report.diagnostics, files: secrets.files() };
+  return { plan, diagnostics: report.diagnostics, files: secrets.checkedFiles() };
 }
 
 export function gatewayStatus(plan: GatewayPlan, namespace: string, name: string): GatewayStatus {

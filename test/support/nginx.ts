@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { execa, execaSync } from 'execa';
 import { checkConfig, type NginxCheck } from '../../src/apply/check.js';
 import { writeOutput } from '../../src/apply/write.js';
-import type { OutputFile } from '../../src/model/nginx.js';
+import type { OutputFile } from '../../src/model/files.js';
 import { findExecutable, isExecutableFile } from './executables.js';
 
 /**

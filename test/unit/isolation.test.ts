@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtemp } from 'node:fs/promises';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Diagnostic } from '../../src/model/diagnostics.js';
 import type { SniRoute } from '../../src/model/nginx.js';
 import { build } from '../../src/render/build.js';
@@ -7,6 +8,7 @@ import type { TranslateOptions } from '../../src/translate/options.js';
 import { translate } from '../../src/translate/translate.js';
 import { configMap, gateway, object, passthrough, service, tlsRoute } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
+import { createCa } from '../support/pki.js';
 import { upstreamName } from '../../src/translate/upstream-names.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -504,5 +506,47 @@ describe('regexes that would cost every tenant are refused at the resource that 
       }),
     ]);
     expect(diagnostics.filter((d) => d.code === 'annotation-invalid').map((d) => `${d.resource?.kind}/${d.resource?.name}`)).toEqual(['Ingress/strict']);
+  });
+});
+
+describe('files of a resource that is not served', () => {
+  let caPem = '';
+  beforeAll(async () => {
+    caPem = (await createCa(await mkdtemp(join(tmpdir(), 'ingress2nginx-losers-')), 'backend CA')).certPem;
+  });
+
+  // Ingress b/newer asks for basic auth and a verified HTTPS backend: its Secrets are checked and become files.
+  const contender = (namespace: string, name: string, created: string) =>
+    ingress(namespace, name, {
+      hosts: ['shop.example.com'],
+      created,
+      annotations: {
+        'nginx.ingress.kubernetes.io/auth-type': 'basic',
+        'nginx.ingress.kubernetes.io/auth-secret': 'users',
+        'nginx.ingress.kubernetes.io/backend-protocol': 'HTTPS',
+        'nginx.ingress.kubernetes.io/proxy-ssl-secret': `${namespace}/backend-ca`,
+        'nginx.ingress.kubernetes.io/proxy-ssl-verify': 'on',
+      },
+    });
+  const secrets = (namespace: string) => [
+    object('v1', 'Secret', namespace, 'users', { stringData: { auth: 'user:$apr1$4f0bD5Q3$0lEtHQ8wVmAq6CqQ0VrJ21' } }),
+    object('v1', 'Secret', namespace, 'backend-ca', { stringData: { 'ca.crt': caPem } }),
+  ];
+  const paths = (objects: readonly SourceObject[], extra: Partial<TranslateOptions> = {}) =>
+    build({ objects }, { ...options, ...extra }).files.map((f) => f.path);
+
+  it('writes them while it is served', () => {
+    const files = paths([...services('b'), ...secrets('b'), contender('b', 'newer', newer)]);
+    expect(files).toContain('ca/b_backend-ca.crt');
+    expect(files).toContain('auth/b_users.htpasswd');
+  });
+
+  it.each([
+    ['loses its host and path to an older Ingress', {}],
+    ['is refused under first-namespace-owns-host', { firstNamespaceOwnsHost: true }],
+  ])('writes none when it %s', (_, extra) => {
+    const objects = [...services('a', 'b'), ...secrets('b'), ingress('a', 'older', { hosts: ['shop.example.com'], created: older }), contender('b', 'newer', newer)];
+    const files = paths(objects, extra);
+    expect(files.filter((path) => path.includes('b_'))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import type { FieldPath } from '../../model/diagnostics.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { Reporter } from '../report.js';
-import type { Condition, ConditionStatus } from './plan.js';
+import type { Condition, ConditionStatus } from '../../model/status.js';
 
 export function condition(type: string, status: ConditionStatus, reason: string, message: string): Condition {
   return { type, status, reason, message };

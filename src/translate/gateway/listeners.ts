@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { TlsFiles } from '../../model/nginx.js';
+import type { TlsFiles } from '../../model/files.js';
 import { isKubernetesName, isNamespaceName } from '../allowlist.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
@@ -9,7 +9,8 @@ import type { SecretFiles, ObjectRef } from '../secrets.js';
 import { condition, reportReason } from './conditions.js';
 import { checkHostname } from './hostnames.js';
 import { namespaceLabels, selectorMatches, selectorProblem } from './namespaces.js';
-import type { Condition, ListenerRef } from './plan.js';
+import type { ListenerRef } from './plan.js';
+import type { Condition } from '../../model/status.js';
 import type { ReferenceGrants } from './reference-grants.js';
 import { gatewayGroup, type GatewaySpec, type LabelSelector, type ListenerSpec } from './schemas.js';
 

@@ -1,5 +1,7 @@
-import type { TlsFiles, UpstreamServer } from '../../model/nginx.js';
+import type { UpstreamServer } from '../../model/nginx.js';
+import type { TlsFiles } from '../../model/files.js';
 import type { ServicePortRef } from '../../model/provenance.js';
+import type { ResourceStatus } from '../../model/status.js';
 
 /**
  * What the Gateway API resources ask of the data plane, decided and validated, before it is merged
@@ -63,69 +65,4 @@ export interface BackendTlsPlan {
   readonly hostname: string;
   /** `namespace/name` of the policy, for comments. */
   readonly policy: string;
-}
-
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
-
-export interface Condition {
-  readonly type: string;
-  readonly status: ConditionStatus;
-  readonly reason: string;
-  readonly message: string;
-}
-
-/** Status as the Gateway API defines it, for the CLI to report and the sidecar to write back. */
-export type ResourceStatus = GatewayStatus | RouteStatus | PolicyStatus;
-
-export interface GatewayStatus {
-  readonly kind: 'Gateway';
-  readonly namespace: string;
-  readonly name: string;
-  readonly conditions: readonly Condition[];
-  readonly listeners: readonly ListenerStatus[];
-}
-
-export interface ListenerStatus {
-  readonly name: string;
-  readonly attachedRoutes: number;
-  readonly supportedKinds: readonly { readonly group: string; readonly kind: string }[];
-  readonly conditions: readonly Condition[];
-}
-
-export interface RouteStatus {
-  readonly kind: 'TLSRoute';
-  readonly namespace: string;
-  readonly name: string;
-  readonly parents: readonly ParentStatus[];
-}
-
-export interface ParentReference {
-  readonly group: string;
-  readonly kind: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly sectionName?: string;
-  readonly port?: number;
-}
-
-/** RouteParentStatus of the Gateway API. */
-export interface ParentStatus {
-  readonly parentRef: ParentReference;
-  readonly controllerName: string;
-  readonly conditions: readonly Condition[];
-}
-
-/** PolicyAncestorStatus of the Gateway API: the field is `ancestorRef`, not `parentRef`. */
-export interface AncestorStatus {
-  readonly ancestorRef: ParentReference;
-  readonly controllerName: string;
-  readonly conditions: readonly Condition[];
-}
-
-export interface PolicyStatus {
-  readonly kind: 'BackendTLSPolicy';
-  readonly namespace: string;
-  readonly name: string;
-  /** Per ancestor Gateway the policy affects traffic through. */
-  readonly ancestors: readonly AncestorStatus[];
 }

@@ -8,7 +8,8 @@ import { key, type Resources } from '../resources.js';
 import type { SecretFiles, ObjectRef } from '../secrets.js';
 import { condition, reportReason } from './conditions.js';
 import { parseWith } from '../resources.js';
-import type { BackendTlsPlan, Condition, PolicyStatus } from './plan.js';
+import type { BackendTlsPlan } from './plan.js';
+import type { Condition, PolicyStatus } from '../../model/status.js';
 import type { RouteBackend } from './routes.js';
 import { backendTlsPolicySchema, gatewayGroup, policyTargetsSchema } from './schemas.js';
 

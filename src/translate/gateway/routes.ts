@@ -7,7 +7,7 @@ import { condition, reportReason } from './conditions.js';
 import { anyHostname, checkHostname, intersectHostnames } from './hostnames.js';
 import type { KnownGateway, TlsRouteInput } from './inputs.js';
 import type { Listener } from './listeners.js';
-import type { Condition, ParentStatus } from './plan.js';
+import type { Condition, ParentStatus } from '../../model/status.js';
 import type { ReferenceGrants } from './reference-grants.js';
 import { gatewayGroup } from './schemas.js';
 

@@ -11,10 +11,10 @@ import type { SourceObject } from '../../sources/snapshot.js';
 import { specialAddress } from '../addresses.js';
 import { isDnsHostname, isIpAddress, isWildcardHostname } from '../allowlist.js';
 import { externalNameProblem, resolveServiceBackend } from '../backends.js';
-import { mapKey } from '../stream.js';
+import { mapKey } from '../map-keys.js';
 import type { AuthUrl } from './annotations/external-auth.js';
 import { digestOf, escapeLiteral } from './extensions.js';
-import type { IngressContext } from './ingress.js';
+import type { IngressContext } from './claims.js';
 
 /**
  * How nginx reaches the auth service. A Service in the input (by its cluster DNS name) is reached like

@@ -29,31 +29,7 @@ import type { ControllerSettings } from './configmap.js';
 import { sizeInBytes } from '../allowlist.js';
 import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
-import type { IngressContext } from './ingress.js';
-
-/** The server-level half of `auth-tls-*` that an Ingress asks of each of its hosts. */
-export interface ClientCertificateRequest {
-  readonly caFile: string;
-  readonly crlFile?: string;
-  readonly depth: number;
-  readonly secret: string;
-}
-
-/** The per-Ingress part of every location of the Ingress. */
-export interface IngressBehaviour {
-  readonly behaviour: LocationBehaviour;
-  /** Locations the behaviour needs beside its own on each host (the auth endpoint). */
-  readonly companions: readonly Location[];
-  readonly clientCertificate?: ClientCertificateRequest;
-  /** Request headers to the backend besides the standard ones. */
-  readonly headers: readonly { readonly name: string; readonly value: string }[];
-  /** `upstream-vhost`, else undefined (the client's host is sent). */
-  readonly host?: string;
-  readonly tuning?: ProxyTuning;
-  readonly httpVersion: '1.0' | '1.1';
-  /** Names of the http-level groups (zones, maps) the behaviour refers to. */
-  readonly references: readonly string[];
-}
+import type { ClientCertificateRequest, IngressBehaviour, IngressContext } from './claims.js';
 
 /** Where the internal auth locations live: no Ingress path may be under it (internal-locations.ts). */
 const authEndpointPrefix = `${internalLocationPrefix}auth/`;

@@ -19,28 +19,7 @@ import type { IngressSpec } from '../resources.js';
 import { isDnsHostname, isWildcardHostname } from '../allowlist.js';
 import { annotationPrefix, type IngressAnnotations } from './annotations/index.js';
 import { digestOf, escapeLiteral, regexKey, type HttpExtensionRegistry } from './extensions.js';
-import type { IngressContext, PathType, RouteClaim } from './ingress.js';
-
-export interface CanaryPolicy {
-  readonly weight: number;
-  readonly weightTotal: number;
-  readonly header?: string;
-  readonly headerValue?: string;
-  readonly headerPattern?: string;
-  readonly cookie?: string;
-}
-
-export interface CanaryClaim {
-  readonly ingress: SourceObject;
-  readonly field: FieldPath;
-  /** Empty for rules without a host. */
-  readonly host: string;
-  readonly ingressPath: string;
-  readonly pathType: PathType;
-  /** The canary's Service, before the main location's TLS settings are applied to it. */
-  readonly backend: ResolvedBackend;
-  readonly policy: CanaryPolicy;
-}
+import type { CanaryClaim, CanaryPolicy, IngressContext, RouteClaim } from './claims.js';
 
 /** The paths a canary Ingress offers to split; what it cannot take part in is reported. */
 export function translateCanary(object: SourceObject, spec: IngressSpec, annotations: IngressAnnotations, ctx: IngressContext): CanaryClaim[] {

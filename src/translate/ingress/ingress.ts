@@ -3,106 +3,16 @@ import type { FieldPath } from '../../model/diagnostics.js';
 import type { BackendProtocol, ErrorPageLocation, Location, LocationBehaviour, Proxy, ProxySsl, ProxyTuning } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from '../allowlist.js';
-import { resolveServiceBackend, type BackendPolicy, type ResolvedBackend } from '../backends.js';
-import type { Reporter } from '../report.js';
-import type { IngressBackend, IngressSpec, Resources, Typed } from '../resources.js';
+import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
+import type { IngressBackend, IngressSpec, Typed } from '../resources.js';
 import { checkSafeRegex, pathRegexAlphabet } from '../safe-regex.js';
-import type { ReferenceGrants } from '../gateway/reference-grants.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
-import type { SecretFiles, ObjectRef } from '../secrets.js';
 import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
 import { highestGroupReference } from './annotations/paths.js';
-import { buildBehaviour, type ClientCertificateRequest, type IngressBehaviour } from './behaviour.js';
-import { translateCanary, type CanaryClaim } from './canary.js';
-import type { ControllerSettings } from './configmap.js';
-import type { HttpExtensionRegistry } from './extensions.js';
+import { buildBehaviour } from './behaviour.js';
+import { translateCanary } from './canary.js';
+import type { IngressBehaviour, IngressContext, IngressContribution, PassthroughClaim, RouteClaim, TlsClaim, WeakClaim } from './claims.js';
 import { withAddedFields, withFields } from '../../model/objects.js';
-
-export interface IngressContext {
-  readonly resources: Resources;
-  readonly secrets: SecretFiles;
-  readonly report: Reporter;
-  readonly backendPolicy: BackendPolicy;
-  readonly allowCrossNamespaceSecrets: boolean;
-  /** Every backend resolved so far, by upstream name. */
-  readonly backends: Map<string, ResolvedBackend>;
-  /** The controller ConfigMap: defaults for the annotations. */
-  readonly settings: ControllerSettings;
-  /** http-level blocks the locations refer to. */
-  readonly extensions: HttpExtensionRegistry;
-  /** The client address as access checks see it: `$remote_addr`, or `$i2n_client_addr` behind PROXY protocol with forwarded headers. */
-  readonly clientAddress: string;
-  /** The rate-limit key for a client: `$binary_remote_addr`, or `$i2n_client_addr`. */
-  readonly limitKey: string;
-  /** Which cross-namespace references are allowed (auth-url to another namespace's Service). */
-  readonly referenceGrants: ReferenceGrants;
-}
-
-interface Claim {
-  readonly ingress: SourceObject;
-  readonly field: FieldPath;
-}
-
-export interface PassthroughClaim extends Claim {
-  readonly host: string;
-  /** Absent when the backend cannot be used: the host's connections are closed. */
-  readonly backend?: ResolvedBackend;
-}
-
-/**
- * `server-alias` and `from-to-www-redirect` ask for host names the Ingress does not list in its rules.
- * Such a claim is weak: it is dropped wherever any other resource claims the name, whatever its age.
- */
-export type WeakClaim = 'server-alias' | 'from-to-www-redirect';
-
-export interface TlsClaim extends Claim {
-  readonly host: string;
-  /** Absent: `spec.tls` without `secretName`, served with the default certificate. */
-  readonly secret?: ObjectRef;
-  readonly weak?: WeakClaim;
-}
-
-export type PathType = 'Exact' | 'Prefix' | 'ImplementationSpecific';
-
-export interface RouteClaim extends Claim {
-  /** Empty for rules without a host (the default server). */
-  readonly host: string;
-  /** `~*`: a regex path of a `use-regex` (or `rewrite-target`) Ingress; `path` is the regex. */
-  readonly modifier: '=' | '' | '~*';
-  readonly path: string;
-  /** From `spec.defaultBackend`: used only where no explicit path claims the location. */
-  readonly fallback: boolean;
-  /** From `pathType: Exact`, which beats the exact half of a Prefix path. */
-  readonly exact: boolean;
-  /** Position within the Ingress, to order claims of one Ingress. */
-  readonly ordinal: number;
-  /** The Ingress path these locations come from, as written (`/` for defaultBackend). */
-  readonly ingressPath: string;
-  readonly pathType: PathType | 'defaultBackend';
-  readonly comment: string;
-  readonly proxy?: Proxy;
-  /** The resolved backend of `proxy`, which a canary splits against. */
-  readonly backend?: ResolvedBackend;
-  /** The backend's TLS name was chosen for it (verify on, no `proxy-ssl-name`): a canary gets its own. */
-  readonly implicitSslName: boolean;
-  readonly sslRedirect?: boolean;
-  readonly forceSslRedirect: boolean;
-  readonly behaviour?: LocationBehaviour;
-  /** Locations the behaviour needs on the same host (auth endpoints, error pages). */
-  readonly companions: readonly Location[];
-  /** What the host's TLS server must ask of clients for this location's `auth-tls-*`. */
-  readonly clientCertificate?: ClientCertificateRequest;
-  /** http-level groups (zones, maps) the location refers to. */
-  readonly references: readonly string[];
-  readonly weak?: WeakClaim;
-}
-
-export interface IngressContribution {
-  readonly passthrough: readonly PassthroughClaim[];
-  readonly tls: readonly TlsClaim[];
-  readonly routes: readonly RouteClaim[];
-  readonly canaries: readonly CanaryClaim[];
-}
 
 const empty: IngressContribution = { passthrough: [], tls: [], routes: [], canaries: [] };
 
