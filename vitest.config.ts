@@ -15,6 +15,7 @@ const passGenerationTests = [
   'test/integration/many-hosts.test.ts',
   'test/integration/backend-proxy-protocol.test.ts',
   'test/integration/stream-services.test.ts',
+  'test/integration/snippets.test.ts',
 ];
 
 export default defineConfig({

@@ -42,6 +42,8 @@ export interface NginxConfig {
   readonly workerConnections: number;
   readonly http: HttpConfig;
   readonly stream: StreamConfig;
+  /** The controller ConfigMap's `main-snippet`, when the operator allows snippets: raw text. */
+  readonly mainSnippet?: string;
   /** Key material and CA bundles to write beside nginx.conf. */
   readonly files: readonly OutputFile[];
 }
@@ -79,6 +81,8 @@ export interface StreamConfig {
   readonly terminateServers: readonly TerminateServer[];
   /** Unix socket of a server that closes every connection at once: rejected SNI and backend shares. */
   readonly rejectSocket?: string;
+  /** Allowed `stream-snippet`s, raw: the controller ConfigMap's, then the Ingresses' (oldest first). */
+  readonly snippets: readonly string[];
   /** TCP and UDP ports forwarded to a Service port (`--tcp-services-configmap`, `--udp-services-configmap`), sorted. */
   readonly services: readonly StreamService[];
 }
@@ -211,6 +215,8 @@ export interface TlsListener {
 }
 
 export interface HttpConfig {
+  /** The controller ConfigMap's `http-snippet`, when the operator allows snippets: raw text. */
+  readonly snippet?: string;
   /** `resolver` addresses (`--resolver`), for backends that nginx resolves per request. */
   readonly resolvers: readonly string[];
   readonly httpPort: number;
@@ -442,6 +448,8 @@ export interface VirtualHost {
   readonly hsts: boolean;
   readonly locations: readonly Location[];
   readonly origin?: VirtualHostOrigin;
+  /** An allowed `server-snippet`, raw operator-chosen text (ingress/snippets.ts). */
+  readonly serverSnippet?: string;
   /** Client certificates are asked for in the handshake; the locations that require one check it. */
   readonly clientCertificate?: ServerClientCertificate;
 }
@@ -468,6 +476,8 @@ export interface Location {
   readonly comment: string;
   /** What a request over plain HTTP gets. */
   readonly plainHttp: PlainHttpAction;
+  /** An allowed `configuration-snippet`, raw operator-chosen text (ingress/snippets.ts). */
+  readonly snippet?: string;
   readonly proxy?: Proxy;
   /**
    * Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes;

@@ -29,6 +29,7 @@ import { sharePlainHttpServers } from './redirect-server.js';
 import { shareSslContexts } from './ssl-contexts.js';
 import { buildStream, hashSizes } from './stream.js';
 import { streamServices } from './stream-services.js';
+import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 import { readablePart } from './upstream-names.js';
 import { withFields } from '../model/objects.js';
 
@@ -56,7 +57,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report), options.quarantine, report);
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
   const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report);
-  const settings = controllerSettings(resources, options, report);
+  const snippetScope = ingressSnippetScope(objects, resources, options);
+  const { settings, snippets: configMapSnippetTexts } = controllerSettings(resources, options, snippetScope, report);
+  const snippets = new SnippetRegistry();
   const secrets = new SecretFiles(resources, options.now, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
   secrets.useAsStandIn(defaultTls);
@@ -85,6 +88,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     clientAddress: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$remote_addr',
     limitKey: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$binary_remote_addr',
     // Read quietly here: the Gateway API front end reports malformed ReferenceGrants.
+    snippetScope,
+    snippets,
     referenceGrants: new ReferenceGrants(
       objects.filter((object) => object.kind === 'ReferenceGrant').flatMap((object) => {
         const parsed = referenceGrantSchema.safeParse(object.raw);
@@ -145,6 +150,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     extensions,
     report,
   );
+  // Allowed snippets go into the hosts' servers and locations (ingress/snippets.ts).
+  const virtualHosts = snippets.place(merged.virtualHosts, report);
+  const defaultLocations = merged.defaultLocations.map((location) => snippets.withLocationSnippet(location));
   for (const backend of merged.canaryBackends) backends.set(backend.upstream, backend);
 
   const runDir = options.runDir;
@@ -180,9 +188,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   });
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
   const defaultServerTls = settings.sslRejectHandshake ? undefined : defaultTls;
-  const contexts = shareSslContexts(merged.virtualHosts, defaultServerTls, options.certificatesPerHandshake ?? false);
+  const contexts = shareSslContexts(virtualHosts, defaultServerTls, options.certificatesPerHandshake ?? false);
   const shared = sharePlainHttpServers(contexts.virtualHosts);
-  const serverNameHash = hashSizes(merged.virtualHosts.map((h) => h.serverName));
+  const serverNameHash = hashSizes(virtualHosts.map((h) => h.serverName));
   const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
   const hstsHeader = hstsHeaderValue(settings);
   const httpExtensions = extensions.collect(merged.references);
@@ -198,7 +206,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     workerProcesses: settings.workerProcesses,
     accessLog: options.accessLog,
     workerConnections: settings.maxWorkerConnections,
+    ...(configMapSnippetTexts['main-snippet'] !== undefined && { mainSnippet: configMapSnippetTexts['main-snippet'] }),
     http: {
+      ...(configMapSnippetTexts['http-snippet'] !== undefined && { snippet: configMapSnippetTexts['http-snippet'] }),
       resolvers,
       httpPort: options.httpPort,
       httpsPort: options.httpsPort,
@@ -214,12 +224,12 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       forwardedHeaders: forwardedHeaders(settings),
       acceptProxyProtocol: settings.useProxyProtocol,
       proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
-      upstreams: httpUpstreams(merged.virtualHosts, merged.defaultLocations, backends, settings),
+      upstreams: httpUpstreams(virtualHosts, defaultLocations, backends, settings),
       redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
       defaultServer: {
         ...(defaultServerTls && { tls: defaultServerTls }),
         rejectHandshake: settings.sslRejectHandshake,
-        locations: merged.defaultLocations,
+        locations: defaultLocations,
       },
       virtualHosts: shared.virtualHosts,
       ...(shared.redirectServer && { redirectServer: shared.redirectServer }),
@@ -235,7 +245,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
       grpcInheritsRequestHeaders: [
         ...shared.virtualHosts.flatMap((h) => h.locations),
         ...(shared.redirectServer?.locations ?? []),
-        ...merged.defaultLocations,
+        ...defaultLocations,
       ].some((location) => location.proxy?.grpc === true && location.proxy.inheritsRequestHeaders),
       extensions: httpExtensions,
       ...variablesHashSizes(httpExtensions),
@@ -252,6 +262,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
         byString((u) => readablePart(u.name)),
       ),
       services: tcpUdp.services,
+      snippets: [...(configMapSnippetTexts['stream-snippet'] !== undefined ? [configMapSnippetTexts['stream-snippet']] : []), ...snippets.streamSnippets()],
     },
   };
   // The default certificate is always written: stand-ins for Secrets the cluster makes hold the same.
@@ -318,16 +329,23 @@ function forwardedHeaders(settings: ControllerSettings): ForwardedHeaders {
   };
 }
 
-function controllerSettings(resources: Resources, options: TranslateOptions, report: Reporter): ControllerSettings {
-  if (options.configMap === undefined) return defaultControllerSettings;
+function controllerSettings(
+  resources: Resources,
+  options: TranslateOptions,
+  scope: SnippetScope,
+  report: Reporter,
+): { settings: ControllerSettings; snippets: ConfigMapSnippets } {
+  if (options.configMap === undefined) return { settings: defaultControllerSettings, snippets: {} };
   const configMap = resources.configMaps.get(options.configMap);
   if (!configMap) {
     report.warning('configmap-not-found', undefined, `ConfigMap ${options.configMap} (--configmap) is not in the input; using defaults`);
-    return defaultControllerSettings;
+    return { settings: defaultControllerSettings, snippets: {} };
   }
   const parsed = parseControllerSettings(configMap.spec);
-  for (const issue of parsed.issues) report.add(issue.severity, issue.code, configMap.object, issue.message, ['data', issue.key]);
-  return parsed.value;
+  for (const issue of withoutSnippetKeys(parsed.issues, scope)) report.add(issue.severity, issue.code, configMap.object, issue.message, ['data', issue.key]);
+  const snippets = configMapSnippets(configMap.spec, scope);
+  for (const problem of snippets.problems) report.error('snippet-invalid', configMap.object, problem.message, ['data', problem.key]);
+  return { settings: parsed.value, snippets: snippets.snippets };
 }
 
 function defaultCertificate(resources: Resources, options: TranslateOptions, secrets: SecretFiles, report: Reporter): TlsFiles {

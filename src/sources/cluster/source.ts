@@ -19,6 +19,8 @@ export interface ClusterSourceOptions {
   readonly controllerConfigMap?: string;
   /** `namespace/name` of the TCP and UDP services ConfigMaps: the operator's too, followed in any namespace. */
   readonly servicesConfigMaps?: readonly string[];
+  /** Watch Namespaces from the start (`--snippet-namespace-selector` reads their labels), not only with the Gateway API. */
+  readonly watchNamespaces?: boolean;
   readonly upstreams: 'service' | 'endpoints';
   readonly timing: ReflectorTiming;
   /** How often to look again for the Gateway API CRDs while they are not served. */
@@ -52,6 +54,7 @@ export class ClusterSource {
   start(): void {
     for (const kind of watchedKinds) {
       if (kind.when === 'always' || (kind.when === 'endpoints' && this.options.upstreams === 'endpoints')) this.watchKind(kind);
+      else if (kind.kind === 'Namespace' && this.options.watchNamespaces) this.watchKind(kind);
     }
     void this.discoverGatewayApi();
   }
@@ -163,7 +166,7 @@ export class ClusterSource {
     if (chosen.some((c) => c.version !== undefined)) {
       this.gatewayApiServed = true;
       for (const { kind, version } of chosen) if (version !== undefined) this.watchKind({ ...kind, version });
-      for (const kind of gatewayKinds.filter((k) => k.group === '')) this.watchKind(kind);
+      for (const kind of gatewayKinds.filter((k) => k.group === '' && !(k.kind === 'Namespace' && this.options.watchNamespaces))) this.watchKind(kind);
       this.gatewayApiLooked = true;
       this.options.onChange();
       return;
