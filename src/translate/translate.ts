@@ -57,8 +57,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report), options.quarantine, report);
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
   const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report);
-  const snippetScope = ingressSnippetScope(objects, resources, options);
-  const { settings, snippets: configMapSnippetTexts } = controllerSettings(resources, options, snippetScope, report);
+  const { settings, snippets: configMapSnippetTexts, snippetScope } = controllerSettings(objects, resources, options, report);
   const snippets = new SnippetRegistry();
   const secrets = new SecretFiles(resources, options.now, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
@@ -329,23 +328,26 @@ function forwardedHeaders(settings: ControllerSettings): ForwardedHeaders {
   };
 }
 
+/** The controller ConfigMap's settings, and where snippets are allowed (its keys and the flags), with its own allowed snippets. */
 function controllerSettings(
+  objects: readonly SourceObject[],
   resources: Resources,
   options: TranslateOptions,
-  scope: SnippetScope,
   report: Reporter,
-): { settings: ControllerSettings; snippets: ConfigMapSnippets } {
-  if (options.configMap === undefined) return { settings: defaultControllerSettings, snippets: {} };
+): { settings: ControllerSettings; snippets: ConfigMapSnippets; snippetScope: SnippetScope } {
+  const defaults = { settings: defaultControllerSettings, snippets: {}, snippetScope: ingressSnippetScope(objects, defaultControllerSettings, options) };
+  if (options.configMap === undefined) return defaults;
   const configMap = resources.configMaps.get(options.configMap);
   if (!configMap) {
     report.warning('configmap-not-found', undefined, `ConfigMap ${options.configMap} (--configmap) is not in the input; using defaults`);
-    return { settings: defaultControllerSettings, snippets: {} };
+    return defaults;
   }
   const parsed = parseControllerSettings(configMap.spec);
+  const scope = ingressSnippetScope(objects, parsed.value, options);
   for (const issue of withoutSnippetKeys(parsed.issues, scope)) report.add(issue.severity, issue.code, configMap.object, issue.message, ['data', issue.key]);
   const snippets = configMapSnippets(configMap.spec, scope);
   for (const problem of snippets.problems) report.error('snippet-invalid', configMap.object, problem.message, ['data', problem.key]);
-  return { settings: parsed.value, snippets: snippets.snippets };
+  return { settings: parsed.value, snippets: snippets.snippets, snippetScope: scope };
 }
 
 function defaultCertificate(resources: Resources, options: TranslateOptions, secrets: SecretFiles, report: Reporter): TlsFiles {

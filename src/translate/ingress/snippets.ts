@@ -9,6 +9,7 @@ import { snippetProblem } from '../snippet-text.js';
 import { annotationPrefix } from './annotations/rule.js';
 import type { AnnotationIssue } from './annotations/index.js';
 import { withFields } from '../../model/objects.js';
+import type { ControllerSettings } from './configmap.js';
 
 /**
  * Snippets, when the operator allows them: `--allow-snippet-annotations` or the controller ConfigMap's
@@ -37,12 +38,11 @@ export interface SnippetScope {
 /** Where snippets are allowed, from the flags and the controller ConfigMap's two keys. */
 export function snippetScope(
   options: SnippetOptions | undefined,
-  configMap: Readonly<Record<string, string>> | undefined,
+  settings: Pick<ControllerSettings, 'allowSnippetAnnotations' | 'annotationsRiskLevel'>,
   namespaces: ReadonlyMap<string, Readonly<Record<string, string>>>,
 ): SnippetScope {
-  const byKey = /^(true|t|1)$/i.test(configMap?.['allow-snippet-annotations']?.trim() ?? '');
-  const allowed = (options?.allow ?? false) || byKey;
-  const risk = configMap?.['annotations-risk-level']?.trim();
+  const allowed = (options?.allow ?? false) || settings.allowSnippetAnnotations;
+  const risk = settings.annotationsRiskLevel;
   const listed = new Set(options?.namespaces ?? []);
   const selector = options?.namespaceSelector;
   const scoped = listed.size > 0 || selector !== undefined;
@@ -55,7 +55,7 @@ export function snippetScope(
     allowed,
     refusal(namespace) {
       if (!allowed) return 'snippets are off (allow them with --allow-snippet-annotations or the ConfigMap key allow-snippet-annotations: "true", for chosen namespaces with --snippet-namespace or --snippet-namespace-selector)';
-      if (risk !== undefined && risk !== 'Critical') {
+      if (risk !== 'Critical') {
         return `the ConfigMap's annotations-risk-level is ${JSON.stringify(risk)}, and snippet annotations are Critical (as in ingress-nginx 1.12 and later)`;
       }
       if (scoped && !listed.has(namespace) && !selected(namespace)) {
@@ -108,7 +108,7 @@ export function allowedSnippets(
     report.warning(
       'snippet-in-use',
       object,
-      `${used.join(', ')}: raw nginx text from this Ingress goes into nginx.conf as written. Only nginx -t checks it; whoever may edit this Ingress can change what nginx does for every host (see "Snippets" in the README, and audit for annotations that replace them)`,
+      `${used.join(', ')}: raw nginx text from this Ingress goes into nginx.conf as written. Only nginx -t checks it; whoever may edit this Ingress can change what nginx does for every host (see "Allowing snippets" in the README, and audit for annotations that replace them)`,
       ['metadata', 'annotations', annotationPrefix + used[0]!],
     );
   }
@@ -189,23 +189,18 @@ export function configMapSnippets(
   return { snippets, problems };
 }
 
-/** The scope of the flags and the controller ConfigMap, with the labels of the Namespaces in the input. */
+/** The scope of the flags and the controller ConfigMap's keys, with the labels of the Namespaces in the input. */
 export function ingressSnippetScope(
   objects: readonly SourceObject[],
-  resources: { readonly configMaps: ReadonlyMap<string, { readonly spec: Readonly<Record<string, string>> }> },
-  options: { readonly snippets?: SnippetOptions; readonly configMap?: string },
+  settings: Pick<ControllerSettings, 'allowSnippetAnnotations' | 'annotationsRiskLevel'>,
+  options: { readonly snippets?: SnippetOptions },
 ): SnippetScope {
   const namespaces = new Map(objects.filter((o) => o.kind === 'Namespace').map((o) => [o.metadata.name, o.metadata.labels]));
-  const configMap = options.configMap === undefined ? undefined : resources.configMaps.get(options.configMap)?.spec;
-  return snippetScope(options.snippets, configMap, namespaces);
+  return snippetScope(options.snippets, settings, namespaces);
 }
 
-/** Keys read here, not by the settings parser: its refusals of placed snippets (when allowed) and its "unsupported" for the two switches. */
-const snippetSwitches: ReadonlySet<string> = new Set(['allow-snippet-annotations', 'annotations-risk-level']);
-
+/** The settings parser refuses every snippet key; those placed are the scope's to allow. */
 export function withoutSnippetKeys<Issue extends { readonly code: string; readonly key: string }>(issues: readonly Issue[], scope: SnippetScope): Issue[] {
   const placed: ReadonlySet<string> = new Set(placedSnippetKeys);
-  return issues.filter(
-    (issue) => !(snippetSwitches.has(issue.key) && issue.code === 'configmap-key-unsupported') && !(scope.allowed && issue.code === 'snippet-refused' && placed.has(issue.key)),
-  );
+  return issues.filter((issue) => !(scope.allowed && issue.code === 'snippet-refused' && placed.has(issue.key)));
 }
