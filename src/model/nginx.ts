@@ -217,6 +217,9 @@ export interface TlsListener {
 export interface HttpConfig {
   /** The controller ConfigMap's `http-snippet`, when the operator allows snippets: raw text. */
   readonly snippet?: string;
+  /** Its `server-snippet` (every server) and `location-snippet` (every proxying location): raw text. */
+  readonly serverSnippet?: string;
+  readonly locationSnippet?: string;
   /** `resolver` addresses (`--resolver`), for backends that nginx resolves per request. */
   readonly resolvers: readonly string[];
   readonly httpPort: number;

@@ -208,6 +208,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     ...(configMapSnippetTexts['main-snippet'] !== undefined && { mainSnippet: configMapSnippetTexts['main-snippet'] }),
     http: {
       ...(configMapSnippetTexts['http-snippet'] !== undefined && { snippet: configMapSnippetTexts['http-snippet'] }),
+      ...(configMapSnippetTexts['server-snippet'] !== undefined && { serverSnippet: configMapSnippetTexts['server-snippet'] }),
+      ...(configMapSnippetTexts['location-snippet'] !== undefined && { locationSnippet: configMapSnippetTexts['location-snippet'] }),
       resolvers,
       httpPort: options.httpPort,
       httpsPort: options.httpsPort,

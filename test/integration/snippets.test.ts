@@ -29,6 +29,8 @@ beforeAll(async () => {
       'allow-snippet-annotations': 'true',
       'http-snippet': 'map $http_x_probe $i2n_test_probe { default "none"; "1" "seen"; }',
       'stream-snippet': `server { listen ${streamPort}; return "from stream-snippet\\n"; }`,
+      'location-snippet': 'add_header X-Every-Location yes always;',
+      'server-snippet': 'location = /from-configmap { return 200 "configmap server snippet\\n"; }',
     }),
     stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'platform', labels: { snippets: 'allowed' } } }),
     serviceManifest('platform', 'app', app),
@@ -67,6 +69,12 @@ describe('snippets allowed for a namespace', () => {
   it('puts a server-snippet in its server', async () => {
     const response = await httpGet({ port: target.httpPort, host: 'good.example.test', path: '/from-server-snippet' });
     expect(response.body.toString()).toBe('server snippet\n');
+  });
+
+  it("puts the ConfigMap's server-snippet in every server and its location-snippet in every location, whatever the namespace", async () => {
+    const response = await httpGet({ port: target.httpPort, host: 'plain.example.test', path: '/from-configmap' });
+    expect(response.body.toString()).toBe('configmap server snippet\n');
+    expect((await httpGet({ port: target.httpPort, host: 'plain.example.test' })).headers['x-every-location']).toBe('yes');
   });
 
   it('puts the stream-snippet in stream', async () => {

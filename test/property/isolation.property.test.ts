@@ -164,6 +164,8 @@ const world: fc.Arbitrary<World> = fc.record(
         'first-namespace-owns-host': fc.constantFrom('true', 'false'),
         'http-snippet': fc.constant(`map $host $${marker} { default 1; }`),
         'main-snippet': fc.constant(`env ${marker};`),
+        'server-snippet': fc.constant(`location /${marker} { return 200; }`),
+        'location-snippet': fc.constant(`add_header X-${marker} 1;`),
         'allow-snippet-annotations': fc.constant('false'),
       },
       { requiredKeys: [] },

@@ -24,8 +24,8 @@ import type { ControllerSettings } from './configmap.js';
 export const placedSnippetAnnotations = ['configuration-snippet', 'server-snippet', 'stream-snippet'] as const;
 type PlacedSnippet = (typeof placedSnippetAnnotations)[number];
 
-/** Controller ConfigMap keys rendered when snippets are allowed: nginx's main context, http and stream blocks. */
-export const placedSnippetKeys = ['main-snippet', 'http-snippet', 'stream-snippet'] as const;
+/** Controller ConfigMap keys rendered when snippets are allowed: nginx's main context, http and stream blocks, every server, every location. */
+export const placedSnippetKeys = ['main-snippet', 'http-snippet', 'stream-snippet', 'server-snippet', 'location-snippet'] as const;
 export type ConfigMapSnippets = Partial<Record<(typeof placedSnippetKeys)[number], string>>;
 
 export interface SnippetScope {

@@ -701,7 +701,7 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
     key: 'allow-snippet-annotations',
     status: 'differs',
     defaultValue: '`false`',
-    note: 'allows the snippet annotations (and this ConfigMap\'s `main-snippet`, `http-snippet`, `stream-snippet`); ours: `--snippet-namespace` and `--snippet-namespace-selector` limit the annotations to chosen namespaces (see "Allowing snippets")',
+    note: 'allows the snippet annotations (and this ConfigMap\'s `main-snippet`, `http-snippet`, `stream-snippet`, `server-snippet`, `location-snippet`); ours: `--snippet-namespace` and `--snippet-namespace-selector` limit the annotations to chosen namespaces (see "Allowing snippets")',
   },
   {
     key: 'annotations-risk-level',
