@@ -81,6 +81,7 @@ async function fromCluster(flags: AuditFlags, options: TranslateOptions, io: Cli
     client: new ApiClient(access.config, flags.timeout * 1000),
     namespaces: flags.namespace ?? [],
     upstreams: flags.upstreams,
+    watchNamespaces: options.snippets?.namespaceSelector !== undefined,
     references: (partial) => referencedObjects(partial, fromApi),
     timeoutMs: flags.timeout * 1000,
   });
