@@ -58,7 +58,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
   const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report);
   const { settings, snippets: configMapSnippetTexts, snippetScope } = controllerSettings(objects, resources, options, report);
-  const snippets = new SnippetRegistry();
+  const snippets = new SnippetRegistry(configMapSnippetTexts['location-snippet']);
   const secrets = new SecretFiles(resources, options.now, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
   secrets.useAsStandIn(defaultTls);

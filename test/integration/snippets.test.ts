@@ -39,7 +39,7 @@ beforeAll(async () => {
       namespace: 'platform',
       name: 'good',
       annotations: {
-        'configuration-snippet': 'add_header X-From-Snippet $i2n_test_probe always;',
+        'configuration-snippet': 'add_header X-From-Snippet $i2n_test_probe always;\nproxy_set_header X-Team platform;',
         'server-snippet': 'location = /from-server-snippet { return 200 "server snippet\\n"; }',
       },
       rules: rule('good.example.test'),
@@ -64,6 +64,13 @@ describe('snippets allowed for a namespace', () => {
     expect(response.status).toBe(200);
     expect(parseEcho(response.body).backend).toBe('app');
     expect(response.headers['x-from-snippet']).toBe('seen');
+  });
+
+  it('keeps the request headers every location sends when a snippet sets one of its own', async () => {
+    const echo = parseEcho((await httpGet({ port: target.httpPort, host: 'good.example.test' })).body);
+    expect(echo.headers['x-team']).toBe('platform');
+    expect(echo.headers['host']).toBe('good.example.test');
+    expect(echo.headers['x-forwarded-for']).toBe('127.0.0.1');
   });
 
   it('puts a server-snippet in its server', async () => {

@@ -115,9 +115,14 @@ export function allowedSnippets(
   return { issues: kept, snippets };
 }
 
+const setsRequestHeaders = /(^|[\s;{}])(proxy|grpc)_set_header\s/;
+
 /** The allowed snippets of the rendered Ingresses, by `namespace/name`, with their Ingress for age. */
 export class SnippetRegistry {
   private readonly byIngress = new Map<string, { object: SourceObject; snippets: IngressSnippets }>();
+
+  /** `locationSnippet`: the ConfigMap's `location-snippet`, which the template puts in every location. */
+  constructor(private readonly locationSnippet?: string) {}
 
   add(object: SourceObject, snippets: IngressSnippets): void {
     if (Object.keys(snippets).length > 0) this.byIngress.set(`${object.metadata.namespace}/${object.metadata.name}`, { object, snippets });
@@ -136,7 +141,7 @@ export class SnippetRegistry {
    * order); a newer one for the same host is reported unused.
    */
   place(virtualHosts: readonly VirtualHost[], report: Reporter): VirtualHost[] {
-    if (this.byIngress.size === 0) return [...virtualHosts];
+    if (this.byIngress.size === 0 && this.locationSnippet === undefined) return [...virtualHosts];
     return virtualHosts.map((host) => {
       const locations = host.locations.map((location) => this.withLocationSnippet(location));
       const owners = [...new Set(host.locations.map((l) => this.ingressOf(l)).filter((o) => o !== undefined))]
@@ -156,9 +161,16 @@ export class SnippetRegistry {
     });
   }
 
+  /**
+   * nginx inherits `proxy_set_header` all or nothing: a snippet that sets one makes the location repeat
+   * the request headers every location gets, as ingress-nginx's locations all set them.
+   */
   withLocationSnippet(location: Location): Location {
     const snippet = this.ingressOf(location)?.snippets['configuration-snippet'];
-    return snippet === undefined ? location : withFields(location, { snippet });
+    const setsHeaders = [snippet, this.locationSnippet].some((text) => text !== undefined && setsRequestHeaders.test(text));
+    const proxy = setsHeaders && location.proxy?.inheritsRequestHeaders ? withFields(location.proxy, { inheritsRequestHeaders: false }) : location.proxy;
+    if (snippet === undefined && proxy === location.proxy) return location;
+    return withFields(location, { ...(snippet !== undefined && { snippet }), ...(proxy && { proxy }) });
   }
 
   private ingressOf(location: Location) {
