@@ -6,7 +6,6 @@ import { migrationReport } from '../report/migration.js';
 import { formatSarif } from '../report/sarif.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import type { TranslateOptions } from '../translate/options.js';
-import { referencedObjects } from '../translate/references.js';
 import { collect, diagnosticsOf, exitCodes, readManifests, translateOptionsOf, withCommonOptions, type CliIo } from './common.js';
 import { parseSeconds, UsageError, type CommonFlags } from './options.js';
 
@@ -82,7 +81,7 @@ async function fromCluster(flags: AuditFlags, options: TranslateOptions, io: Cli
     namespaces: flags.namespace ?? [],
     upstreams: flags.upstreams,
     watchNamespaces: options.snippets?.namespaceSelector !== undefined,
-    references: (partial) => referencedObjects(partial, fromApi),
+    references: (partial) => build(partial, fromApi).references,
     timeoutMs: flags.timeout * 1000,
   });
   const result = build(snapshot, fromApi);

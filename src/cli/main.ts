@@ -51,118 +51,17 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .showHelpAfterError('(run with --help for usage)')
     .version(packageVersion(), '-V, --version', 'print the version of ingress2nginx');
 
-  withCommonOptions(
-    program.command('render').description('render manifests into DIR/nginx.conf and key material'),
-    'diagnostics: text on stderr, or json, sarif or markdown on stdout',
-  )
-    .requiredOption('-o, --output <dir>', 'output directory')
-    .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
-    .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
-    .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
-      const options = await translateOptionsOf(flags, io, flags.check, flags.nginxBin);
-      const source = await readManifests(flags, io);
-      const folder = await OutputFolder.open(flags.output, { workerOwner: await workerOwner(nginxBinary(flags.nginxBin)) });
-      try {
-        const rendered = await stageBuild(folder, source.snapshot, options, flags.check ? nginxBinary(flags.nginxBin) : undefined);
-        const { result, nginx } = rendered;
-        const diagnostics = await diagnosticsOf(source, result);
-        const extra = { statuses: result.statuses, ...(nginx && { nginx }) };
-        if (!rendered.staged) {
-          // The output folder keeps the last good config: nothing was moved into it.
-          reportDiagnostics(diagnostics, flags, io, extra);
-          exitCode = exitCodes.failure;
-          return;
-        }
-        await folder.commit(rendered.staged);
-        if (rendered.rejected) await folder.keepRejected(rendered.rejected);
-        reportDiagnostics(diagnostics, flags, io, extra);
-        exitCode = outcome(diagnostics, flags.strict);
-        progress(
-          flags,
-          io,
-          `wrote ${join(flags.output, mainConfigName)}: ${result.model.http.virtualHosts.length} host(s), ` +
-            `${result.model.stream.frontends.reduce((n, f) => n + f.routes.length, 0)} SNI route(s), ` +
-            `${result.model.files.length} key file(s)`,
-        );
-        if (nginx) progress(flags, io, 'nginx -t: configuration is valid');
-      } finally {
-        await folder.close();
-      }
-    });
+  const setExit = (code: number) => (exitCode = code);
+  renderCommand(program, io, setExit);
+  validateCommand(program, io, setExit);
+  diffCommand(program, io, setExit);
 
-  withCommonOptions(
-    program.command('validate').description('report diagnostics only; write nothing'),
-    'diagnostics: text on stderr, or json, sarif or markdown on stdout',
-  ).action(async (flags: CommonFlags) => {
-    const options = await translateOptionsOf(flags, io, false);
-    const source = await readManifests(flags, io);
-    const result = build(source.snapshot, options);
-    const diagnostics = await diagnosticsOf(source, result);
-    reportDiagnostics(diagnostics, flags, io, { statuses: result.statuses });
-    exitCode = outcome(diagnostics, flags.strict);
-  });
+  routesCommand(program, io, setExit);
+  reviewCommand(program, io, setExit);
 
-  diffCommand(program, io, (code) => (exitCode = code));
+  auditCommand(program, io, setExit);
 
-  routesCommand(program, io, (code) => (exitCode = code));
-  reviewCommand(program, io, (code) => (exitCode = code));
-
-  auditCommand(program, io, (code) => (exitCode = code));
-
-  withTranslateOptions(program.command('run').description('watch the cluster and keep a stock nginx beside it configured (sidecar)'))
-    .requiredOption('-o, --output <dir>', 'folder nginx reads its config from (shared with the nginx container)')
-    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, else the Pod service account)')
-    .option('--namespace <namespace>', 'watch only this namespace (repeatable; default: all)', collect)
-    .option('--spawn-nginx', 'start nginx as a child process and restart it when it exits', false)
-    .option('--nginx-bin <path>', 'nginx binary for -V, -t and (with --spawn-nginx) to run (default: $NGINX_BIN or nginx)')
-    .option('--metrics-address <host:port>', '/healthz, /readyz and /metrics', parseListenAddress, { host: '0.0.0.0', port: 10254 })
-    .option('--publish-service <namespace/name>', 'Service whose load-balancer addresses go into Ingress and Gateway status', parseNamespacedName)
-    .option('--publish-address <address>', 'address to write into Ingress and Gateway status (repeatable)', collect)
-    .addOption(
-      new Option('--update-status <boolean>', 'write the load-balancer addresses into Ingress status (false while another controller serves the same Ingresses)')
-        .choices(['true', 'false'])
-        .default('true'),
-    )
-    .option('--election-id <name>', 'name of the leader-election Lease', parseClassName, 'ingress2nginx')
-    .option('--election-namespace <namespace>', 'namespace of the Lease (default: the Pod namespace)', parseClassName)
-    .addOption(
-      new Option('--log-format <format>', 'log lines on stdout').choices(['json', 'text']).default(process.stdout.isTTY ? 'text' : 'json'),
-    )
-    .addOption(new Option('--log-level <level>', 'least level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
-    .action(async (flags: TranslateFlags & RunFlags) => {
-      if (flags.publishService !== undefined && flags.publishAddress !== undefined) {
-        throw new UsageError('give --publish-service or --publish-address, not both');
-      }
-      // Loaded here, not at start-up: the cluster client and the metrics library cost every command 0.3 s and 70 MB.
-      const { defaultRunTiming, runSidecar } = await import('../sidecar/run.js');
-      exitCode = await runSidecar(
-        {
-          output: flags.output,
-          translate: toBaseTranslateOptions(flags, readResolvConf),
-          ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }),
-          namespaces: flags.namespace ?? [],
-          spawnNginx: flags.spawnNginx,
-          nginxBin: nginxBinary(flags.nginxBin),
-          metricsHost: flags.metricsAddress.host,
-          metricsPort: flags.metricsAddress.port,
-          ...(flags.publishService !== undefined && { publishService: flags.publishService }),
-          publishAddresses: flags.publishAddress ?? [],
-          updateStatus: flags.updateStatus === 'true',
-          electionId: flags.electionId,
-          ...(flags.electionNamespace !== undefined && { electionNamespace: flags.electionNamespace }),
-          upstreams: flags.upstreams,
-          logFormat: flags.logFormat,
-          logLevel: flags.logLevel,
-          timing: defaultRunTiming,
-        },
-        {
-          env: io.env ?? process.env,
-          log: io.stdout,
-          stopRequested: (io.stopRequested ?? stopSignal)(),
-          ...(io.onListening && { onListening: io.onListening }),
-        },
-      );
-    });
+  runCommand(program, io, setExit);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -189,6 +88,122 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     io.stderr(`ingress2nginx: internal error: ${printableLines(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
     return exitCodes.failure;
   }
+}
+
+/** `render`: build, optionally check with nginx -t, and replace the output folder's files. */
+function renderCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  withCommonOptions(
+    program.command('render').description('render manifests into DIR/nginx.conf and key material'),
+    'diagnostics: text on stderr, or json, sarif or markdown on stdout',
+  )
+    .requiredOption('-o, --output <dir>', 'output directory')
+    .option('--check', 'run nginx -t on the result before it replaces DIR; leave out resources nginx rejects', false)
+    .option('--nginx-bin <path>', 'nginx binary for --check (default: $NGINX_BIN or nginx)')
+    .action(async (flags: CommonFlags & { output: string; check: boolean; nginxBin?: string }) => {
+      const options = await translateOptionsOf(flags, io, flags.check, flags.nginxBin);
+      const source = await readManifests(flags, io);
+      const folder = await OutputFolder.open(flags.output, { workerOwner: await workerOwner(nginxBinary(flags.nginxBin)) });
+      try {
+        const rendered = await stageBuild(folder, source.snapshot, options, flags.check ? nginxBinary(flags.nginxBin) : undefined);
+        const { result, nginx } = rendered;
+        const diagnostics = await diagnosticsOf(source, result);
+        const extra = { statuses: result.statuses, ...(nginx && { nginx }) };
+        if (!rendered.staged) {
+          // The output folder keeps the last good config: nothing was moved into it.
+          reportDiagnostics(diagnostics, flags, io, extra);
+          setExit(exitCodes.failure);
+          return;
+        }
+        await folder.commit(rendered.staged);
+        if (rendered.rejected) await folder.keepRejected(rendered.rejected);
+        reportDiagnostics(diagnostics, flags, io, extra);
+        setExit(outcome(diagnostics, flags.strict));
+        progress(
+          flags,
+          io,
+          `wrote ${join(flags.output, mainConfigName)}: ${result.model.http.virtualHosts.length} host(s), ` +
+            `${result.model.stream.frontends.reduce((n, f) => n + f.routes.length, 0)} SNI route(s), ` +
+            `${result.model.files.length} key file(s)`,
+        );
+        if (nginx) progress(flags, io, 'nginx -t: configuration is valid');
+      } finally {
+        await folder.close();
+      }
+    });
+}
+
+/** `validate`: diagnostics only. */
+function validateCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  withCommonOptions(
+    program.command('validate').description('report diagnostics only; write nothing'),
+    'diagnostics: text on stderr, or json, sarif or markdown on stdout',
+  ).action(async (flags: CommonFlags) => {
+    const options = await translateOptionsOf(flags, io, false);
+    const source = await readManifests(flags, io);
+    const result = build(source.snapshot, options);
+    const diagnostics = await diagnosticsOf(source, result);
+    reportDiagnostics(diagnostics, flags, io, { statuses: result.statuses });
+    setExit(outcome(diagnostics, flags.strict));
+  });
+}
+
+/** `run`: the cluster mode. */
+function runCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  withTranslateOptions(program.command('run').description('watch the cluster and keep a stock nginx beside it configured (sidecar)'))
+    .requiredOption('-o, --output <dir>', 'folder nginx reads its config from (shared with the nginx container)')
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, else the Pod service account)')
+    .option('--namespace <namespace>', 'watch only this namespace (repeatable; default: all)', collect)
+    .option('--spawn-nginx', 'start nginx as a child process and restart it when it exits', false)
+    .option('--nginx-bin <path>', 'nginx binary for -V, -t and (with --spawn-nginx) to run (default: $NGINX_BIN or nginx)')
+    .option('--metrics-address <host:port>', '/healthz, /readyz and /metrics', parseListenAddress, { host: '0.0.0.0', port: 10254 })
+    .option('--publish-service <namespace/name>', 'Service whose load-balancer addresses go into Ingress and Gateway status', parseNamespacedName)
+    .option('--publish-address <address>', 'address to write into Ingress and Gateway status (repeatable)', collect)
+    .addOption(
+      new Option('--update-status <boolean>', 'write the load-balancer addresses into Ingress status (false while another controller serves the same Ingresses)')
+        .choices(['true', 'false'])
+        .default('true'),
+    )
+    .option('--election-id <name>', 'name of the leader-election Lease', parseClassName, 'ingress2nginx')
+    .option('--election-namespace <namespace>', 'namespace of the Lease (default: the Pod namespace)', parseClassName)
+    .addOption(
+      new Option('--log-format <format>', 'log lines on stdout').choices(['json', 'text']).default(process.stdout.isTTY ? 'text' : 'json'),
+    )
+    .addOption(new Option('--log-level <level>', 'least level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
+    .action(async (flags: TranslateFlags & RunFlags) => {
+      if (flags.publishService !== undefined && flags.publishAddress !== undefined) {
+        throw new UsageError('give --publish-service or --publish-address, not both');
+      }
+      // Loaded here, not at start-up: the cluster client and the metrics library cost every command 0.3 s and 70 MB.
+      const { defaultRunTiming, runSidecar } = await import('../sidecar/run.js');
+      const code = await runSidecar(
+        {
+          output: flags.output,
+          translate: toBaseTranslateOptions(flags, readResolvConf),
+          ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }),
+          namespaces: flags.namespace ?? [],
+          spawnNginx: flags.spawnNginx,
+          nginxBin: nginxBinary(flags.nginxBin),
+          metricsHost: flags.metricsAddress.host,
+          metricsPort: flags.metricsAddress.port,
+          ...(flags.publishService !== undefined && { publishService: flags.publishService }),
+          publishAddresses: flags.publishAddress ?? [],
+          updateStatus: flags.updateStatus === 'true',
+          electionId: flags.electionId,
+          ...(flags.electionNamespace !== undefined && { electionNamespace: flags.electionNamespace }),
+          upstreams: flags.upstreams,
+          logFormat: flags.logFormat,
+          logLevel: flags.logLevel,
+          timing: defaultRunTiming,
+        },
+        {
+          env: io.env ?? process.env,
+          log: io.stdout,
+          stopRequested: (io.stopRequested ?? stopSignal)(),
+          ...(io.onListening && { onListening: io.onListening }),
+        },
+      );
+      setExit(code);
+    });
 }
 
 interface RunFlags {

@@ -323,6 +323,8 @@ export interface ProxyDefaults {
   readonly nextUpstreamTimeout: number;
   readonly limitReqStatus: number;
   readonly limitConnStatus: number;
+  /** The directive slices' ConfigMap keys that are set; the rest keep nginx's defaults. */
+  readonly directives: readonly Directive[];
 }
 
 export interface RequestHeaders {
@@ -674,6 +676,14 @@ export interface ProxyTuning {
   readonly nextUpstreamTimeout?: string;
   /** `proxy_redirect`: `off`, `default`, or `from to`. */
   readonly redirect?: string;
+  /** The directive slices' annotations that are set (translate/ingress/annotations/directive-slices.ts). */
+  readonly directives?: readonly Directive[];
+}
+
+/** A directive and its argument, both allow-listed: the value of a directive slice. */
+export interface Directive {
+  readonly name: string;
+  readonly value: string;
 }
 
 export interface ProxySsl {

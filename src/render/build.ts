@@ -19,6 +19,7 @@ export interface BuildResult {
   readonly statuses: readonly ResourceStatus[];
   readonly ingresses: TranslateResult['ingresses'];
   readonly certificates: TranslateResult['certificates'];
+  readonly references: TranslateResult['references'];
 }
 
 /**
@@ -39,5 +40,6 @@ export function build(snapshot: Snapshot, options: TranslateOptions): BuildResul
     statuses: translated.statuses,
     ingresses: translated.ingresses,
     certificates: translated.certificates,
+    references: translated.references,
   };
 }

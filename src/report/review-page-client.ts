@@ -1,6 +1,15 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 
+/** One table of the page's data (a type only: nothing of it is in the script's text). */
+interface TableData {
+  readonly id: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly string[])[];
+  /** Column whose value becomes the row's CSS class (`k-<value>`), e.g. the mode or the severity. */
+  readonly classColumn?: number;
+}
+
 /**
  * The review page's script, written as a function so that it is type-checked; the page embeds its
  * source text (`reviewPageClient.toString()`), and the page's Content-Security-Policy allows exactly
@@ -10,13 +19,6 @@
  * and scroll without a freeze. Every value is set as text (`textContent`, `title`), never as markup.
  */
 export function reviewPageClient(): void {
-  interface TableData {
-    readonly id: string;
-    readonly columns: readonly string[];
-    readonly rows: readonly (readonly string[])[];
-    /** Column whose value becomes the row's CSS class (`k-<value>`), e.g. the mode or the severity. */
-    readonly classColumn?: number;
-  }
   const rowHeight = 24;
   const overscan = 12;
 

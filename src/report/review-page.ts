@@ -123,6 +123,26 @@ function sha256Base64(text: string): string {
   return createHash('sha256').update(text).digest('base64');
 }
 
+/** The rules' findings on the route changes. */
+function riskySection(diff: NonNullable<ReviewPageInput['diff']>): string {
+  return [
+    '<section id="risky" aria-label="Risky changes">',
+    `<h2>Risky changes (${diff.risky.length})</h2>`,
+    diff.risky.length === 0
+      ? '<p>None.</p>'
+      : [
+          '<ul class="risky">',
+          ...diff.risky.map(
+            (r) =>
+              `<li><span class="rule">${htmlText(r.rule)}</span> ${r.resource ? `<span class="where">${htmlText(provenanceLabel(r.resource))}</span> ` : ''}${htmlText(r.message)}</li>`,
+          ),
+          '</ul>',
+        ].join('\n'),
+    `<p class="count">${htmlText(diffSummary(diff))}</p>`,
+    '</section>',
+  ].join('\n');
+}
+
 export function reviewPage(input: ReviewPageInput): string {
   const { table, diff } = input;
   const tables: TableData[] = [{ id: 'routes', columns: [...routeColumns], rows: table.rows.map(routeCells), classColumn: 3 }];
@@ -173,24 +193,7 @@ export function reviewPage(input: ReviewPageInput): string {
     `<li class="${expiring > 0 ? 'bad' : ''}">${expiring} certificate(s) expiring within 30 days</li>`,
     ...(diff ? [`<li class="${diff.risky.length > 0 ? 'bad' : ''}">${diff.risky.length} risky change(s)</li>`] : []),
   ];
-  const risky = diff
-    ? [
-        '<section id="risky" aria-label="Risky changes">',
-        `<h2>Risky changes (${diff.risky.length})</h2>`,
-        diff.risky.length === 0
-          ? '<p>None.</p>'
-          : [
-              '<ul class="risky">',
-              ...diff.risky.map(
-                (r) =>
-                  `<li><span class="rule">${htmlText(r.rule)}</span> ${r.resource ? `<span class="where">${htmlText(provenanceLabel(r.resource))}</span> ` : ''}${htmlText(r.message)}</li>`,
-              ),
-              '</ul>',
-            ].join('\n'),
-        `<p class="count">${htmlText(diffSummary(diff))}</p>`,
-        '</section>',
-      ].join('\n')
-    : '';
+  const risky = diff ? riskySection(diff) : '';
   const script = `(${reviewPageClient.toString()})();`;
   const policy = [
     "default-src 'none'",

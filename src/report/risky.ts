@@ -4,7 +4,7 @@ import type { BuildResult } from '../render/build.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import { annotationPrefix } from '../translate/ingress/annotations/index.js';
 import { provenanceOf } from '../translate/provenance.js';
-import { wildcardCovers } from '../translate/stream.js';
+import { wildcardCovers } from '../translate/wildcards.js';
 import { accessWidenings } from './access-widening.js';
 import { backendLabel, certificateLabel, hostLabel, pathLabel } from './routes-format.js';
 import { provenanceKey, type RouteRow, type RouteTable } from './routes.js';

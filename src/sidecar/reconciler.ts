@@ -5,7 +5,7 @@ import type { Diagnostic } from '../model/diagnostics.js';
 import { build, type BuildResult } from '../render/build.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import { objectId, type TranslateOptions } from '../translate/options.js';
-import { referencedObjects, type Reference } from '../translate/references.js';
+import type { Reference } from '../translate/secrets.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { waitForGeneration, type NginxDriver } from './nginx.js';
@@ -167,14 +167,11 @@ export class Reconciler {
 
   private async round(since: number): Promise<void> {
     const { source, log, metrics } = this.options;
-    let snapshot = source.snapshot();
-    // Follow what the resources refer to before building: a Secret only now referenced must be in.
-    source.follow(referencedObjects(snapshot, this.options.translate));
     if (!source.synced()) {
       log.debug('waiting for the watches to sync');
       return;
     }
-    snapshot = source.snapshot();
+    const snapshot = source.snapshot();
     for (const [kind, count] of source.counts()) metrics.resources.set({ kind }, count);
     this.rounds++;
 
@@ -183,6 +180,12 @@ export class Reconciler {
     const options: TranslateOptions = { ...this.options.translate, now: new Date(), quarantine: this.keptQuarantine(snapshot) };
     const first = build(snapshot, options);
     phases.buildMs = performance.now() - started;
+    // Follow what the build read; a Secret only now referenced must be in before the build is served.
+    source.follow(first.references);
+    if (!source.synced()) {
+      log.debug('waiting for the watches of newly referenced objects to sync');
+      return;
+    }
     if (first.generation === this.applied?.generation && this.serving) {
       metrics.renderDuration.observe(phases.buildMs / 1000);
       this.refused = undefined;

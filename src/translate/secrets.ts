@@ -1,5 +1,6 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import type { OutputFile, TlsFiles } from '../model/files.js';
+import { compareStrings } from '../model/order.js';
 import type { Checked } from './allowlist.js';
 import {
   certificateCoversHost,
@@ -18,6 +19,11 @@ import { key, type Resources } from './resources.js';
 export interface ObjectRef {
   readonly namespace: string;
   readonly name: string;
+}
+
+/** A Secret or ConfigMap that the build read, so the cluster mode watches it. */
+export interface Reference extends ObjectRef {
+  readonly kind: 'Secret' | 'ConfigMap';
 }
 
 const keyMaterialMode = 0o600;
@@ -80,6 +86,8 @@ export class SecretFiles {
   private readonly summaries = new Map<string, CertificateSummary>();
   private readonly caBundles = new Map<string, Checked<{ readonly pem: string }>>();
   private readonly output = new Map<string, OutputFile>();
+  /** Secrets and ConfigMaps read for what they hold besides a served certificate, by `kind/namespace/name`. */
+  private readonly read = new Map<string, Reference>();
   /** Contents of the default certificate's file: what a stand-in holds (`standInCertificate`). */
   private standInContents = bundledDefaultCertificate + bundledDefaultKey;
 
@@ -132,6 +140,7 @@ export class SecretFiles {
 
   /** Client certificate to present to a backend: `tls.crt`/`tls.key` of the Secret, if it has them. */
   clientCertificate(ref: ObjectRef): Checked<TlsFiles> | undefined {
+    this.reads('Secret', ref);
     const secret = this.resources.secrets.get(key(ref.namespace, ref.name));
     if (!secret || (!secret.spec.data.has('tls.crt') && !secret.spec.data.has('tls.key'))) return undefined;
     const pair = this.keyPair(ref);
@@ -143,6 +152,7 @@ export class SecretFiles {
 
   /** `ca.crt` of the Secret as a trusted-certificate file. */
   caBundle(ref: ObjectRef): Checked<string> {
+    this.reads('Secret', ref);
     const id = key(ref.namespace, ref.name);
     const secret = this.resources.secrets.get(id);
     if (!secret) return { ok: false, problem: `Secret ${id} is not in the input` };
@@ -164,6 +174,7 @@ export class SecretFiles {
    * the way nginx loads both (`ssl_client_certificate` and `ssl_crl`).
    */
   revocationList(ref: ObjectRef): Checked<string> | undefined {
+    this.reads('Secret', ref);
     const id = key(ref.namespace, ref.name);
     const pem = this.resources.secrets.get(id)?.spec.data.get('ca.crl');
     if (pem === undefined) return undefined;
@@ -182,6 +193,7 @@ export class SecretFiles {
    * printable characters, so nothing but credentials reaches the file nginx's workers read.
    */
   htpasswd(ref: ObjectRef, format: 'auth-file' | 'auth-map'): Checked<string> {
+    this.reads('Secret', ref);
     const id = key(ref.namespace, ref.name);
     const secret = this.resources.secrets.get(id);
     if (!secret) return { ok: false, problem: `Secret ${id} is not in the input` };
@@ -206,6 +218,7 @@ export class SecretFiles {
    * to parse. With `emit: false` only the check is done, for a policy that ends up carrying no traffic.
    */
   configMapCaBundle(ref: ObjectRef, options: { readonly emit?: boolean } = {}): Checked<string> {
+    this.reads('ConfigMap', ref);
     const id = key(ref.namespace, ref.name);
     const configMap = this.resources.configMaps.get(id);
     if (!configMap) return { ok: false, problem: `ConfigMap ${id} is not in the input` };
@@ -242,6 +255,18 @@ export class SecretFiles {
    */
   checkedFiles(): OutputFile[] {
     return [...this.output.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /**
+   * Every Secret and ConfigMap read for a CA, a client certificate or users, present or not, sorted:
+   * the exact set the cluster mode follows (TLS Secrets of served certificates it watches by type).
+   */
+  references(): Reference[] {
+    return [...this.read.values()].sort((a, b) => compareStrings(`${a.kind}/${a.namespace}/${a.name}`, `${b.kind}/${b.namespace}/${b.name}`));
+  }
+
+  private reads(kind: Reference['kind'], ref: ObjectRef): void {
+    this.read.set(`${kind}/${ref.namespace}/${ref.name}`, { kind, namespace: ref.namespace, name: ref.name });
   }
 
   private keyPair(ref: ObjectRef): Checked<KeyPair> {

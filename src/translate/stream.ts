@@ -19,6 +19,7 @@ import { byString, compareAge, groupBy } from './precedence.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
 import { mapKey } from './map-keys.js';
+import { wildcardCovers } from './wildcards.js';
 import { readablePart, upstreamName } from './upstream-names.js';
 import { withAddedFields, withFields } from '../model/objects.js';
 
@@ -94,17 +95,6 @@ interface Claim {
  */
 const proxyProtocolLoopback: Readonly<Record<ProxyProtocolVersion, string>> = { v1: '127.0.0.2', v2: '127.0.0.3' };
 
-/**
- * A wildcard `*.suffix` covers a name with at least one more label in front of the suffix, and a
- * narrower wildcard under it; nginx's map then prefers the longest match, so a covered name needs an
- * entry of its own to keep its connections.
- */
-export function wildcardCovers(wildcard: string, name: string): boolean {
-  const suffix = wildcard.slice(1);
-  const rest = name.startsWith('*.') ? name.slice(1) : `.${name}`;
-  return rest.length > suffix.length && rest.endsWith(suffix);
-}
-
 /** Public CA chains carry intermediates; nginx's default depth of 1 would refuse them. */
 const backendTlsVerifyDepth = 4;
 
@@ -118,63 +108,7 @@ const backendTlsVerifyDepth = 4;
  */
 export function buildStream(input: StreamInput): StreamParts {
   const builder = new StreamBuilder(input.runDir);
-  const ports = new Map<number, Claim[]>();
-  const claimsOn = (port: number): Claim[] => {
-    let claims = ports.get(port);
-    if (!claims) ports.set(port, (claims = []));
-    return claims;
-  };
-
-  const ingressClaims = claimsOn(input.httpsPort);
-  for (const route of input.passthrough) {
-    const backends = route.backend ? [withAddedFields(route.backend, { weight: 1 })] : [];
-    const proxyProtocol = input.backendProxyProtocol?.get(route.host);
-    ingressClaims.push({
-      serverName: route.host,
-      target: route.backend ? withAddedFields(builder.passthroughTarget(backends, 0), { ...(proxyProtocol && { proxyProtocol }) }) : builder.rejectTarget(),
-      comment: route.comment,
-      owner: route.owner,
-      origin: {
-        claim: { claimant: provenanceOf(route.owner, route.field), losers: route.losers },
-        destination: { kind: 'passthrough', backends: backends.map(backendShare), rejectedWeight: 0 },
-      },
-    });
-  }
-
-  for (const portPlan of input.gatewayPorts) {
-    const claims = claimsOn(portPlan.port);
-    for (const hostname of portPlan.isolatedHostnames) {
-      claims.push({
-        serverName: hostname,
-        target: builder.rejectTarget(),
-        comment: 'listener hostname without a route: closed',
-        origin: { destination: { kind: 'closed' } },
-      });
-    }
-    for (const route of portPlan.routes) {
-      const owner = input.routeObject(route.route.namespace, route.route.name);
-      claims.push({
-        serverName: route.hostname,
-        target: builder.gatewayTarget(route),
-        comment: `TLSRoute ${route.route.namespace}/${route.route.name} via Gateway ${route.listener.gatewayNamespace}/${route.listener.gatewayName} listener ${route.listener.listenerName}`,
-        owner,
-        origin: gatewayRouteOrigin(route, owner),
-      });
-    }
-  }
-
-  const httpsTarget = `unix:${input.httpsSocket}`;
-  for (const host of input.terminated) {
-    ingressClaims.push({
-      serverName: host.host,
-      target: httpsTarget,
-      comment: 'terminated here',
-      owner: host.owner,
-      terminated: { declaresTls: host.declaresTls },
-      origin: { claim: { claimant: provenanceOf(host.owner), losers: [] }, destination: { kind: 'http' } },
-    });
-  }
-
+  const ports = claimsByPort(input, builder);
   const passthroughServers: PassthroughServer[] = [];
   const proxyProtocolServers: ProxyProtocolServer[] = [];
   const frontends = [...ports.entries()]
@@ -248,6 +182,68 @@ export function buildStream(input: StreamInput): StreamParts {
     ...builder.parts(),
   };
 }
+
+/** Every SNI claim by port: Ingress passthrough and terminated hosts on the HTTPS port, TLSRoutes on theirs. */
+function claimsByPort(input: StreamInput, builder: StreamBuilder): Map<number, Claim[]> {
+  const ports = new Map<number, Claim[]>();
+  const claimsOn = (port: number): Claim[] => {
+    let claims = ports.get(port);
+    if (!claims) ports.set(port, (claims = []));
+    return claims;
+  };
+
+  const ingressClaims = claimsOn(input.httpsPort);
+  for (const route of input.passthrough) {
+    const backends = route.backend ? [withAddedFields(route.backend, { weight: 1 })] : [];
+    const proxyProtocol = input.backendProxyProtocol?.get(route.host);
+    ingressClaims.push({
+      serverName: route.host,
+      target: route.backend ? withAddedFields(builder.passthroughTarget(backends, 0), { ...(proxyProtocol && { proxyProtocol }) }) : builder.rejectTarget(),
+      comment: route.comment,
+      owner: route.owner,
+      origin: {
+        claim: { claimant: provenanceOf(route.owner, route.field), losers: route.losers },
+        destination: { kind: 'passthrough', backends: backends.map(backendShare), rejectedWeight: 0 },
+      },
+    });
+  }
+
+  for (const portPlan of input.gatewayPorts) {
+    const claims = claimsOn(portPlan.port);
+    for (const hostname of portPlan.isolatedHostnames) {
+      claims.push({
+        serverName: hostname,
+        target: builder.rejectTarget(),
+        comment: 'listener hostname without a route: closed',
+        origin: { destination: { kind: 'closed' } },
+      });
+    }
+    for (const route of portPlan.routes) {
+      const owner = input.routeObject(route.route.namespace, route.route.name);
+      claims.push({
+        serverName: route.hostname,
+        target: builder.gatewayTarget(route),
+        comment: `TLSRoute ${route.route.namespace}/${route.route.name} via Gateway ${route.listener.gatewayNamespace}/${route.listener.gatewayName} listener ${route.listener.listenerName}`,
+        owner,
+        origin: gatewayRouteOrigin(route, owner),
+      });
+    }
+  }
+
+  const httpsTarget = `unix:${input.httpsSocket}`;
+  for (const host of input.terminated) {
+    ingressClaims.push({
+      serverName: host.host,
+      target: httpsTarget,
+      comment: 'terminated here',
+      owner: host.owner,
+      terminated: { declaresTls: host.declaresTls },
+      origin: { claim: { claimant: provenanceOf(host.owner), losers: [] }, destination: { kind: 'http' } },
+    });
+  }
+  return ports;
+}
+
 
 /**
  * One claim per host name and port: the oldest owner wins (design §5 precedence), except that an Ingress

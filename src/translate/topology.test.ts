@@ -4,7 +4,7 @@ import { atLeast, nginxFeatures } from './nginx-version.js';
 import { sharePlainHttpServers } from './redirect-server.js';
 import { shareSslContexts } from './ssl-contexts.js';
 import { hashSizes } from './stream.js';
-import { keepalivePerUpstream } from './translate.js';
+import { keepalivePerUpstream } from './data-plane.js';
 
 const redirect = (path: string): Location => ({ modifier: '', path, comment: path, plainHttp: { redirect: true, serve: false } });
 const acme = (upstream: string, extra: Record<string, unknown> = {}): Location => ({

@@ -1,4 +1,5 @@
 import { describeRejectedValue, isDnsHostname, isIpAddress, isWildcardHostname, type Checked } from '../allowlist.js';
+import { wildcardCovers } from '../wildcards.js';
 
 /**
  * Host names as the Gateway API uses them (design §5). A wildcard `*.example.com` stands for one or
@@ -19,11 +20,6 @@ export function checkHostname(value: string): Checked<string> {
 
 export function isWildcard(hostname: string): boolean {
   return hostname.startsWith('*.');
-}
-
-/** True when the exact name `host` falls under `wildcard` (`*.suffix`): one or more labels before `.suffix`. */
-function wildcardCovers(wildcard: string, host: string): boolean {
-  return host.endsWith(wildcard.slice(1)) && host.length > wildcard.length - 1;
 }
 
 /**

@@ -28,6 +28,7 @@ import { permanentCode, temporalCode } from './annotations/paths.js';
 import type { ControllerSettings } from './configmap.js';
 import { sizeInBytes } from '../allowlist.js';
 import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
+import { directiveSlices } from './annotations/directive-slices.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
 import type { ClientCertificateRequest, IngressBehaviour, IngressContext } from './claims.js';
 
@@ -36,147 +37,42 @@ const authEndpointPrefix = `${internalLocationPrefix}auth/`;
 
 const annotationField = (name: string): FieldPath => ['metadata', 'annotations', annotationPrefix + name];
 
+/** What the sections of `buildBehaviour` add to: shared lists, and `fail` for what guards access. */
+interface Sections {
+  readonly object: SourceObject;
+  readonly annotations: IngressAnnotations;
+  readonly ctx: IngressContext;
+  readonly references: string[];
+  readonly companions: Location[];
+  readonly headers: { name: string; value: string }[];
+  readonly fail: (code: string, message: string, annotation: string) => void;
+}
+
 /**
  * The behaviour of an Ingress's locations, or undefined when something that guards access cannot be set
  * up. `served`: the host names its locations are served under ('' for a rule without host).
  */
 export function buildBehaviour(object: SourceObject, annotations: IngressAnnotations, served: readonly string[], ctx: IngressContext): IngressBehaviour | undefined {
   const settings = ctx.settings;
-  const references: string[] = [];
-  const companions: Location[] = [];
-  const headers: { name: string; value: string }[] = [];
   let ok = true;
-  const fail = (code: string, message: string, annotation: string): void => {
-    ctx.report.error(code, object, `${message}; the Ingress is not rendered until this is fixed, since the annotation guards access`, annotationField(annotation));
-    ok = false;
+  const sections: Sections = {
+    object,
+    annotations,
+    ctx,
+    references: [],
+    companions: [],
+    headers: [],
+    fail: (code, message, annotation) => {
+      ctx.report.error(code, object, `${message}; the Ingress is not rendered until this is fixed, since the annotation guards access`, annotationField(annotation));
+      ok = false;
+    },
   };
-
-  // ---------------------------------------------------------------- client certificates
-  const tlsAuth = annotations.clientCertificate;
-  let clientCertificate: ClientCertificateRequest | undefined;
-  let clientCertificateCheck: ClientCertificateCheck | undefined;
-  const tlsAuthPresent = Object.keys(object.metadata.annotations).some((key) => key.startsWith(`${annotationPrefix}auth-tls-`));
-  if (tlsAuth.secret) {
-    const ref = secretIn(object, tlsAuth.secret);
-    const ca = crossNamespaceAllowed(object, ref, ctx) ? ctx.secrets.caBundle(ref) : undefined;
-    if (!ca) {
-      fail('auth-tls-secret-cross-namespace', `auth-tls-secret names a Secret in namespace ${ref.namespace}; move it to ${object.metadata.namespace} or pass --allow-cross-namespace-secrets`, 'auth-tls-secret');
-    } else if (!ca.ok) {
-      fail('auth-tls-secret-invalid', ca.problem, 'auth-tls-secret');
-    } else {
-      const crl = ctx.secrets.revocationList(ref);
-      if (crl && !crl.ok) fail('auth-tls-secret-invalid', crl.problem, 'auth-tls-secret');
-      else if (tlsAuth.verifyClient !== 'off') {
-        clientCertificate = {
-          caFile: ca.value,
-          ...(crl?.ok && { crlFile: crl.value }),
-          depth: tlsAuth.verifyDepth,
-          secret: `${ref.namespace}/${ref.name}`,
-        };
-        clientCertificateCheck = {
-          rejectUnverified: tlsAuth.verifyClient === 'on' || tlsAuth.verifyClient === 'optional',
-          requireCertificate: tlsAuth.verifyClient === 'on',
-          ...(tlsAuth.matchCn !== undefined && { matchCn: tlsAuth.matchCn }),
-          ...(tlsAuth.errorPage !== undefined && { errorPage: tlsAuth.errorPage }),
-        };
-        headers.push(
-          { name: 'ssl-client-verify', value: '$ssl_client_verify' },
-          { name: 'ssl-client-subject-dn', value: '$ssl_client_s_dn' },
-          { name: 'ssl-client-issuer-dn', value: '$ssl_client_i_dn' },
-        );
-        if (tlsAuth.passCertificate) headers.push({ name: 'ssl-client-cert', value: '$ssl_client_escaped_cert' });
-      }
-    }
-  } else if (tlsAuthPresent) {
-    // ingress-nginx ignores the other auth-tls-* without a secret, which leaves the backend open to
-    // clients without a certificate while the Ingress reads as if it required one.
-    fail('auth-tls-without-secret', 'auth-tls-* annotations without auth-tls-secret cannot verify any client certificate', 'auth-tls-secret');
-  }
-
-  // ---------------------------------------------------------------- basic authentication
-  const basic = annotations.basicAuth;
-  let basicAuth: LocationBehaviour['basicAuth'];
-  if (basic.type === 'basic') {
-    if (!basic.secret) {
-      fail('auth-secret-missing', 'auth-type basic needs auth-secret, the Secret with the users', 'auth-type');
-    } else {
-      const ref = secretIn(object, basic.secret);
-      const file = crossNamespaceAllowed(object, ref, ctx) ? ctx.secrets.htpasswd(ref, basic.secretType) : undefined;
-      if (!file) {
-        fail('auth-secret-cross-namespace', `auth-secret names a Secret in namespace ${ref.namespace}; move it to ${object.metadata.namespace} or pass --allow-cross-namespace-secrets`, 'auth-secret');
-      } else if (!file.ok) {
-        fail('auth-secret-invalid', file.problem, 'auth-secret');
-      } else {
-        basicAuth = { realm: basic.realm ?? '', userFile: file.value };
-        // As ingress-nginx: the credentials are for nginx, not for the backend.
-        headers.push({ name: 'Authorization', value: '""' });
-      }
-    }
-  } else if (basic.secret !== undefined || basic.realm !== undefined) {
-    fail('auth-type-missing', 'auth-secret and auth-realm protect nothing without auth-type: basic', 'auth-type');
-  }
-
-  // ---------------------------------------------------------------- external authentication
-  const external = annotations.externalAuth;
-  let externalAuth: ExternalAuthUse | undefined;
-  if (external.url) {
-    const target = authEndpoint(object, external.url, external.method, served, ctx);
-    if (!target.ok) {
-      fail('auth-url-unreachable', target.problem, 'auth-url');
-    } else {
-      const path = `${authEndpointPrefix}${digestOf(JSON.stringify(target.value))}`;
-      companions.push({
-        modifier: '=',
-        path,
-        comment: `auth-url of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
-        plainHttp: { redirect: false, serve: true },
-        authEndpoint: target.value,
-      });
-      const responseHeaders = external.responseHeaders.map((header) => {
-        const variable = header.toLowerCase().replaceAll('-', '_');
-        return { header, variable: `i2n_auth_${variable}`, upstreamVariable: `upstream_http_${variable}` };
-      });
-      for (const header of responseHeaders) headers.push({ name: header.header, value: `$${header.variable}` });
-      externalAuth = {
-        endpoint: path,
-        ...(external.signin && { signin: signinUrl(external.signin) }),
-        responseHeaders,
-      };
-    }
-  } else if (external.signin !== undefined || external.method !== undefined || external.responseHeaders.length > 0) {
-    fail('auth-url-missing', 'auth-signin, auth-method and auth-response-headers do nothing without auth-url', 'auth-url');
-  }
-
-  // ---------------------------------------------------------------- rate limits
+  const { references, companions, headers } = sections;
+  const { clientCertificate, clientCertificateCheck } = clientCertificates(sections);
+  const basicAuth = basicAuthentication(sections);
+  const externalAuth = externalAuthentication(sections, served);
+  const { rateLimits, connectionLimit } = requestLimits(sections);
   const limits = annotations.rateLimit;
-  const rateLimits: { zone: string; burst: number }[] = [];
-  let connectionLimit: LocationBehaviour['connectionLimit'];
-  if (limits.rps !== undefined || limits.rpm !== undefined || limits.connections !== undefined) {
-    const id = digestOf(object.metadata.namespace, object.metadata.name);
-    const key = limitKey(object, id, limits.allowlist, ctx);
-    const comment = `Ingress ${object.metadata.namespace}/${object.metadata.name}`;
-    const zones: LimitZone[] = [];
-    for (const [rate, unit] of [
-      [limits.rps, 's'],
-      [limits.rpm, 'm'],
-    ] as const) {
-      if (rate === undefined) continue;
-      const zone = `i2n_${id}_rp${unit}`;
-      zones.push({ comment, kind: 'req', name: zone, key: key.variable, rate: `${rate}r/${unit}` });
-      rateLimits.push({ zone, burst: rate * limits.burstMultiplier });
-    }
-    if (limits.connections !== undefined) {
-      const zone = `i2n_${id}_conn`;
-      zones.push({ comment, kind: 'conn', name: zone, key: key.variable });
-      connectionLimit = { zone, limit: limits.connections };
-    }
-    for (const zone of zones) {
-      ctx.extensions.define(zone.name, { limitZones: [zone], geos: key.geos, maps: key.maps });
-      references.push(zone.name);
-    }
-  } else if (limits.allowlist.length > 0) {
-    ctx.report.warning('limit-allowlist-without-limit', object, 'limit-whitelist has no effect without limit-rps, limit-rpm or limit-connections', annotationField('limit-whitelist'));
-  }
 
   // ---------------------------------------------------------------- CORS
   let cors: CorsHeaders | undefined;
@@ -226,6 +122,151 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
     httpVersion: proxy.httpVersion ?? settings.proxyHttpVersion,
     references,
   };
+}
+
+/** `auth-tls-*`: the CA a host asks client certificates of, and the checks of its locations. */
+function clientCertificates({ object, annotations, ctx, headers, fail }: Sections): {
+  clientCertificate?: ClientCertificateRequest;
+  clientCertificateCheck?: ClientCertificateCheck;
+} {
+  const tlsAuth = annotations.clientCertificate;
+  let clientCertificate: ClientCertificateRequest | undefined;
+  let clientCertificateCheck: ClientCertificateCheck | undefined;
+  const tlsAuthPresent = Object.keys(object.metadata.annotations).some((key) => key.startsWith(`${annotationPrefix}auth-tls-`));
+  if (tlsAuth.secret) {
+    const ref = secretIn(object, tlsAuth.secret);
+    const ca = crossNamespaceAllowed(object, ref, ctx) ? ctx.secrets.caBundle(ref) : undefined;
+    if (!ca) {
+      fail('auth-tls-secret-cross-namespace', `auth-tls-secret names a Secret in namespace ${ref.namespace}; move it to ${object.metadata.namespace} or pass --allow-cross-namespace-secrets`, 'auth-tls-secret');
+    } else if (!ca.ok) {
+      fail('auth-tls-secret-invalid', ca.problem, 'auth-tls-secret');
+    } else {
+      const crl = ctx.secrets.revocationList(ref);
+      if (crl && !crl.ok) fail('auth-tls-secret-invalid', crl.problem, 'auth-tls-secret');
+      else if (tlsAuth.verifyClient !== 'off') {
+        clientCertificate = {
+          caFile: ca.value,
+          ...(crl?.ok && { crlFile: crl.value }),
+          depth: tlsAuth.verifyDepth,
+          secret: `${ref.namespace}/${ref.name}`,
+        };
+        clientCertificateCheck = {
+          rejectUnverified: tlsAuth.verifyClient === 'on' || tlsAuth.verifyClient === 'optional',
+          requireCertificate: tlsAuth.verifyClient === 'on',
+          ...(tlsAuth.matchCn !== undefined && { matchCn: tlsAuth.matchCn }),
+          ...(tlsAuth.errorPage !== undefined && { errorPage: tlsAuth.errorPage }),
+        };
+        headers.push(
+          { name: 'ssl-client-verify', value: '$ssl_client_verify' },
+          { name: 'ssl-client-subject-dn', value: '$ssl_client_s_dn' },
+          { name: 'ssl-client-issuer-dn', value: '$ssl_client_i_dn' },
+        );
+        if (tlsAuth.passCertificate) headers.push({ name: 'ssl-client-cert', value: '$ssl_client_escaped_cert' });
+      }
+    }
+  } else if (tlsAuthPresent) {
+    // ingress-nginx ignores the other auth-tls-* without a secret, which leaves the backend open to
+    // clients without a certificate while the Ingress reads as if it required one.
+    fail('auth-tls-without-secret', 'auth-tls-* annotations without auth-tls-secret cannot verify any client certificate', 'auth-tls-secret');
+  }
+  return { ...(clientCertificate && { clientCertificate }), ...(clientCertificateCheck && { clientCertificateCheck }) };
+}
+
+/** `auth-type: basic` with the users of `auth-secret`. */
+function basicAuthentication({ object, annotations, ctx, headers, fail }: Sections): LocationBehaviour['basicAuth'] {
+  const basic = annotations.basicAuth;
+  let basicAuth: LocationBehaviour['basicAuth'];
+  if (basic.type === 'basic') {
+    if (!basic.secret) {
+      fail('auth-secret-missing', 'auth-type basic needs auth-secret, the Secret with the users', 'auth-type');
+    } else {
+      const ref = secretIn(object, basic.secret);
+      const file = crossNamespaceAllowed(object, ref, ctx) ? ctx.secrets.htpasswd(ref, basic.secretType) : undefined;
+      if (!file) {
+        fail('auth-secret-cross-namespace', `auth-secret names a Secret in namespace ${ref.namespace}; move it to ${object.metadata.namespace} or pass --allow-cross-namespace-secrets`, 'auth-secret');
+      } else if (!file.ok) {
+        fail('auth-secret-invalid', file.problem, 'auth-secret');
+      } else {
+        basicAuth = { realm: basic.realm ?? '', userFile: file.value };
+        // As ingress-nginx: the credentials are for nginx, not for the backend.
+        headers.push({ name: 'Authorization', value: '""' });
+      }
+    }
+  } else if (basic.secret !== undefined || basic.realm !== undefined) {
+    fail('auth-type-missing', 'auth-secret and auth-realm protect nothing without auth-type: basic', 'auth-type');
+  }
+  return basicAuth;
+}
+
+/** `auth-url`: an internal location beside the Ingress's, which `auth_request` asks. */
+function externalAuthentication({ object, annotations, ctx, headers, companions, fail }: Sections, served: readonly string[]): ExternalAuthUse | undefined {
+  const external = annotations.externalAuth;
+  let externalAuth: ExternalAuthUse | undefined;
+  if (external.url) {
+    const target = authEndpoint(object, external.url, external.method, served, ctx);
+    if (!target.ok) {
+      fail('auth-url-unreachable', target.problem, 'auth-url');
+    } else {
+      const path = `${authEndpointPrefix}${digestOf(JSON.stringify(target.value))}`;
+      companions.push({
+        modifier: '=',
+        path,
+        comment: `auth-url of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
+        plainHttp: { redirect: false, serve: true },
+        authEndpoint: target.value,
+      });
+      const responseHeaders = external.responseHeaders.map((header) => {
+        const variable = header.toLowerCase().replaceAll('-', '_');
+        return { header, variable: `i2n_auth_${variable}`, upstreamVariable: `upstream_http_${variable}` };
+      });
+      for (const header of responseHeaders) headers.push({ name: header.header, value: `$${header.variable}` });
+      externalAuth = {
+        endpoint: path,
+        ...(external.signin && { signin: signinUrl(external.signin) }),
+        responseHeaders,
+      };
+    }
+  } else if (external.signin !== undefined || external.method !== undefined || external.responseHeaders.length > 0) {
+    fail('auth-url-missing', 'auth-signin, auth-method and auth-response-headers do nothing without auth-url', 'auth-url');
+  }
+  return externalAuth;
+}
+
+/** `limit-rps`, `limit-rpm`, `limit-connections`: zones at http level, keyed by client unless allow-listed. */
+function requestLimits({ object, annotations, ctx, references }: Sections): {
+  rateLimits: { zone: string; burst: number }[];
+  connectionLimit?: LocationBehaviour['connectionLimit'];
+} {
+  const limits = annotations.rateLimit;
+  const rateLimits: { zone: string; burst: number }[] = [];
+  let connectionLimit: LocationBehaviour['connectionLimit'];
+  if (limits.rps !== undefined || limits.rpm !== undefined || limits.connections !== undefined) {
+    const id = digestOf(object.metadata.namespace, object.metadata.name);
+    const key = limitKey(object, id, limits.allowlist, ctx);
+    const comment = `Ingress ${object.metadata.namespace}/${object.metadata.name}`;
+    const zones: LimitZone[] = [];
+    for (const [rate, unit] of [
+      [limits.rps, 's'],
+      [limits.rpm, 'm'],
+    ] as const) {
+      if (rate === undefined) continue;
+      const zone = `i2n_${id}_rp${unit}`;
+      zones.push({ comment, kind: 'req', name: zone, key: key.variable, rate: `${rate}r/${unit}` });
+      rateLimits.push({ zone, burst: rate * limits.burstMultiplier });
+    }
+    if (limits.connections !== undefined) {
+      const zone = `i2n_${id}_conn`;
+      zones.push({ comment, kind: 'conn', name: zone, key: key.variable });
+      connectionLimit = { zone, limit: limits.connections };
+    }
+    for (const zone of zones) {
+      ctx.extensions.define(zone.name, { limitZones: [zone], geos: key.geos, maps: key.maps });
+      references.push(zone.name);
+    }
+  } else if (limits.allowlist.length > 0) {
+    ctx.report.warning('limit-allowlist-without-limit', object, 'limit-whitelist has no effect without limit-rps, limit-rpm or limit-connections', annotationField('limit-whitelist'));
+  }
+  return { rateLimits, ...(connectionLimit && { connectionLimit }) };
 }
 
 /** The location adds response headers, which in nginx replaces the server's `add_header` (HSTS). */
@@ -283,6 +324,10 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
           ? `${proxy.redirectFrom} ${proxy.redirectTo}`
           : undefined;
   const onOff = (value: boolean) => (value ? 'on' : 'off');
+  const directives = directiveSlices.flatMap((slice) => {
+    const value = annotations.directives[slice.name];
+    return value === undefined ? [] : [{ name: slice.directive, value }];
+  });
   const tuning: ProxyTuning = {
     ...(proxy.connectTimeout !== undefined && { connectTimeout: `${proxy.connectTimeout}s` }),
     ...(proxy.readTimeout !== undefined && { readTimeout: `${proxy.readTimeout}s` }),
@@ -295,6 +340,7 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
     ...(proxy.nextUpstreamTries !== undefined && { nextUpstreamTries: String(proxy.nextUpstreamTries) }),
     ...(proxy.nextUpstreamTimeout !== undefined && { nextUpstreamTimeout: `${proxy.nextUpstreamTimeout}s` }),
     ...(redirect !== undefined && { redirect }),
+    ...(directives.length > 0 && { directives }),
   };
   return Object.keys(tuning).length > 0 ? tuning : undefined;
 }

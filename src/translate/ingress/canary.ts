@@ -90,6 +90,16 @@ export interface CanarySplitResult {
   readonly canaryBackend: ResolvedBackend;
 }
 
+/** `canary-by-header`: its value, its pattern, or `always`/`never`. */
+function headerEntries(policy: CanaryPolicy, canaryTarget: string, mainTarget: string): MapBlock['entries'] {
+  if (policy.headerValue !== undefined) return [{ key: regexKey(`^${escapeLiteral(policy.headerValue)}$`), value: canaryTarget }];
+  if (policy.headerPattern !== undefined) return [{ key: regexKey(policy.headerPattern), value: canaryTarget }];
+  return [
+    { key: regexKey('^always$'), value: canaryTarget },
+    { key: regexKey('^never$'), value: mainTarget },
+  ];
+}
+
 /**
  * Splits `main`'s traffic with `canary`. The canary's backend is reached with the main location's
  * protocol and TLS settings, in an upstream of its own; a backend verified by the name chosen for it
@@ -139,22 +149,8 @@ export function splitWithCanary(
     next = `$${prefix}_cookie`;
   }
   if (policy.header !== undefined) {
-    const entries =
-      policy.headerValue !== undefined
-        ? [{ key: regexKey(`^${escapeLiteral(policy.headerValue)}$`), value: canaryTarget }]
-        : policy.headerPattern !== undefined
-          ? [{ key: regexKey(policy.headerPattern), value: canaryTarget }]
-          : [
-              { key: regexKey('^always$'), value: canaryTarget },
-              { key: regexKey('^never$'), value: mainTarget },
-            ];
-    maps.push({
-      comment,
-      source: `$http_${policy.header.toLowerCase().replaceAll('-', '_')}`,
-      variable: `${prefix}_header`,
-      entries,
-      defaultValue: next,
-    });
+    const source = `$http_${policy.header.toLowerCase().replaceAll('-', '_')}`;
+    maps.push({ comment, source, variable: `${prefix}_header`, entries: headerEntries(policy, canaryTarget, mainTarget), defaultValue: next });
     next = `$${prefix}_header`;
   }
 

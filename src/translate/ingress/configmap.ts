@@ -20,10 +20,12 @@ import {
   quoteKey,
 } from '../allowlist.js';
 import { maxBodyBufferBytes, maxProxyBufferBytes, minProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
+import { directiveSlices } from './annotations/directive-slices.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
 import { compareStrings } from '../../model/order.js';
 
-export interface ControllerSettings {
+/** The settings of the key table below, one field per ConfigMap key. */
+interface TableSettings {
   sslProtocols: string;
   sslCiphers: string;
   sslRedirect: boolean;
@@ -63,6 +65,11 @@ export interface ControllerSettings {
   limitConnStatusCode: number;
 }
 
+/** The directive slices' values (annotations/directive-slices.ts), under their keys: undefined keeps nginx's default. */
+type SliceSettings = { [key: `${string}-${string}`]: string | undefined };
+
+export type ControllerSettings = TableSettings & SliceSettings;
+
 export interface ConfigMapIssue {
   severity: Severity;
   code: string;
@@ -79,7 +86,7 @@ interface SettingRule<T> {
   readonly accepted: string;
 }
 
-type SettingTable = { readonly [Field in keyof ControllerSettings]: SettingRule<ControllerSettings[Field]> };
+type SettingTable = { readonly [Field in keyof TableSettings]: SettingRule<TableSettings[Field]> };
 
 /**
  * SSLv2 and SSLv3 are refused outright (OpenSSL 3 builds lack them); TLSv1 and TLSv1.1 stay available
@@ -282,11 +289,12 @@ const settingTable: SettingTable = {
   limitConnStatusCode: { key: 'limit-conn-status-code', schema: errorStatus, defaultValue: 503, accepted: 'a status code from 400 to 599' },
 };
 
-const knownKeys: ReadonlySet<string> = new Set(Object.values(settingTable).map((rule) => rule.key));
+const knownKeys: ReadonlySet<string> = new Set([...Object.values(settingTable).map((rule) => rule.key), ...directiveSlices.map((slice) => slice.name)]);
 
 /** Builds settings field by field; `pick` supplies each field's value. */
 function assembleSettings(
-  pick: <Field extends keyof ControllerSettings>(field: Field) => ControllerSettings[Field],
+  pick: <Field extends keyof TableSettings>(field: Field) => TableSettings[Field],
+  slices: SliceSettings,
 ): ControllerSettings {
   return {
     sslProtocols: pick('sslProtocols'),
@@ -326,11 +334,15 @@ function assembleSettings(
     denylistSourceRange: pick('denylistSourceRange'),
     limitReqStatusCode: pick('limitReqStatusCode'),
     limitConnStatusCode: pick('limitConnStatusCode'),
+    ...slices,
   };
 }
 
 export const defaultControllerSettings: ControllerSettings = Object.freeze(
-  assembleSettings((field) => copyValue(settingTable[field].defaultValue)),
+  assembleSettings(
+    (field) => copyValue(settingTable[field].defaultValue),
+    Object.fromEntries(directiveSlices.map((slice) => [slice.name, undefined])),
+  ),
 );
 
 export function parseControllerSettings(data: Readonly<Record<string, string>>): {
@@ -358,7 +370,10 @@ export function parseControllerSettings(data: Readonly<Record<string, string>>):
     }
   }
 
-  const value = assembleSettings((field) => readSetting(settingTable[field], data, issues));
+  const slices: SliceSettings = Object.fromEntries(
+    directiveSlices.map((slice) => [slice.name, readSetting({ key: slice.name, schema: slice.schema, defaultValue: undefined, accepted: slice.accepted }, data, issues)]),
+  );
+  const value = assembleSettings((field) => readSetting(settingTable[field], data, issues), slices);
   issues.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.code, b.code));
   return { value, issues };
 }

@@ -136,25 +136,7 @@ function translateTerminating(
   }
   const errorPages = customErrorPages(object, annotations, ctx);
 
-  const tls: TlsClaim[] = [];
-  (spec.tls ?? []).forEach((entry, tlsIndex) => {
-    const secretName = entry.secretName;
-    const nameIsValid = secretName === undefined || isKubernetesName(secretName);
-    if (!nameIsValid) {
-      ctx.report.error(
-        'secret-name-invalid',
-        object,
-        'secretName must be a lowercase DNS-1123 name; these hosts are served with the default certificate',
-        ['spec', 'tls', tlsIndex, 'secretName'],
-      );
-    }
-    const secret = secretName !== undefined && nameIsValid ? { namespace: object.metadata.namespace, name: secretName } : undefined;
-    (entry.hosts ?? []).forEach((rawHost, hostIndex) => {
-      const host = checkedHost(rawHost, object, ['spec', 'tls', tlsIndex, 'hosts', hostIndex], ctx);
-      if (host === undefined) return;
-      tls.push({ ingress: object, field: ['spec', 'tls', tlsIndex, 'secretName'], host, ...(secret && { secret }) });
-    });
-  });
+  const tls = tlsClaims(object, spec, ctx);
 
   const redirects: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect'> = {
     ...(annotations.tls.sslRedirect !== undefined && { sslRedirect: annotations.tls.sslRedirect }),
@@ -188,35 +170,7 @@ function translateTerminating(
     (rule.http?.paths ?? []).forEach((p, pathIndex) => {
       const pathField: FieldPath = [...rulePath, 'http', 'paths', pathIndex];
       const path = p.path === undefined || p.path === '' ? '/' : p.path;
-      const groups = regex ? checkedRegexPath(path, object, [...pathField, 'path'], ctx) : isSafePath(path) ? 0 : undefined;
-      if (!regex && groups !== undefined && isInternalPath(path)) {
-        ctx.report.error(
-          'path-invalid',
-          object,
-          `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own (auth-url), so no Ingress may use them; this path is not rendered`,
-          [...pathField, 'path'],
-        );
-        return;
-      }
-      if (groups === undefined) {
-        if (!regex) {
-          ctx.report.error(
-            'path-invalid',
-            object,
-            'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /; this path is not rendered',
-            [...pathField, 'path'],
-          );
-        }
-        return;
-      }
-      if (regex && rewriteTarget !== undefined && highestGroupReference(rewriteTarget) > groups) {
-        ctx.report.warning(
-          'rewrite-target-group-missing',
-          object,
-          `rewrite-target uses $${highestGroupReference(rewriteTarget)}, but this path has ${groups} group(s); nginx puts nothing in its place`,
-          [...pathField, 'path'],
-        );
-      }
+      if (!usablePath(path, regex, rewriteTarget, object, [...pathField, 'path'], ctx)) return;
       const target = backendFor(p.backend, annotations, built, errorPages, object, [...pathField, 'backend'], ctx);
       const behaviour = locationBehaviour(built, errorPages, object, p.backend, path, rewriteTarget, regex);
       const comment = `${object.metadata.namespace}/${object.metadata.name} ${p.pathType} ${path}`;
@@ -241,32 +195,108 @@ function translateTerminating(
     });
   });
 
-  if (spec.defaultBackend) {
-    const target = backendFor(spec.defaultBackend, annotations, built, errorPages, object, ['spec', 'defaultBackend'], ctx);
-    const behaviour = locationBehaviour(built, errorPages, object, spec.defaultBackend, '/', undefined, false);
-    const comment = `${object.metadata.namespace}/${object.metadata.name} defaultBackend`;
-    // The default backend catches what no path of this Ingress matches on its hosts, and on the default server.
-    for (const host of new Set(['', ...hosts])) {
-      routes.push({
-        ingress: object,
-        field: ['spec', 'defaultBackend'],
-        host,
-        modifier: '',
-        path: '/',
-        exact: false,
-        fallback: true,
-        ordinal: ordinal++,
-        ingressPath: '/',
-        pathType: 'defaultBackend',
-        comment,
-        ...target,
-        ...shared,
-        behaviour,
-      });
-    }
-  }
+  if (spec.defaultBackend) routes.push(...defaultBackendRoutes(spec.defaultBackend, hosts, ordinal, { object, annotations, built, errorPages, shared, ctx }));
   const weak = weakClaims(object, annotations, tls, routes, hosts, ctx.settings.httpRedirectCode);
   return { ...empty, tls: [...tls, ...weak.tls], routes: [...routes, ...weak.routes] };
+}
+
+/** A path as written is served: it is safe (or a safe regex), outside our internal prefix, and rewrite-target fits it. */
+function usablePath(path: string, regex: boolean, rewriteTarget: string | undefined, object: SourceObject, field: FieldPath, ctx: IngressContext): boolean {
+  const groups = regex ? checkedRegexPath(path, object, field, ctx) : isSafePath(path) ? 0 : undefined;
+  if (!regex && groups !== undefined && isInternalPath(path)) {
+    ctx.report.error(
+      'path-invalid',
+      object,
+      `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own (auth-url), so no Ingress may use them; this path is not rendered`,
+      field,
+    );
+    return false;
+  }
+  if (groups === undefined) {
+    if (!regex) {
+      ctx.report.error(
+        'path-invalid',
+        object,
+        'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /; this path is not rendered',
+        field,
+      );
+    }
+    return false;
+  }
+  if (regex && rewriteTarget !== undefined && highestGroupReference(rewriteTarget) > groups) {
+    ctx.report.warning(
+      'rewrite-target-group-missing',
+      object,
+      `rewrite-target uses $${highestGroupReference(rewriteTarget)}, but this path has ${groups} group(s); nginx puts nothing in its place`,
+      field,
+    );
+  }
+  return true;
+}
+
+/** `spec.defaultBackend`: a fallback `/` on each of the Ingress's hosts and on the default server. */
+function defaultBackendRoutes(
+  backend: IngressBackend,
+  hosts: readonly string[],
+  firstOrdinal: number,
+  { object, annotations, built, errorPages, shared, ctx }: {
+    object: SourceObject;
+    annotations: IngressAnnotations;
+    built: IngressBehaviour;
+    errorPages: CustomErrorPages;
+    shared: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect' | 'companions' | 'clientCertificate' | 'references'>;
+    ctx: IngressContext;
+  },
+): RouteClaim[] {
+  const routes: RouteClaim[] = [];
+  let ordinal = firstOrdinal;
+  const target = backendFor(backend, annotations, built, errorPages, object, ['spec', 'defaultBackend'], ctx);
+  const behaviour = locationBehaviour(built, errorPages, object, backend, '/', undefined, false);
+  const comment = `${object.metadata.namespace}/${object.metadata.name} defaultBackend`;
+  // The default backend catches what no path of this Ingress matches on its hosts, and on the default server.
+  for (const host of new Set(['', ...hosts])) {
+    routes.push({
+      ingress: object,
+      field: ['spec', 'defaultBackend'],
+      host,
+      modifier: '',
+      path: '/',
+      exact: false,
+      fallback: true,
+      ordinal: ordinal++,
+      ingressPath: '/',
+      pathType: 'defaultBackend',
+      comment,
+      ...target,
+      ...shared,
+      behaviour,
+    });
+  }
+  return routes;
+}
+
+/** `spec.tls`: a claim on each listed host, with its Secret (none: the default certificate). */
+function tlsClaims(object: SourceObject, spec: IngressSpec, ctx: IngressContext): TlsClaim[] {
+  const tls: TlsClaim[] = [];
+  (spec.tls ?? []).forEach((entry, tlsIndex) => {
+    const secretName = entry.secretName;
+    const nameIsValid = secretName === undefined || isKubernetesName(secretName);
+    if (!nameIsValid) {
+      ctx.report.error(
+        'secret-name-invalid',
+        object,
+        'secretName must be a lowercase DNS-1123 name; these hosts are served with the default certificate',
+        ['spec', 'tls', tlsIndex, 'secretName'],
+      );
+    }
+    const secret = secretName !== undefined && nameIsValid ? { namespace: object.metadata.namespace, name: secretName } : undefined;
+    (entry.hosts ?? []).forEach((rawHost, hostIndex) => {
+      const host = checkedHost(rawHost, object, ['spec', 'tls', tlsIndex, 'hosts', hostIndex], ctx);
+      if (host === undefined) return;
+      tls.push({ ingress: object, field: ['spec', 'tls', tlsIndex, 'secretName'], host, ...(secret && { secret }) });
+    });
+  });
+  return tls;
 }
 
 /**

@@ -15,6 +15,8 @@
  * ConfigMap defaults (internal/ingress/controller/config/config.go).
  */
 
+import { directiveSlices } from './directive-slices.js';
+
 export type CatalogStatus = 'supported' | 'differs' | 'ignored' | 'refused';
 
 export interface AnnotationEntry {
@@ -460,7 +462,6 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'proxy-buffer-size', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffer-size` (`4k`)', note: 'also the size of each of the `proxy-buffers-number` buffers' },
   { name: 'proxy-buffers-number', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffers-number` (`4`)', note: '1 to 1024' },
   { name: 'proxy-busy-buffers-size', family: proxy, status: 'ignored', defaultValue: '', note: 'nginx sizes busy buffers from the buffers' },
-  { name: 'proxy-max-temp-file-size', family: proxy, status: 'ignored', defaultValue: '`1024m`', note: 'nginx\'s default (1024m) applies' },
   { name: 'proxy-request-buffering', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-request-buffering` (`on`)', note: '`on` or `off`' },
   { name: 'proxy-http-version', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-http-version` (`1.1`)', note: '`1.0` or `1.1`' },
   {
@@ -633,6 +634,13 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'server-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote("in the host's server (the oldest Ingress's, one per host)") },
   { name: 'stream-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote('in the `stream` block') },
   { name: 'auth-snippet', family: snippets, status: 'refused', defaultValue: '', note: `${snippetNote}. Not placed even when snippets are allowed (the auth subrequest's location is not open to snippets yet)` },
+  ...directiveSlices.map(({ name, family, defaultValue, note }): AnnotationEntry => ({
+    name,
+    family,
+    status: 'supported',
+    defaultValue: `ConfigMap \`${name}\` (${defaultValue})`,
+    note,
+  })),
 ];
 
 /** ConfigMap keys that ingress2nginx reads; every other ingress-nginx key has no effect (an info diagnostic). */
@@ -709,6 +717,7 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
     defaultValue: '`Critical`',
     note: 'read for snippets only: below `Critical` the snippet annotations stay refused. ingress-nginx 1.12+ defaults to `High`; ours is `Critical`, so that `allow-snippet-annotations` alone allows them, as before 1.12',
   },
+  ...directiveSlices.map(({ name, defaultValue, note }): ConfigMapEntry => ({ key: name, status: 'supported', defaultValue, note })),
 ];
 
 const byName = new Map(annotationCatalog.map((entry) => [entry.name, entry]));

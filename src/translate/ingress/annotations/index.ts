@@ -12,6 +12,7 @@ import { canaryAnnotations } from './canary.js';
 import { catalogEntry } from './catalog.js';
 import { clientCertificateAnnotations } from './client-certificate.js';
 import { corsAnnotations } from './cors.js';
+import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
 import { externalAuthAnnotations } from './external-auth.js';
 import { pathAnnotations } from './paths.js';
@@ -52,6 +53,7 @@ const families = {
   rateLimit: rateLimitAnnotations,
   cors: corsAnnotations,
   errors: errorAnnotations,
+  directives: directiveAnnotations,
 } as const;
 
 type Families = typeof families;

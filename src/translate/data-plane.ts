@@ -1,0 +1,282 @@
+/**
+ * The data plane: the settled claims (the plan) → the nginx model. Upstreams, extensions and the key,
+ * CA and user files come from the winners only: an upstream block is written for a location that uses
+ * it, a file for a name the config holds (`filesNamedBy`).
+ */
+import type { OutputFile, TlsFiles } from '../model/files.js';
+import {
+  generationPlaceholder,
+  type CertificateMap,
+  type ForwardedHeaders,
+  type Handoff,
+  type HttpExtensions,
+  type HttpUpstream,
+  type Location,
+  type NginxConfig,
+  type ProxyDefaults,
+  type TlsListener,
+  type VirtualHost,
+} from '../model/nginx.js';
+import { withFields } from '../model/objects.js';
+import type { ResolvedBackend } from './backends.js';
+import { directiveSlices } from './ingress/annotations/directive-slices.js';
+import { hstsHeaderValue, type ControllerSettings } from './ingress/configmap.js';
+import type { HttpExtensionRegistry } from './ingress/extensions.js';
+import type { MergedHosts } from './ingress/hosts.js';
+import { filesNamedBy } from './named-files.js';
+import type { NginxFeatures } from './nginx-version.js';
+import type { TranslateOptions } from './options.js';
+import { byString } from './precedence.js';
+import { sharePlainHttpServers } from './redirect-server.js';
+import type { SecretFiles } from './secrets.js';
+import { shareSslContexts } from './ssl-contexts.js';
+import { hashSizes, type StreamParts } from './stream.js';
+import { readablePart } from './upstream-names.js';
+import type { StreamServices } from './stream-services.js';
+import type { ConfigMapSnippets } from './ingress/snippets.js';
+
+/** What the data plane is made from: the settled Ingress hosts, the SNI stream, and what they refer to. */
+export interface DataPlaneInput {
+  readonly options: TranslateOptions;
+  readonly settings: ControllerSettings;
+  readonly features: NginxFeatures;
+  readonly handoff: Handoff;
+  /** The unix socket the SNI front hands terminated TLS to. */
+  readonly httpsSocket: string;
+  readonly defaultTls: TlsFiles;
+  readonly hosts: MergedHosts;
+  readonly stream: StreamParts;
+  /** Every backend a claim resolved, by upstream name: only those the winners use become blocks. */
+  readonly backends: ReadonlyMap<string, ResolvedBackend>;
+  readonly extensions: HttpExtensionRegistry;
+  readonly secrets: SecretFiles;
+  /** TCP/UDP services: stream servers and their upstream blocks. */
+  readonly streamServices: StreamServices;
+  /** Allowed snippets of the controller ConfigMap, and the Ingresses' `stream-snippet`s (oldest first). */
+  readonly snippets: ConfigMapSnippets & { readonly streamSnippets: readonly string[] };
+}
+
+export function nginxConfig(input: DataPlaneInput): NginxConfig {
+  const { options, settings, handoff, stream, defaultTls, secrets, snippets, streamServices } = input;
+  const runDir = options.runDir;
+  const resolvers = options.resolvers ?? [];
+  const http = httpConfig(input);
+  const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
+  const config: Omit<NginxConfig, 'files'> = {
+    nginxVersion: options.nginxVersion,
+    handoff,
+    ...(options.streamModulePath !== undefined && { streamModulePath: options.streamModulePath }),
+    runDir,
+    pidFile: `${runDir}/nginx.pid`,
+    controlSocket: `${runDir}/control.sock`,
+    generation: generationPlaceholder,
+    workerProcesses: settings.workerProcesses,
+    accessLog: options.accessLog,
+    workerConnections: settings.maxWorkerConnections,
+    ...(snippets['main-snippet'] !== undefined && { mainSnippet: snippets['main-snippet'] }),
+    http,
+    stream: {
+      resolvers,
+      mapHashBucketSize: streamHash.bucketSize,
+      mapHashMaxSize: streamHash.maxSize,
+      proxyBufferSize: '64k',
+      sslProtocols: settings.sslProtocols,
+      sslCiphers: settings.sslCiphers,
+      ...stream,
+      upstreams: [...stream.upstreams, ...streamServices.upstreams.filter((u) => !stream.upstreams.some((s) => s.name === u.name))].sort(
+        byString((u) => readablePart(u.name)),
+      ),
+      services: streamServices.services,
+      snippets: [...(snippets['stream-snippet'] !== undefined ? [snippets['stream-snippet']] : []), ...snippets.streamSnippets],
+    },
+  };
+  // The default certificate is always written: stand-ins for Secrets the cluster makes hold the same.
+  const named = new Set([...filesNamedBy(config), defaultTls.certificate, defaultTls.certificateKey]);
+  return { ...config, files: readByWorkers(secrets.checkedFiles().filter((file) => named.has(file.path)), http.certificateMap) };
+}
+
+function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
+  const { options, settings, features, handoff, httpsSocket, hosts, stream, defaultTls } = input;
+  const defaultServerTls = settings.sslRejectHandshake ? undefined : defaultTls;
+  const contexts = shareSslContexts(hosts.virtualHosts, defaultServerTls, options.certificatesPerHandshake ?? false);
+  const shared = sharePlainHttpServers(contexts.virtualHosts);
+  const serverNameHash = hashSizes(hosts.virtualHosts.map((h) => h.serverName));
+  const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
+  const hstsHeader = hstsHeaderValue(settings);
+  const extensions = input.extensions.collect(hosts.references);
+  const { snippets } = input;
+  return {
+    ...(snippets['http-snippet'] !== undefined && { snippet: snippets['http-snippet'] }),
+    ...(snippets['server-snippet'] !== undefined && { serverSnippet: snippets['server-snippet'] }),
+    ...(snippets['location-snippet'] !== undefined && { locationSnippet: snippets['location-snippet'] }),
+    resolvers: options.resolvers ?? [],
+    httpPort: options.httpPort,
+    httpsPort: options.httpsPort,
+    ...httpsListener(stream.frontends.some((front) => front.port === options.httpsPort), handoff, httpsSocket, options.httpsPort, settings),
+    http2Directive: features.http2Directive,
+    serverNamesHashBucketSize: serverNameHash.bucketSize,
+    serverNamesHashMaxSize: serverNameHash.maxSize,
+    mapHashBucketSize: httpMapHash.bucketSize,
+    mapHashMaxSize: httpMapHash.maxSize,
+    sslProtocols: settings.sslProtocols,
+    sslCiphers: settings.sslCiphers,
+    ...(hstsHeader !== undefined && { hstsHeader }),
+    forwardedHeaders: forwardedHeaders(settings),
+    acceptProxyProtocol: settings.useProxyProtocol,
+    proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
+    upstreams: httpUpstreams(hosts.virtualHosts, hosts.defaultLocations, input.backends, settings),
+    redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
+    defaultServer: {
+      ...(defaultServerTls && { tls: defaultServerTls }),
+      rejectHandshake: settings.sslRejectHandshake,
+      locations: hosts.defaultLocations,
+    },
+    virtualHosts: shared.virtualHosts,
+    ...(shared.redirectServer && { redirectServer: shared.redirectServer }),
+    notFoundServerNames: shared.notFoundServerNames,
+    ...(contexts.certificateMap && { certificateMap: contexts.certificateMap }),
+    redirectCode: settings.httpRedirectCode,
+    proxyDefaults: proxyDefaults(settings),
+    requestHeaders: {
+      generateRequestId: settings.generateRequestId,
+      fullForwardedFor: settings.computeFullForwardedFor && settings.useForwardedHeaders,
+      clientFromForwardedChain: settings.useForwardedHeaders && settings.useProxyProtocol,
+    },
+    grpcInheritsRequestHeaders: [
+      ...shared.virtualHosts.flatMap((h) => h.locations),
+      ...(shared.redirectServer?.locations ?? []),
+      ...hosts.defaultLocations,
+    ].some((location) => location.proxy?.grpc === true && location.proxy.inheritsRequestHeaders),
+    extensions,
+    ...variablesHashSizes(extensions),
+  };
+}
+
+/**
+ * With certificates chosen per handshake, nginx's workers read the key files: when ingress2nginx writes
+ * as root, those files then belong to the workers' user.
+ */
+function readByWorkers(files: readonly OutputFile[], certificateMap: CertificateMap | undefined): OutputFile[] {
+  if (!certificateMap) return [...files];
+  const read = new Set([certificateMap.defaultFile, ...certificateMap.entries.map((e) => e.file)]);
+  return files.map((file) => (read.has(file.path) ? withFields(file, { readByWorkers: true }) : file));
+}
+
+function forwardedHeaders(settings: ControllerSettings): ForwardedHeaders {
+  const trustedCidrs = settings.useForwardedHeaders ? settings.proxyRealIpCidr : [];
+  const catchAll = (cidr: string) => cidr === '0.0.0.0/0' || cidr === '::/0';
+  return {
+    enabled: settings.useForwardedHeaders,
+    trustedCidrs,
+    trustAllAddresses: trustedCidrs.some(catchAll),
+    trustedNetworks: trustedCidrs.filter((cidr) => !catchAll(cidr)),
+    trustSource: settings.useProxyProtocol ? '$remote_addr' : '$realip_remote_addr',
+  };
+}
+
+/**
+ * nginx puts every variable name (its own some hundred, and each map, geo and split of ours) into one
+ * hash, and warns on every load when they do not fit: ingress-nginx's sizes (2048, 256), grown with
+ * the variables we define.
+ */
+function variablesHashSizes(extensions: HttpExtensions): { variablesHashMaxSize: number; variablesHashBucketSize: number } {
+  const defined = extensions.geos.length + extensions.maps.length + extensions.splits.length;
+  let maxSize = 2048;
+  while (maxSize < (defined + 512) * 4) maxSize *= 2;
+  return { variablesHashMaxSize: maxSize, variablesHashBucketSize: 256 };
+}
+
+/** What every location gets unless its Ingress says otherwise: the ConfigMap's proxy keys. */
+function proxyDefaults(settings: ControllerSettings): ProxyDefaults {
+  return {
+    clientMaxBodySize: settings.proxyBodySize,
+    clientBodyBufferSize: settings.clientBodyBufferSize,
+    connectTimeout: settings.proxyConnectTimeout,
+    readTimeout: settings.proxyReadTimeout,
+    sendTimeout: settings.proxySendTimeout,
+    buffering: settings.proxyBuffering,
+    bufferSize: settings.proxyBufferSize,
+    buffersNumber: settings.proxyBuffersNumber,
+    // nginx's default busy size is two buffers, which must stay below all buffers but one.
+    ...(settings.proxyBuffersNumber < 4 && { busyBuffersSize: settings.proxyBufferSize }),
+    requestBuffering: settings.proxyRequestBuffering,
+    nextUpstream: settings.proxyNextUpstream,
+    nextUpstreamTries: settings.proxyNextUpstreamTries,
+    nextUpstreamTimeout: settings.proxyNextUpstreamTimeout,
+    limitReqStatus: settings.limitReqStatusCode,
+    limitConnStatus: settings.limitConnStatusCode,
+    directives: directiveSlices.flatMap((slice) => {
+      const value = settings[slice.name];
+      return value === undefined ? [] : [{ name: slice.directive, value }];
+    }),
+  };
+}
+
+/** The upstream blocks a location uses: its backend, its canary's, its auth service's, its error pages'. */
+function upstreamsOf(location: Location): string[] {
+  return [
+    ...(location.proxy ? [location.proxy.upstream] : []),
+    ...(location.proxy?.canary ? [location.proxy.canary.upstream] : []),
+    ...(location.authEndpoint?.upstream !== undefined ? [location.authEndpoint.upstream] : []),
+    ...(location.errorPage?.proxy ? [location.errorPage.proxy.upstream] : []),
+  ];
+}
+
+function httpUpstreams(
+  virtualHosts: readonly VirtualHost[],
+  defaultLocations: VirtualHost['locations'],
+  backends: ReadonlyMap<string, ResolvedBackend>,
+  settings: ControllerSettings,
+): HttpUpstream[] {
+  const used = new Set<string>();
+  for (const location of [...defaultLocations, ...virtualHosts.flatMap((h) => h.locations)]) {
+    for (const upstream of upstreamsOf(location)) used.add(upstream);
+  }
+  const upstreams = [...used]
+    .map((name) => backends.get(name))
+    .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined);
+  const keepalive = keepalivePerUpstream(settings.upstreamKeepaliveConnections, upstreams.length);
+  return upstreams
+    .map((backend) => ({ name: backend.upstream, servers: backend.servers, keepalive, comment: backend.description }))
+    .sort(byString((u) => readablePart(u.name)));
+}
+
+/** Up to this many upstream blocks, each keeps `upstream-keepalive-connections` idle connections. */
+const fullKeepaliveUpstreams = 100;
+const leastKeepalive = 16;
+
+/**
+ * `upstream-keepalive-connections` is what ingress-nginx keeps per worker for its one balancer upstream;
+ * here every Service port has an upstream block, and nginx allocates each block's whole cache when it
+ * loads the config (320 entries: about 48 kB per block, 320 MB at 6,666 blocks). Past 100 blocks the
+ * setting is shared out among them, never below 16 each.
+ */
+export function keepalivePerUpstream(setting: number, upstreams: number): number {
+  if (setting === 0 || upstreams <= fullKeepaliveUpstreams) return setting;
+  return Math.min(setting, Math.max(leastKeepalive, Math.floor((setting * fullKeepaliveUpstreams) / upstreams)));
+}
+
+/**
+ * Where the TLS servers listen. Behind the SNI front, on its unix socket (after a PROXY header from the
+ * front on the PROXY/unix hand-off). When the HTTPS port has no front, because every name on it goes to
+ * the http servers, on the port itself: one hop less, and an outer load balancer's PROXY header
+ * (use-proxy-protocol) is read there. With the PROXY/unix hand-off they keep the unix socket too: when a
+ * reload takes the front away, the old workers still proxy the connections they have just accepted to
+ * it, and a socket missing from the new config would be gone under them (`pass` needs no socket file).
+ */
+function httpsListener(
+  fronted: boolean,
+  handoff: Handoff,
+  socket: string,
+  port: number,
+  settings: Pick<ControllerSettings, 'useProxyProtocol' | 'proxyRealIpCidr'>,
+): Pick<NginxConfig['http'], 'httpsListeners' | 'httpsRealIpFrom'> {
+  const viaUnix = handoff.proxyProtocol;
+  const unixListener: TlsListener = { address: `unix:${socket}`, proxyProtocol: viaUnix };
+  const fromFront = viaUnix ? ['unix:'] : [];
+  if (fronted) return { httpsListeners: [unixListener], httpsRealIpFrom: fromFront };
+  return {
+    httpsListeners: [{ address: String(port), proxyProtocol: settings.useProxyProtocol }, ...(viaUnix ? [unixListener] : [])],
+    httpsRealIpFrom: [...(settings.useProxyProtocol ? settings.proxyRealIpCidr : []), ...fromFront],
+  };
+}
