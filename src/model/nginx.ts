@@ -592,6 +592,8 @@ export interface AuthEndpoint {
    * auth target is `$host`, and the client must not choose it (403 otherwise).
    */
   readonly servedHost?: string;
+  /** An allowed `auth-snippet` of the Ingress, raw operator-chosen text (ingress/snippets.ts). */
+  readonly snippet?: string;
 }
 
 export interface ErrorPageLocation {

@@ -1,4 +1,4 @@
-import type { Location, VirtualHost } from '../../model/nginx.js';
+import type { AuthEndpoint, Location, VirtualHost } from '../../model/nginx.js';
 import { compareStrings } from '../../model/order.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { namespaceLabels } from '../gateway/namespaces.js';
@@ -20,8 +20,8 @@ import type { ControllerSettings } from './configmap.js';
  * puts them; everything else about them stays refused (snippets.ts in annotations/ says why).
  */
 
-/** Snippet annotations rendered when allowed, and where: the location, the server, the stream block. */
-export const placedSnippetAnnotations = ['configuration-snippet', 'server-snippet', 'stream-snippet'] as const;
+/** Snippet annotations rendered when allowed, and where: the location, the server, the stream block, the auth subrequest's location. */
+export const placedSnippetAnnotations = ['configuration-snippet', 'server-snippet', 'stream-snippet', 'auth-snippet'] as const;
 type PlacedSnippet = (typeof placedSnippetAnnotations)[number];
 
 /** Controller ConfigMap keys rendered when snippets are allowed: nginx's main context, http and stream blocks, every server, every location. */
@@ -126,6 +126,12 @@ export class SnippetRegistry {
 
   add(object: SourceObject, snippets: IngressSnippets): void {
     if (Object.keys(snippets).length > 0) this.byIngress.set(`${object.metadata.namespace}/${object.metadata.name}`, { object, snippets });
+  }
+
+  /** The `auth-url` location of the Ingress, with its allowed `auth-snippet`. */
+  withAuthSnippet(object: SourceObject, endpoint: AuthEndpoint): AuthEndpoint {
+    const snippet = this.byIngress.get(`${object.metadata.namespace}/${object.metadata.name}`)?.snippets['auth-snippet'];
+    return snippet === undefined ? endpoint : withFields(endpoint, { snippet });
   }
 
   /** `stream-snippet`s, oldest Ingress first. */

@@ -633,7 +633,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'configuration-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote("in each location of the Ingress") },
   { name: 'server-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote("in the host's server (the oldest Ingress's, one per host)") },
   { name: 'stream-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote('in the `stream` block') },
-  { name: 'auth-snippet', family: snippets, status: 'refused', defaultValue: '', note: `${snippetNote}. Not placed even when snippets are allowed (the auth subrequest's location is not open to snippets yet)` },
+  { name: 'auth-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote("in the location of the Ingress's `auth-url` subrequest") },
   ...directiveSlices.map(({ name, family, defaultValue, note }): AnnotationEntry => ({
     name,
     family,
