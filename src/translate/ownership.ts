@@ -1,5 +1,6 @@
 import type { SourceObject } from '../sources/snapshot.js';
 import { compareAge } from './precedence.js';
+import { resourceName, type Reporter } from './report.js';
 
 /** Someone asking for a host name: an Ingress rule, `spec.tls` or passthrough, or a TLSRoute. */
 export interface HostClaimant {
@@ -19,4 +20,32 @@ export function hostOwners(claimants: readonly HostClaimant[]): Map<string, Sour
     if (!current || compareAge(object, current) < 0) owners.set(host, object);
   }
   return owners;
+}
+
+/**
+ * `first-namespace-owns-host` applied: whether `object` may claim `host`, for every kind of claim. A
+ * refused claim is reported once per resource and host, `consequence` saying what it loses.
+ */
+export class HostOwnership {
+  private readonly refused = new Set<string>();
+
+  constructor(
+    private readonly owners: ReadonlyMap<string, SourceObject>,
+    private readonly report: Reporter,
+  ) {}
+
+  allows(host: string, object: SourceObject, subject: string, consequence: string): boolean {
+    const owner = this.owners.get(host);
+    if (!owner || owner.metadata.namespace === object.metadata.namespace) return true;
+    const key = `${object.kind}/${object.metadata.namespace}/${object.metadata.name}\0${host}`;
+    if (!this.refused.has(key)) {
+      this.refused.add(key);
+      this.report.warning(
+        'host-owned-by-namespace',
+        object,
+        `${subject} belongs to namespace ${owner.metadata.namespace} (${owner.kind} ${resourceName(owner)} claimed it first) and first-namespace-owns-host is set; ${consequence}`,
+      );
+    }
+    return false;
+  }
 }

@@ -19,6 +19,7 @@ import { byString, compareAge, groupBy } from './precedence.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
 import { mapKey } from './map-keys.js';
+import type { HostOwnership } from './ownership.js';
 import { wildcardCovers } from './wildcards.js';
 import { readablePart, upstreamName } from './upstream-names.js';
 import { withAddedFields, withFields } from '../model/objects.js';
@@ -44,7 +45,7 @@ export interface StreamInput {
    * `first-namespace-owns-host`: the namespace that owns each host on the HTTPS port. A route from
    * another namespace gets no connections for it.
    */
-  readonly hostOwners?: ReadonlyMap<string, SourceObject>;
+  readonly hostOwnership?: HostOwnership;
   /** Finds a TLSRoute by `namespace/name`, to report on it. */
   readonly routeObject: (namespace: string, name: string) => SourceObject | undefined;
   readonly report: Reporter;
@@ -115,7 +116,7 @@ export function buildStream(input: StreamInput): StreamParts {
     .sort(([a], [b]) => a - b)
     .map(([port, claims]): SniFrontend => {
       const isIngressPort = port === input.httpsPort;
-      const owned = isIngressPort && input.hostOwners ? ownedClaims(claims, input.hostOwners, port, input.report) : claims;
+      const owned = isIngressPort && input.hostOwnership ? ownedClaims(claims, input.hostOwnership, port) : claims;
       const settled = oneClaimPerName(owned, port, input.report);
       const wildcards = settled.filter((c) => !c.terminated && c.serverName.startsWith('*.')).map((c) => c.serverName);
       const routes = settled
@@ -363,17 +364,10 @@ function reportCollision(
 }
 
 /** `first-namespace-owns-host`: claims from a namespace other than the host's owner are dropped. */
-function ownedClaims(claims: readonly Claim[], owners: ReadonlyMap<string, SourceObject>, port: number, report: Reporter): Claim[] {
-  return claims.filter((claim) => {
-    const owner = owners.get(claim.serverName);
-    if (!owner || !claim.owner || claim.owner.metadata.namespace === owner.metadata.namespace) return true;
-    report.warning(
-      'host-owned-by-namespace',
-      claim.owner,
-      `${claim.serverName} belongs to namespace ${owner.metadata.namespace} (${owner.kind} ${resourceName(owner)} claimed it first) and first-namespace-owns-host is set; this claim gets no connections for it on port ${port}`,
-    );
-    return false;
-  });
+function ownedClaims(claims: readonly Claim[], ownership: HostOwnership, port: number): Claim[] {
+  return claims.filter(
+    (claim) => !claim.owner || ownership.allows(claim.serverName, claim.owner, claim.serverName, `this claim gets no connections for it on port ${port}`),
+  );
 }
 
 interface Destination {

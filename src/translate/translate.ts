@@ -20,7 +20,7 @@ import { translateIngress } from './ingress/ingress.js';
 import { withinSizeLimits } from './ingress/size-limits.js';
 import { nginxFeatures, type NginxFeatures } from './nginx-version.js';
 import { objectId, type TranslateOptions } from './options.js';
-import { hostOwners, type HostClaimant } from './ownership.js';
+import { HostOwnership, hostOwners, type HostClaimant } from './ownership.js';
 import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type IngressSpec, type Resources, type Typed } from './resources.js';
@@ -211,17 +211,16 @@ function settle(
   const routes = new Map(objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
   const routeObject = (namespace: string, name: string) => routes.get(`${namespace}/${name}`);
   const httpsRoutes = gateways.ports.filter((p) => p.port === options.httpsPort).flatMap((p) => p.routes);
-  const owners =
-    options.firstNamespaceOwnsHost || settings.firstNamespaceOwnsHost
-      ? hostOwners([
-          ...ingress.contributions.flatMap(claimantsOf),
-          ...httpsRoutes
-            .map((r) => ({ host: r.hostname, object: routeObject(r.route.namespace, r.route.name) }))
-            .filter((c): c is HostClaimant => c.object !== undefined),
-        ])
-      : undefined;
+  const claimants = (): HostClaimant[] => [
+    ...ingress.contributions.flatMap(claimantsOf),
+    ...httpsRoutes
+      .map((r) => ({ host: r.hostname, object: routeObject(r.route.namespace, r.route.name) }))
+      .filter((c): c is HostClaimant => c.object !== undefined),
+  ];
+  const ownsHosts = options.firstNamespaceOwnsHost || settings.firstNamespaceOwnsHost;
+  const ownership = ownsHosts ? new HostOwnership(hostOwners(claimants()), report) : undefined;
   const merged = mergeHosts(
-    owners ? ingress.contributions.map((c) => keepOwnedClaims(c, owners, report)) : ingress.contributions,
+    ownership ? ingress.contributions.map((c) => keepOwnedClaims(c, ownership)) : ingress.contributions,
     {
       sslRedirect: settings.sslRedirect,
       trustForwardedProto: settings.useForwardedHeaders,
@@ -250,7 +249,7 @@ function settle(
     backendProxyProtocol: passthroughProxyProtocols(ingress.proxyProtocolRequests, hosts.passthrough, report),
     terminated: hosts.terminated,
     gatewayPorts: gateways.ports,
-    ...(owners && { hostOwners: owners }),
+    ...(ownership && { hostOwnership: ownership }),
     routeObject,
     report,
   });

@@ -10,7 +10,7 @@ import { byString, compareAge, groupBy } from '../precedence.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import type { SecretFiles } from '../secrets.js';
-import type { HostClaimant } from '../ownership.js';
+import type { HostClaimant, HostOwnership } from '../ownership.js';
 import { losersOf, provenanceOf } from '../provenance.js';
 import { addsResponseHeaders } from './behaviour.js';
 import { splitWithCanary } from './canary.js';
@@ -278,25 +278,9 @@ export function claimantsOf(contribution: IngressContribution): HostClaimant[] {
 }
 
 /** `first-namespace-owns-host`: drops this Ingress's claims on hosts another namespace owns, saying so once per host. */
-export function keepOwnedClaims(
-  contribution: IngressContribution,
-  owners: ReadonlyMap<string, SourceObject>,
-  report: Reporter,
-): IngressContribution {
-  const refused = new Set<string>();
-  const owned = <T extends { readonly host: string; readonly ingress: SourceObject }>(claim: T): boolean => {
-    const owner = owners.get(claim.host);
-    if (claim.host === '' || !owner || owner.metadata.namespace === claim.ingress.metadata.namespace) return true;
-    if (!refused.has(claim.host)) {
-      refused.add(claim.host);
-      report.warning(
-        'host-owned-by-namespace',
-        claim.ingress,
-        `host ${claim.host} belongs to namespace ${owner.metadata.namespace} (${owner.kind} ${resourceName(owner)} claimed it first) and first-namespace-owns-host is set; this Ingress's rules for it are not rendered`,
-      );
-    }
-    return false;
-  };
+export function keepOwnedClaims(contribution: IngressContribution, ownership: HostOwnership): IngressContribution {
+  const owned = <T extends { readonly host: string; readonly ingress: SourceObject }>(claim: T): boolean =>
+    claim.host === '' || ownership.allows(claim.host, claim.ingress, `host ${claim.host}`, 'this Ingress\'s rules for it are not rendered');
   return {
     passthrough: contribution.passthrough.filter(owned),
     tls: contribution.tls.filter(owned),
