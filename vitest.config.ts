@@ -14,6 +14,8 @@ const passGenerationTests = [
   'test/integration/isolation-traffic.test.ts',
   'test/integration/many-hosts.test.ts',
   'test/integration/backend-proxy-protocol.test.ts',
+  'test/integration/stream-services.test.ts',
+  'test/integration/snippets.test.ts',
 ];
 
 export default defineConfig({

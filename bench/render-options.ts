@@ -14,6 +14,7 @@ export function defaultRenderOptions(inputDir: string): TranslateOptions {
     allowCrossNamespaceSecrets: false,
     disableSvcExternalName: false,
     firstNamespaceOwnsHost: false,
+    allowSnippetAnnotations: false,
     upstreams: 'service',
     accessLog: 'off',
     certificatesPerHandshake: false,

@@ -80,6 +80,7 @@ async function fromCluster(flags: AuditFlags, options: TranslateOptions, io: Cli
     client: new ApiClient(access.config, flags.timeout * 1000),
     namespaces: flags.namespace ?? [],
     upstreams: flags.upstreams,
+    watchNamespaces: options.snippets?.namespaceSelector !== undefined,
     references: (partial) => build(partial, fromApi).references,
     timeoutMs: flags.timeout * 1000,
   });

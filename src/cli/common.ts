@@ -12,7 +12,9 @@ import { refinePositions } from '../sources/positions.js';
 import { nginxBuild } from '../sidecar/nginx.js';
 import type { TranslateOptions } from '../translate/options.js';
 import {
+  collectNamespace,
   defaults,
+  parseLabelSelector,
   parseAbsoluteFile,
   parseAccessLog,
   parseClassName,
@@ -87,6 +89,11 @@ export function withTranslateOptions(command: Command): Command {
     .option('--gateway-class <name>', 'GatewayClass name to serve', parseClassName, defaults.gatewayClass)
     .option('--watch-ingress-without-class', 'also serve Ingresses that name no class', false)
     .option('--configmap <namespace/name>', 'controller ConfigMap (ingress-nginx keys)', parseNamespacedName)
+    .option('--tcp-services-configmap <namespace/name>', 'ConfigMap of TCP services (ingress-nginx format: "port": "namespace/service:port[:PROXY][:PROXY]")', parseNamespacedName)
+    .option('--udp-services-configmap <namespace/name>', 'ConfigMap of UDP services (ingress-nginx format: "port": "namespace/service:port")', parseNamespacedName)
+    .option('--allow-snippet-annotations', 'render snippet annotations and ConfigMap keys (raw nginx text: see "Snippets" in the README)', false)
+    .option('--snippet-namespace <namespace>', 'with snippets allowed: only in this namespace (repeatable)', collectNamespace)
+    .option('--snippet-namespace-selector <key=value,...>', 'with snippets allowed: only in namespaces with these labels', parseLabelSelector)
     .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)
     .option('--allow-cross-namespace-secrets', 'let proxy-ssl-secret name a Secret in another namespace', false)
     .option('--cluster-domain <domain>', 'cluster DNS domain for Services not in the input', parseDomain, defaults.clusterDomain)

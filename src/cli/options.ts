@@ -21,6 +21,11 @@ export interface TranslateFlags {
   readonly systemCaBundle: string;
   readonly watchIngressWithoutClass: boolean;
   readonly configmap?: string;
+  readonly tcpServicesConfigmap?: string;
+  readonly allowSnippetAnnotations: boolean;
+  readonly snippetNamespace?: string[];
+  readonly snippetNamespaceSelector?: Record<string, string>;
+  readonly udpServicesConfigmap?: string;
   readonly defaultCertificate?: string;
   readonly allowCrossNamespaceSecrets: boolean;
   readonly clusterDomain: string;
@@ -136,6 +141,22 @@ export function parseListenAddress(value: string): { host: string; port: number 
   return { host, port };
 }
 
+export function collectNamespace(value: string, previous: string[] | undefined): string[] {
+  if (!isKubernetesName(value)) throw new InvalidArgumentError('expected a namespace name');
+  return [...(previous ?? []), value];
+}
+
+/** `key=value,key=value`: labels a Namespace must all carry (a label selector of equalities). */
+export function parseLabelSelector(value: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const pair of value.split(',')) {
+    const match = /^((?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)=([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/.exec(pair.trim());
+    if (!match?.[1]) throw new InvalidArgumentError('expected key=value pairs separated by commas, such as team=platform,snippets=allowed');
+    labels[match[1]] = match[4] ?? '';
+  }
+  return labels;
+}
+
 export function parseDomainList(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), parseDomain(value.replace(/^\*?\./, ''))];
 }
@@ -213,6 +234,13 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
     systemCaBundle: flags.systemCaBundle,
     watchIngressWithoutClass: flags.watchIngressWithoutClass,
     ...(flags.configmap !== undefined && { configMap: flags.configmap }),
+    ...(flags.tcpServicesConfigmap !== undefined && { tcpServicesConfigMap: flags.tcpServicesConfigmap }),
+    ...(flags.udpServicesConfigmap !== undefined && { udpServicesConfigMap: flags.udpServicesConfigmap }),
+    snippets: {
+      allow: flags.allowSnippetAnnotations,
+      ...(flags.snippetNamespace && { namespaces: flags.snippetNamespace }),
+      ...(flags.snippetNamespaceSelector && { namespaceSelector: flags.snippetNamespaceSelector }),
+    },
     ...(flags.defaultCertificate !== undefined && { defaultCertificate: flags.defaultCertificate }),
     allowCrossNamespaceSecrets: flags.allowCrossNamespaceSecrets,
     clusterDomain: flags.clusterDomain,

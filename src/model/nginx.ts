@@ -6,7 +6,7 @@
 
 import type { ResourceRef } from './diagnostics.js';
 import type { OutputFile, TlsFiles } from './files.js';
-import type { LocationOrigin, ServicePortRef, SniRouteOrigin, VirtualHostOrigin } from './provenance.js';
+import type { LocationOrigin, ServicePortRef, SniRouteOrigin, StreamServiceOrigin, VirtualHostOrigin } from './provenance.js';
 
 /** How the SNI front hands a connection to the listener that serves it (http servers, stream servers). */
 export type Handoff =
@@ -51,6 +51,8 @@ export interface NginxConfig {
   readonly workerConnections: number;
   readonly http: HttpConfig;
   readonly stream: StreamConfig;
+  /** The controller ConfigMap's `main-snippet`, when the operator allows snippets: raw text. */
+  readonly mainSnippet?: string;
   /** Key material and CA bundles to write beside nginx.conf. */
   readonly files: readonly OutputFile[];
 }
@@ -88,6 +90,28 @@ export interface StreamConfig {
   readonly terminateServers: readonly TerminateServer[];
   /** Unix socket of a server that closes every connection at once: rejected SNI and backend shares. */
   readonly rejectSocket?: string;
+  /** Allowed `stream-snippet`s, raw: the controller ConfigMap's, then the Ingresses' (oldest first). */
+  readonly snippets: readonly string[];
+  /** TCP and UDP ports forwarded to a Service port (`--tcp-services-configmap`, `--udp-services-configmap`), sorted. */
+  readonly services: readonly StreamService[];
+}
+
+/** A port of nginx's own forwarded to a Service port, as ingress-nginx's TCP/UDP services ConfigMaps ask. */
+export interface StreamService {
+  readonly port: number;
+  readonly protocol: 'tcp' | 'udp';
+  /** `protocol` is `udp`: the template's `listen … udp`. */
+  readonly udp: boolean;
+  /** Read a PROXY protocol header first (the first `PROXY` of the entry), trusting these senders' addresses. */
+  readonly acceptProxyProtocol: boolean;
+  readonly trustedProxies: readonly string[];
+  /** Send a PROXY protocol header to the backend (the second `PROXY`). */
+  readonly sendProxyProtocol: boolean;
+  readonly upstream: string;
+  /** Instead of the upstream block: `name:port` that nginx resolves per connection (`resolver`). */
+  readonly resolve?: string;
+  readonly comment: string;
+  readonly origin?: StreamServiceOrigin;
 }
 
 export interface SniFrontend {
@@ -200,6 +224,11 @@ export interface TlsListener {
 }
 
 export interface HttpConfig {
+  /** The controller ConfigMap's `http-snippet`, when the operator allows snippets: raw text. */
+  readonly snippet?: string;
+  /** Its `server-snippet` (every server) and `location-snippet` (every proxying location): raw text. */
+  readonly serverSnippet?: string;
+  readonly locationSnippet?: string;
   /** `resolver` addresses (`--resolver`), for backends that nginx resolves per request. */
   readonly resolvers: readonly string[];
   readonly httpPort: number;
@@ -442,6 +471,8 @@ export interface VirtualHost {
   readonly hsts: boolean;
   readonly locations: readonly Location[];
   readonly origin?: VirtualHostOrigin;
+  /** An allowed `server-snippet`, raw operator-chosen text (ingress/snippets.ts). */
+  readonly serverSnippet?: string;
   /** Client certificates are asked for in the handshake; the locations that require one check it. */
   readonly clientCertificate?: ServerClientCertificate;
 }
@@ -468,6 +499,8 @@ export interface Location {
   readonly comment: string;
   /** What a request over plain HTTP gets. */
   readonly plainHttp: PlainHttpAction;
+  /** An allowed `configuration-snippet`, raw operator-chosen text (ingress/snippets.ts). */
+  readonly snippet?: string;
   readonly proxy?: Proxy;
   /**
    * Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes;
@@ -582,6 +615,8 @@ export interface AuthEndpoint {
    * auth target is `$host`, and the client must not choose it (403 otherwise).
    */
   readonly servedHost?: string;
+  /** An allowed `auth-snippet` of the Ingress, raw operator-chosen text (ingress/snippets.ts). */
+  readonly snippet?: string;
 }
 
 export interface ErrorPageLocation {

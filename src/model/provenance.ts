@@ -102,3 +102,10 @@ export interface SniRouteOrigin {
   /** Gateway routes: the listener that carries the name. */
   readonly listener?: { readonly gateway: ResourceRef; readonly name: string };
 }
+
+/** A TCP/UDP services ConfigMap entry that a stream server was made from. */
+export interface StreamServiceOrigin {
+  /** The ConfigMap, with the field `data.<port>`. */
+  readonly entry: Provenance;
+  readonly backend: BackendShare;
+}

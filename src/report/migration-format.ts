@@ -38,6 +38,17 @@ export function formatAuditText(report: MigrationReport): string {
     for (const key of report.configMapKeys) lines.push(`  ${printable(key.key)}  ${words[key.status]}${key.note === '' ? '' : `: ${key.note}`}`);
     lines.push('');
   }
+  if (report.snippets.length > 0) {
+    lines.push('Snippets in use (raw nginx text; what replaces each directive):');
+    for (const usage of report.snippets) {
+      lines.push(`  ${printable(usage.resource)} ${printable(usage.snippet)}:`);
+      for (const directive of usage.directives) {
+        const replacement = directive.replacement === undefined ? 'no annotation replaces it' : `${directive.replacement} (ingress2nginx: ${directive.replacementStatus})`;
+        lines.push(`      ${printable(directive.text)}  ->  ${printable(replacement)}`);
+      }
+    }
+    lines.push('');
+  }
   if (report.ingressesWithErrors.length > 0) {
     lines.push('Ingresses not served as written (fix these before you switch):');
     for (const ingress of report.ingressesWithErrors) {
@@ -65,6 +76,15 @@ export function formatAuditMarkdown(report: MigrationReport): string {
     else {
       lines.push('| key | status | note |', '|---|---|---|');
       for (const key of report.configMapKeys) lines.push(`| ${markdownCode(key.key)} | ${key.status} | ${markdownText(key.note)} |`);
+    }
+  }
+  if (report.snippets.length > 0) {
+    lines.push('', '## Snippets in use', '', '| resource | snippet | directive | replaced by |', '|---|---|---|---|');
+    for (const usage of report.snippets) {
+      for (const directive of usage.directives) {
+        const replacement = directive.replacement === undefined ? 'nothing' : `${markdownCode(directive.replacement)} (ingress2nginx: ${directive.replacementStatus})`;
+        lines.push(`| ${markdownText(usage.resource)} | ${markdownCode(usage.snippet)} | ${markdownCode(directive.text)} | ${replacement} |`);
+      }
     }
   }
   if (report.ingressesWithErrors.length > 0) {

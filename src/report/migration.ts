@@ -11,6 +11,7 @@ import type { Snapshot } from '../sources/snapshot.js';
 import { annotationPrefix } from '../translate/ingress/annotations/rule.js';
 import { annotationCatalog, configMapCatalog, type CatalogStatus } from '../translate/ingress/annotations/catalog.js';
 import { isSnippetKey, snippetRefusedReason } from '../translate/ingress/annotations/snippets.js';
+import { snippetUsages, type SnippetUsage } from './snippet-replacements.js';
 
 /** `unknown`: not an ingress-nginx name we know (a typo, or another controller's). */
 export type UsageStatus = CatalogStatus | 'unknown';
@@ -50,6 +51,8 @@ export interface MigrationReport {
   readonly configMapKeys: readonly ConfigMapKeyUsage[];
   /** Ingresses that would not be served as written, worst first, then by name. */
   readonly ingressesWithErrors: readonly IngressOutcome[];
+  /** Every snippet in use, directive by directive, with what replaces it. */
+  readonly snippets: readonly SnippetUsage[];
 }
 
 /** Codes that mean the whole Ingress is not rendered. */
@@ -116,6 +119,7 @@ export function migrationReport(snapshot: Snapshot, result: BuildResult, configM
     ...(configMapObject && { configMap }),
     configMapKeys,
     ingressesWithErrors,
+    snippets: snippetUsages(snapshot, ours, configMapObject ? configMap : undefined),
   };
 }
 

@@ -11,7 +11,7 @@ export const routeColumns = ['PORT', 'HOST', 'PATH', 'MODE', 'BACKEND', 'CERTIFI
 export function routeCells(row: RouteRow): string[] {
   return [
     String(row.port),
-    hostLabel(row.host),
+    row.mode === 'tcp' || row.mode === 'udp' ? '(whole port)' : hostLabel(row.host),
     pathLabel(row),
     row.mode,
     backendLabel(row),
@@ -26,7 +26,8 @@ export function hostLabel(host: string): string {
   return host === '' ? '(any host)' : host;
 }
 
-export function pathLabel(row: Pick<RouteRow, 'path' | 'pathType'>): string {
+export function pathLabel(row: Pick<RouteRow, 'path' | 'pathType' | 'mode'>): string {
+  if (row.mode === 'tcp' || row.mode === 'udp') return '-';
   if (row.pathType === undefined) return '(TLS by SNI)';
   return `${row.path} (${row.pathType})`;
 }

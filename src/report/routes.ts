@@ -1,6 +1,6 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import type { ResourceRef } from '../model/diagnostics.js';
-import type { Location, NginxConfig, PlainHttpAction, ProxySsl, SniRoute, VirtualHost } from '../model/nginx.js';
+import type { Location, NginxConfig, PlainHttpAction, ProxySsl, SniRoute, StreamService, VirtualHost } from '../model/nginx.js';
 import { compareStrings } from '../model/order.js';
 import type { BackendShare, LocationOrigin, Provenance, ServicePortRef } from '../model/provenance.js';
 import type { BuildResult } from '../render/build.js';
@@ -11,7 +11,8 @@ import type { BuildResult } from '../render/build.js';
  * diff, review page) starts from it.
  */
 
-export type RouteMode = 'passthrough' | 'terminate' | 'terminate+reencrypt' | 'http' | 'closed';
+/** `tcp` and `udp`: a port forwarded to a Service port as a whole (TCP/UDP services ConfigMaps). */
+export type RouteMode = 'passthrough' | 'terminate' | 'terminate+reencrypt' | 'http' | 'closed' | 'tcp' | 'udp';
 
 export interface RouteBackend {
   /** `namespace/name` of the Service. */
@@ -129,6 +130,7 @@ export function routeTable(result: Pick<BuildResult, 'model' | 'certificates'>):
       if (row) rows.push(row);
     }
   }
+  rows.push(...model.stream.services.flatMap(streamServiceRow));
   return { httpPort: model.http.httpPort, httpsPort: model.http.httpsPort, rows: withUniqueKeys(rows.sort(compareRows)) };
 }
 
@@ -310,6 +312,29 @@ function sniRow(port: number, route: SniRoute, context: RowContext): RouteRow | 
   };
 }
 
+function streamServiceRow(service: StreamService): RouteRow[] {
+  const origin = service.origin;
+  if (!origin) return [];
+  const notes = [
+    ...(service.acceptProxyProtocol ? ['reads a PROXY protocol header from clients'] : []),
+    ...(service.sendProxyProtocol ? ['sends a PROXY protocol header to the backend'] : []),
+  ];
+  return [
+    {
+      key: '',
+      port: service.port,
+      host: '',
+      path: '',
+      mode: service.protocol,
+      backends: [shareBackend(origin.backend)],
+      closedWeight: 0,
+      claimant: origin.entry,
+      losers: [],
+      notes,
+    },
+  ];
+}
+
 function shareBackend(share: BackendShare): RouteBackend {
   return routeBackend(share.service, share.weight, share.addresses);
 }
@@ -342,7 +367,7 @@ function compareRows(a: RouteRow, b: RouteRow): number {
 function withUniqueKeys(rows: readonly RouteRow[]): RouteRow[] {
   const seen = new Map<string, number>();
   return rows.map((row) => {
-    const identity = `${row.port} ${row.host} ${row.pathType ?? 'sni'} ${row.path}`;
+    const identity = `${row.port} ${row.host} ${row.pathType ?? (row.mode === 'tcp' || row.mode === 'udp' ? row.mode : 'sni')} ${row.path}`;
     const count = (seen.get(identity) ?? 0) + 1;
     seen.set(identity, count);
     return { ...row, key: count === 1 ? identity : `${identity} #${count}` };

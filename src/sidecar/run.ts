@@ -165,6 +165,8 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     client,
     namespaces: options.namespaces,
     ...(options.translate.configMap !== undefined && { controllerConfigMap: options.translate.configMap }),
+    watchNamespaces: options.translate.snippets?.namespaceSelector !== undefined,
+    servicesConfigMaps: [options.translate.tcpServicesConfigMap, options.translate.udpServicesConfigMap].filter((n) => n !== undefined),
     upstreams: options.upstreams,
     timing: options.timing.reflector,
     discoveryIntervalMs: options.timing.discoveryIntervalMs,

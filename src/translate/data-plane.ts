@@ -32,6 +32,8 @@ import type { SecretFiles } from './secrets.js';
 import { shareSslContexts } from './ssl-contexts.js';
 import { hashSizes, type StreamParts } from './stream.js';
 import { readablePart } from './upstream-names.js';
+import type { StreamServices } from './stream-services.js';
+import type { ConfigMapSnippets } from './ingress/snippets.js';
 
 /** What the data plane is made from: the settled Ingress hosts, the SNI stream, and what they refer to. */
 export interface DataPlaneInput {
@@ -48,10 +50,14 @@ export interface DataPlaneInput {
   readonly backends: ReadonlyMap<string, ResolvedBackend>;
   readonly extensions: HttpExtensionRegistry;
   readonly secrets: SecretFiles;
+  /** TCP/UDP services: stream servers and their upstream blocks. */
+  readonly streamServices: StreamServices;
+  /** Allowed snippets of the controller ConfigMap, and the Ingresses' `stream-snippet`s (oldest first). */
+  readonly snippets: ConfigMapSnippets & { readonly streamSnippets: readonly string[] };
 }
 
 export function nginxConfig(input: DataPlaneInput): NginxConfig {
-  const { options, settings, handoff, stream, defaultTls, secrets } = input;
+  const { options, settings, handoff, stream, defaultTls, secrets, snippets, streamServices } = input;
   const runDir = options.runDir;
   const resolvers = options.resolvers ?? [];
   const http = httpConfig(input);
@@ -69,6 +75,7 @@ export function nginxConfig(input: DataPlaneInput): NginxConfig {
     accessLogEscapeJson: settings.logFormatEscapeJson,
     ...(options.requestLog !== undefined && { requestLog: options.requestLog, stubStatus: options.stubStatus ?? false }),
     workerConnections: settings.maxWorkerConnections,
+    ...(snippets['main-snippet'] !== undefined && { mainSnippet: snippets['main-snippet'] }),
     http,
     stream: {
       resolvers,
@@ -78,6 +85,11 @@ export function nginxConfig(input: DataPlaneInput): NginxConfig {
       sslProtocols: settings.sslProtocols,
       sslCiphers: settings.sslCiphers,
       ...stream,
+      upstreams: [...stream.upstreams, ...streamServices.upstreams.filter((u) => !stream.upstreams.some((s) => s.name === u.name))].sort(
+        byString((u) => readablePart(u.name)),
+      ),
+      services: streamServices.services,
+      snippets: [...(snippets['stream-snippet'] !== undefined ? [snippets['stream-snippet']] : []), ...snippets.streamSnippets],
     },
   };
   // The default certificate is always written: stand-ins for Secrets the cluster makes hold the same.
@@ -94,7 +106,11 @@ function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
   const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
   const hstsHeader = hstsHeaderValue(settings);
   const extensions = input.extensions.collect(hosts.references);
+  const { snippets } = input;
   return {
+    ...(snippets['http-snippet'] !== undefined && { snippet: snippets['http-snippet'] }),
+    ...(snippets['server-snippet'] !== undefined && { serverSnippet: snippets['server-snippet'] }),
+    ...(snippets['location-snippet'] !== undefined && { locationSnippet: snippets['location-snippet'] }),
     resolvers: options.resolvers ?? [],
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,

@@ -12,6 +12,11 @@ export interface TranslateOptions {
   readonly watchIngressWithoutClass: boolean;
   /** `namespace/name` of the controller ConfigMap, if any. */
   readonly configMap?: string;
+  /** `namespace/name` of the ConfigMaps of TCP and UDP services (`--tcp-services-configmap`, `--udp-services-configmap`). */
+  readonly tcpServicesConfigMap?: string;
+  readonly udpServicesConfigMap?: string;
+  /** Snippets, off unless allowed (see ingress/snippets.ts). */
+  readonly snippets?: SnippetOptions;
   /** `namespace/name` of the default certificate Secret, if any; else the bundled fallback. */
   readonly defaultCertificate?: string;
   /**
@@ -72,6 +77,15 @@ export interface TranslateOptions {
    * config (see apply/quarantine.ts). Each gets an error diagnostic carrying the message.
    */
   readonly quarantine?: ReadonlyMap<string, string>;
+}
+
+/** Where the operator allows snippets: `--allow-snippet-annotations`, `--snippet-namespace`, `--snippet-namespace-selector`. */
+export interface SnippetOptions {
+  readonly allow: boolean;
+  /** With `namespaceSelector`, the scope; all namespaces when both are absent. */
+  readonly namespaces?: readonly string[];
+  /** Labels a Namespace must carry (all of them). */
+  readonly namespaceSelector?: Readonly<Record<string, string>>;
 }
 
 /** Everything translate takes from flags, without the nginx it renders for and the clock: what the cluster mode is given. */

@@ -24,6 +24,8 @@ export function sharePlainHttpServers(virtualHosts: readonly VirtualHost[]): Sha
   const candidates: { host: VirtualHost; acme: AcmeProxy }[] = [];
   const notFoundServerNames: string[] = [];
   for (const host of virtualHosts) {
+    // A server-snippet or configuration-snippet is the host's own, on plain HTTP too.
+    if (host.serverSnippet !== undefined || host.locations.some((l) => l.snippet !== undefined)) continue;
     if (onlyNotFound(host.locations)) notFoundServerNames.push(host.serverName);
     else {
       const acme = onlyRedirects(host.locations);

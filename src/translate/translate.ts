@@ -26,6 +26,8 @@ import { Reporter } from './report.js';
 import { indexResources, withoutDuplicates, type IngressSpec, type Resources, type Typed } from './resources.js';
 import { SecretFiles, type CertificateSummary, type Reference } from './secrets.js';
 import { buildStream, type StreamParts } from './stream.js';
+import { streamServices, type StreamServices } from './stream-services.js';
+import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 
 /** Written into route and policy status as the controller that programs them. */
 export const controllerName = 'ingress2nginx.dev/controller';
@@ -59,6 +61,9 @@ interface Inputs {
   readonly secrets: SecretFiles;
   readonly defaultTls: TlsFiles;
   readonly backendPolicy: BackendPolicy;
+  /** Where snippets are allowed, and the controller ConfigMap's own allowed snippets (ingress/snippets.ts). */
+  readonly snippetScope: SnippetScope;
+  readonly configMapSnippets: ConfigMapSnippets;
 }
 
 /** The Ingress front end's output: the Ingresses of our class, and the claims each makes. */
@@ -68,6 +73,7 @@ interface IngressClaims {
   readonly proxyProtocolRequests: ReadonlyMap<SourceObject, ProxyProtocolVersion>;
   readonly backends: Map<string, ResolvedBackend>;
   readonly extensions: HttpExtensionRegistry;
+  readonly snippets: SnippetRegistry;
 }
 
 /**
@@ -95,8 +101,11 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;
   const settled = settle(inputs, ingress, gateways, options, report, { handoff, httpsSocket });
+  const tcpUdp = tcpUdpServices(inputs, gateways, options, report);
   const model = nginxConfig({
     options,
+    streamServices: tcpUdp,
+    snippets: { ...inputs.configMapSnippets, streamSnippets: ingress.snippets.streamSnippets() },
     settings,
     features,
     handoff,
@@ -114,7 +123,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     statuses: gateways.statuses,
     ingresses: ingress.ours.map((i) => ({ namespace: i.object.metadata.namespace, name: i.object.metadata.name })).sort(byString((i) => `${i.namespace}/${i.name}`)),
     certificates: servedCertificates(model, gateways.ports, secrets),
-    references: referencesOf(secrets, options.configMap),
+    references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap]),
   };
 }
 
@@ -122,7 +131,7 @@ function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Repor
   const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report), options.quarantine, report);
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
   const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report);
-  const settings = controllerSettings(resources, options, report);
+  const { settings, snippets: configMapSnippetTexts, snippetScope } = controllerSettings(objects, resources, options, report);
   const secrets = new SecretFiles(resources, options.now, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
   secrets.useAsStandIn(defaultTls);
@@ -134,7 +143,7 @@ function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Repor
     endpoints: options.upstreams === 'endpoints',
     clusterAssignsAddresses: options.expectClusterProvided ?? false,
   };
-  return { objects, resources, settings, secrets, defaultTls, backendPolicy };
+  return { objects, resources, settings, secrets, defaultTls, backendPolicy, snippetScope, configMapSnippets: configMapSnippetTexts };
 }
 
 /** The Ingress front end: the Ingresses of our class, oldest first, each turned into its claims. */
@@ -142,6 +151,7 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
   const { objects, resources, settings, secrets, backendPolicy } = inputs;
   const backends = new Map<string, ResolvedBackend>();
   const extensions = new HttpExtensionRegistry();
+  const snippets = new SnippetRegistry(inputs.configMapSnippets['location-snippet']);
   const context: IngressContext = {
     resources,
     secrets,
@@ -154,6 +164,8 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
     // Behind PROXY protocol with forwarded headers the client is in X-Forwarded-For (see the http maps).
     clientAddress: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$remote_addr',
     limitKey: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$binary_remote_addr',
+    snippetScope: inputs.snippetScope,
+    snippets,
     // Read quietly here: the Gateway API front end reports malformed ReferenceGrants.
     referenceGrants: new ReferenceGrants(
       objects.filter((object) => object.kind === 'ReferenceGrant').flatMap((object) => {
@@ -179,7 +191,7 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
     if (proxyProtocol) proxyProtocolRequests.set(ingress.object, proxyProtocol);
     return translateIngress(ingress, context);
   });
-  return { ours, contributions, proxyProtocolRequests, backends, extensions };
+  return { ours, contributions, proxyProtocolRequests, backends, extensions, snippets };
 }
 
 /**
@@ -207,7 +219,7 @@ function settle(
   ];
   const ownsHosts = options.firstNamespaceOwnsHost || settings.firstNamespaceOwnsHost;
   const ownership = ownsHosts ? new HostOwnership(hostOwners(claimants()), report) : undefined;
-  const hosts = mergeHosts(
+  const merged = mergeHosts(
     ownership ? ingress.contributions.map((c) => keepOwnedClaims(c, ownership)) : ingress.contributions,
     {
       sslRedirect: settings.sslRedirect,
@@ -220,7 +232,13 @@ function settle(
     ingress.extensions,
     report,
   );
-  for (const backend of hosts.canaryBackends) ingress.backends.set(backend.upstream, backend);
+  for (const backend of merged.canaryBackends) ingress.backends.set(backend.upstream, backend);
+  // Allowed snippets go into the hosts' servers and locations (ingress/snippets.ts).
+  const hosts: MergedHosts = {
+    ...merged,
+    virtualHosts: ingress.snippets.place(merged.virtualHosts, report),
+    defaultLocations: merged.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
+  };
   const stream = buildStream({
     ...handoff,
     httpsPort: options.httpsPort,
@@ -249,9 +267,12 @@ function servedCertificates(model: NginxConfig, ports: GatewayPlan['ports'], sec
   return [...served.values()].sort(byString((c) => c.host));
 }
 
-function referencesOf(secrets: SecretFiles, configMap: string | undefined): Reference[] {
-  const [namespace, name] = configMap?.split('/') ?? [];
-  const controller: Reference[] = namespace !== undefined && name !== undefined ? [{ kind: 'ConfigMap', namespace, name }] : [];
+/** The controller's ConfigMaps (settings, TCP and UDP services) and what the winners read. */
+function referencesOf(secrets: SecretFiles, configMaps: readonly (string | undefined)[]): Reference[] {
+  const controller: Reference[] = configMaps.flatMap((configMap): Reference[] => {
+    const [namespace, name] = configMap?.split('/') ?? [];
+    return namespace !== undefined && name !== undefined ? [{ kind: 'ConfigMap', namespace, name }] : [];
+  });
   const id = (r: Reference) => `${r.kind}/${r.namespace}/${r.name}`;
   return [...new Map([...controller, ...secrets.references()].map((r) => [id(r), r])).values()].sort(byString(id));
 }
@@ -275,16 +296,43 @@ function withoutQuarantined(
   });
 }
 
-function controllerSettings(resources: Resources, options: TranslateOptions, report: Reporter): ControllerSettings {
-  if (options.configMap === undefined) return defaultControllerSettings;
+/** The controller ConfigMap's settings, and where snippets are allowed (its keys and the flags), with its own allowed snippets. */
+function controllerSettings(
+  objects: readonly SourceObject[],
+  resources: Resources,
+  options: TranslateOptions,
+  report: Reporter,
+): { settings: ControllerSettings; snippets: ConfigMapSnippets; snippetScope: SnippetScope } {
+  const defaults = { settings: defaultControllerSettings, snippets: {}, snippetScope: ingressSnippetScope(objects, defaultControllerSettings, options) };
+  if (options.configMap === undefined) return defaults;
   const configMap = resources.configMaps.get(options.configMap);
   if (!configMap) {
     report.warning('configmap-not-found', undefined, `ConfigMap ${options.configMap} (--configmap) is not in the input; using defaults`);
-    return defaultControllerSettings;
+    return defaults;
   }
   const parsed = parseControllerSettings(configMap.spec);
-  for (const issue of parsed.issues) report.add(issue.severity, issue.code, configMap.object, issue.message, ['data', issue.key]);
-  return parsed.value;
+  const scope = ingressSnippetScope(objects, parsed.value, options);
+  for (const issue of withoutSnippetKeys(parsed.issues, scope)) report.add(issue.severity, issue.code, configMap.object, issue.message, ['data', issue.key]);
+  const snippets = configMapSnippets(configMap.spec, scope);
+  for (const problem of snippets.problems) report.error('snippet-invalid', configMap.object, problem.message, ['data', problem.key]);
+  return { settings: parsed.value, snippets: snippets.snippets, snippetScope: scope };
+}
+
+/** ingress-nginx's TCP and UDP services, on ports nothing else of the config listens on. */
+function tcpUdpServices(inputs: Inputs, gateways: GatewayPlan, options: TranslateOptions, report: Reporter): StreamServices {
+  return streamServices({
+    resources: inputs.resources,
+    ...(options.tcpServicesConfigMap !== undefined && { tcp: options.tcpServicesConfigMap }),
+    ...(options.udpServicesConfigMap !== undefined && { udp: options.udpServicesConfigMap }),
+    reservedPorts: new Map([
+      ...gateways.ports.map((p): [number, string] => [p.port, 'a Gateway listener port']),
+      [options.httpsPort, 'the HTTPS port (--https-port)'],
+      [options.httpPort, 'the HTTP port (--http-port)'],
+    ]),
+    policy: inputs.backendPolicy,
+    trustedProxies: inputs.settings.proxyRealIpCidr,
+    report,
+  });
 }
 
 function defaultCertificate(resources: Resources, options: TranslateOptions, secrets: SecretFiles, report: Reporter): TlsFiles {

@@ -386,6 +386,45 @@ describe('the same bytes as render', () => {
     await sidecar.stop();
   });
 
+  it("follows the TCP services ConfigMap in the operator's namespace, outside --namespace, and serves its changes", async () => {
+    const peer = await backend('tcp');
+    api.create(service('data', 'tcp-echo', peer));
+    const [port = 0, next = 0] = await freePorts(2);
+    api.create(namespace('infra'));
+    const tcpServices = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tcp-services', namespace: 'infra' }, data });
+    api.create(tcpServices({ [String(port)]: `data/tcp-echo:${peer.port}` }));
+    const sidecar = await startSidecar({ api, kubeconfig, run: { namespaces: ['data'] }, translate: { tcpServicesConfigMap: 'infra/tcp-services' } });
+    await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
+    await settled(sidecar);
+    const conf = () => readFile(join(sidecar.outDir, 'nginx.conf'), 'utf8');
+    expect(await conf()).toContain(`listen ${port};`);
+    api.update(tcpServices({ [String(next)]: `data/tcp-echo:${peer.port}` }));
+    const changed = await eventually(conf, (text) => text.includes(`listen ${next};`) && !text.includes(`listen ${port};`));
+    expect(changed).toContain(`listen ${next};`);
+    expect(changed).not.toContain(`listen ${port};`);
+    const reads = api.requests((r) => (r.verb === 'list' || r.verb === 'watch') && r.namespace === 'infra');
+    expect(new Set(reads.map((r) => r.resource))).toEqual(new Set(['configmaps']));
+    await sidecar.stop();
+  });
+
+  it('renders a snippet while its namespace carries the label --snippet-namespace-selector asks for, and refuses it once the label is gone', async () => {
+    const peer = await backend('snippet');
+    api.create(service('data', 'snippet', peer));
+    api.create(ingress('data', 'snippet', 'snippet.example.test', { service: 'snippet', port: peer.port }, { annotations: { 'nginx.ingress.kubernetes.io/configuration-snippet': 'add_header X-Snippet-Test on;' } }));
+    const labelled = (labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'data', labels } });
+    api.update(labelled({ snippets: 'allowed' }));
+    // Without the Gateway API the Namespaces are watched for the selector alone.
+    api.removeGroup();
+    const sidecar = await startSidecar({ api, kubeconfig, translate: { snippets: { allow: true, namespaceSelector: { snippets: 'allowed' } } } });
+    await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
+    const conf = () => readFile(join(sidecar.outDir, 'nginx.conf'), 'utf8');
+    expect(await eventually(conf, (text) => text.includes('add_header X-Snippet-Test on;'))).toContain('add_header X-Snippet-Test on;');
+    api.update(labelled({}));
+    expect(await eventually(conf, (text) => !text.includes('X-Snippet-Test') && !text.includes('snippet.example.test'))).not.toContain('X-Snippet-Test');
+    await sidecar.stop();
+    api.addGroup();
+  });
+
   it('never reads Secrets of another namespace that a tenant names, unless cross-namespace Secrets are allowed', async () => {
     api.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bootstrap-token-abcdef', namespace: 'kube-system' }, type: 'Opaque', stringData: { auth: 'admin:{PLAIN}x' } });
     api.create(

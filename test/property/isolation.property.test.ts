@@ -52,7 +52,11 @@ const annotationValues: Record<string, readonly string[]> = {
   'proxy-ssl-name': ['api.example.org', `${marker};evil`],
   'proxy-ssl-ciphers': ['HIGH', 'BOGUS', `${marker};`],
   'proxy-ssl-protocols': ['TLSv1.3', marker],
+  // Snippets are off here: no text of theirs may reach nginx.conf (snippets.property.test.ts allows them).
   'configuration-snippet': [`return 200 ${marker};`],
+  'server-snippet': [`location /${marker} { return 200; }`],
+  'stream-snippet': [`server { listen 1; return ${marker}; }`],
+  'auth-snippet': [`proxy_set_header X-${marker} 1;`],
   canary: ['true'],
   'canary-weight': ['0', '30', '100', `${marker}`],
   'canary-by-header': ['X-Canary', `X-${marker};`],
@@ -158,6 +162,11 @@ const world: fc.Arbitrary<World> = fc.record(
       {
         'ssl-ciphers': fc.constantFrom('HIGH:!aNULL', 'NOSUCHCIPHER', `${marker};`),
         'first-namespace-owns-host': fc.constantFrom('true', 'false'),
+        'http-snippet': fc.constant(`map $host $${marker} { default 1; }`),
+        'main-snippet': fc.constant(`env ${marker};`),
+        'server-snippet': fc.constant(`location /${marker} { return 200; }`),
+        'location-snippet': fc.constant(`add_header X-${marker} 1;`),
+        'allow-snippet-annotations': fc.constant('false'),
       },
       { requiredKeys: [] },
     ),

@@ -83,3 +83,14 @@ describe('the references of the auth annotations', () => {
     expect(references(objects, { allowCrossNamespaceSecrets: true }).map((r) => r.name)).toEqual(['bootstrap-token-abcdef', 'ca', 'etcd']);
   });
 });
+
+describe('the references of the TCP and UDP services', () => {
+  it("follows the operator's TCP and UDP services ConfigMaps, as the controller ConfigMap", () => {
+    const options = { configMap: 'infra/controller', tcpServicesConfigMap: 'infra/tcp', udpServicesConfigMap: 'edge/udp' };
+    expect(references([], options)).toEqual([
+      { kind: 'ConfigMap', namespace: 'edge', name: 'udp' },
+      { kind: 'ConfigMap', namespace: 'infra', name: 'controller' },
+      { kind: 'ConfigMap', namespace: 'infra', name: 'tcp' },
+    ]);
+  });
+});

@@ -9,6 +9,8 @@ export interface ReadClusterOptions {
   /** List namespaced kinds only in these namespaces; all namespaces when empty. */
   readonly namespaces: readonly string[];
   readonly upstreams: 'service' | 'endpoints';
+  /** List Namespaces too (`--snippet-namespace-selector` reads their labels). */
+  readonly watchNamespaces?: boolean;
   /** The Secrets and ConfigMaps the listed objects refer to: the translate stage knows which. */
   readonly references: (snapshot: Snapshot) => readonly FollowedObject[];
   /** How long lists may keep failing (the API down, a watch cut) before the read gives up. */
@@ -33,6 +35,7 @@ export async function readClusterOnce(options: ReadClusterOptions): Promise<Snap
     client: options.client,
     namespaces: options.namespaces,
     upstreams: options.upstreams,
+    ...(options.watchNamespaces !== undefined && { watchNamespaces: options.watchNamespaces }),
     timing: defaultReflectorTiming,
     discoveryIntervalMs: options.timeoutMs,
     onChange: () => undefined,

@@ -17,6 +17,10 @@ export interface ClusterSourceOptions {
   readonly namespaces: readonly string[];
   /** `namespace/name` of the controller ConfigMap (`--configmap`): the operator's choice, followed in any namespace. */
   readonly controllerConfigMap?: string;
+  /** `namespace/name` of the TCP and UDP services ConfigMaps: the operator's too, followed in any namespace. */
+  readonly servicesConfigMaps?: readonly string[];
+  /** Watch Namespaces from the start (`--snippet-namespace-selector` reads their labels), not only with the Gateway API. */
+  readonly watchNamespaces?: boolean;
   readonly upstreams: 'service' | 'endpoints';
   readonly timing: ReflectorTiming;
   /** How often to look again for the Gateway API CRDs while they are not served. */
@@ -50,6 +54,7 @@ export class ClusterSource {
   start(): void {
     for (const kind of watchedKinds) {
       if (kind.when === 'always' || (kind.when === 'endpoints' && this.options.upstreams === 'endpoints')) this.watchKind(kind);
+      else if (kind.kind === 'Namespace' && this.options.watchNamespaces) this.watchKind(kind);
     }
     void this.discoverGatewayApi();
   }
@@ -86,12 +91,13 @@ export class ClusterSource {
 
   /**
    * Follows exactly these referenced Secrets and ConfigMaps: starts watches for new ones, stops the rest.
-   * With `namespaces`, a reference outside them opens no watch (only the controller ConfigMap may be elsewhere).
+   * With `namespaces`, a reference outside them opens no watch (only the controller's ConfigMaps may be elsewhere).
    */
   follow(objects: readonly FollowedObject[]): void {
-    const { namespaces, controllerConfigMap } = this.options;
+    const { namespaces, controllerConfigMap, servicesConfigMaps = [] } = this.options;
+    const operators = new Set([controllerConfigMap, ...servicesConfigMaps]);
     const readable = (o: FollowedObject) =>
-      namespaces.length === 0 || namespaces.includes(o.namespace) || (o.kind === 'ConfigMap' && `${o.namespace}/${o.name}` === controllerConfigMap);
+      namespaces.length === 0 || namespaces.includes(o.namespace) || (o.kind === 'ConfigMap' && operators.has(`${o.namespace}/${o.name}`));
     const wanted = new Map(objects.filter(readable).map((o) => [`${o.kind}/${o.namespace}/${o.name}`, o]));
     for (const [key, reflector] of this.followed) {
       if (wanted.has(key)) continue;
@@ -160,7 +166,7 @@ export class ClusterSource {
     if (chosen.some((c) => c.version !== undefined)) {
       this.gatewayApiServed = true;
       for (const { kind, version } of chosen) if (version !== undefined) this.watchKind({ ...kind, version });
-      for (const kind of gatewayKinds.filter((k) => k.group === '')) this.watchKind(kind);
+      for (const kind of gatewayKinds.filter((k) => k.group === '' && !(k.kind === 'Namespace' && this.options.watchNamespaces))) this.watchKind(kind);
       this.gatewayApiLooked = true;
       this.options.onChange();
       return;

@@ -203,7 +203,9 @@ function externalAuthentication({ object, annotations, ctx, headers, companions,
   const external = annotations.externalAuth;
   let externalAuth: ExternalAuthUse | undefined;
   if (external.url) {
-    const target = authEndpoint(object, external.url, external.method, served, ctx);
+    const checked = authEndpoint(object, external.url, external.method, served, ctx);
+    // An allowed auth-snippet goes into the subrequest's location, as in ingress-nginx (and into its name, so it is the Ingress's own).
+    const target = checked.ok ? { ...checked, value: ctx.snippets.withAuthSnippet(object, checked.value) } : checked;
     if (!target.ok) {
       fail('auth-url-unreachable', target.problem, 'auth-url');
     } else {

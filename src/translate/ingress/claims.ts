@@ -14,6 +14,7 @@ import type { Resources } from '../resources.js';
 import type { ObjectRef, SecretFiles } from '../secrets.js';
 import type { ControllerSettings } from './configmap.js';
 import type { HttpExtensionRegistry } from './extensions.js';
+import type { SnippetRegistry, SnippetScope } from './snippets.js';
 
 export interface IngressContext {
   readonly resources: Resources;
@@ -33,6 +34,9 @@ export interface IngressContext {
   readonly limitKey: string;
   /** Which cross-namespace references are allowed (auth-url to another namespace's Service). */
   readonly referenceGrants: ReferenceGrants;
+  /** Where snippets are allowed, and the allowed snippets of each Ingress. */
+  readonly snippetScope: SnippetScope;
+  readonly snippets: SnippetRegistry;
 }
 
 export interface Claim {

@@ -31,6 +31,8 @@ describe('parseControllerSettings', () => {
       workerProcesses: 'auto',
       maxWorkerConnections: 16384,
       firstNamespaceOwnsHost: false,
+      allowSnippetAnnotations: false,
+      annotationsRiskLevel: 'Critical',
       httpRedirectCode: 308,
       computeFullForwardedFor: false,
       generateRequestId: true,
@@ -99,6 +101,8 @@ describe('parseControllerSettings', () => {
       'denylist-source-range': '192.0.2.0/24',
       'limit-req-status-code': '429',
       'limit-conn-status-code': '429',
+      'allow-snippet-annotations': 'true',
+      'annotations-risk-level': 'High',
     });
     expect(issues).toEqual([]);
     expect(value).toEqual({
@@ -117,6 +121,8 @@ describe('parseControllerSettings', () => {
       workerProcesses: '4',
       maxWorkerConnections: 1024,
       firstNamespaceOwnsHost: true,
+      allowSnippetAnnotations: true,
+      annotationsRiskLevel: 'High',
       httpRedirectCode: 301,
       computeFullForwardedFor: true,
       generateRequestId: false,
@@ -216,15 +222,13 @@ describe('parseControllerSettings', () => {
   it('reports unsupported keys as info, naming them, in key order', () => {
     const { issues } = parseControllerSettings({
       'use-gzip': 'true',
-      'allow-snippet-annotations': 'true',
       'keep-alive': '75',
     });
     expect(issues.map((issue) => [issue.severity, issue.code, issue.key])).toEqual([
-      ['info', 'configmap-key-unsupported', 'allow-snippet-annotations'],
       ['info', 'configmap-key-unsupported', 'keep-alive'],
       ['info', 'configmap-key-unsupported', 'use-gzip'],
     ]);
-    expect(issues[2]?.message).toContain('"use-gzip"');
+    expect(issues[1]?.message).toContain('"use-gzip"');
   });
 });
 

@@ -41,6 +41,8 @@ interface TableSettings {
   workerProcesses: string;
   maxWorkerConnections: number;
   firstNamespaceOwnsHost: boolean;
+  allowSnippetAnnotations: boolean;
+  annotationsRiskLevel: 'Low' | 'Medium' | 'High' | 'Critical';
   httpRedirectCode: RedirectCode;
   computeFullForwardedFor: boolean;
   generateRequestId: boolean;
@@ -213,6 +215,21 @@ const settingTable: SettingTable = {
     defaultValue: false,
     accepted: trueOrFalseText,
   },
+  // ingress-nginx: AllowSnippetAnnotations false. Read with the scope flags in snippets.ts.
+  allowSnippetAnnotations: {
+    key: 'allow-snippet-annotations',
+    schema: trueOrFalse,
+    defaultValue: false,
+    accepted: trueOrFalseText,
+  },
+  // ingress-nginx: AnnotationsRiskLevel High (1.12+), which refuses snippets (Critical). Ours is Critical, so
+  // that allow-snippet-annotations alone allows them, as before 1.12; a lower level set here refuses them.
+  annotationsRiskLevel: {
+    key: 'annotations-risk-level',
+    schema: z.string().trim().pipe(z.enum(['Low', 'Medium', 'High', 'Critical'])),
+    defaultValue: 'Critical',
+    accepted: 'Low, Medium, High or Critical',
+  },
   // ingress-nginx: HTTPRedirectCode 308; it accepts 301, 302, 307 and 308.
   httpRedirectCode: {
     key: 'http-redirect-code',
@@ -298,6 +315,8 @@ function assembleSettings(
     workerProcesses: pick('workerProcesses'),
     maxWorkerConnections: pick('maxWorkerConnections'),
     firstNamespaceOwnsHost: pick('firstNamespaceOwnsHost'),
+    allowSnippetAnnotations: pick('allowSnippetAnnotations'),
+    annotationsRiskLevel: pick('annotationsRiskLevel'),
     httpRedirectCode: pick('httpRedirectCode'),
     computeFullForwardedFor: pick('computeFullForwardedFor'),
     generateRequestId: pick('generateRequestId'),

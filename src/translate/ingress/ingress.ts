@@ -8,6 +8,7 @@ import type { IngressBackend, IngressSpec, Typed } from '../resources.js';
 import { checkSafeRegex, pathRegexAlphabet } from '../safe-regex.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
 import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } from './annotations/index.js';
+import { allowedSnippets } from './snippets.js';
 import { highestGroupReference } from './annotations/paths.js';
 import { buildBehaviour } from './behaviour.js';
 import { translateCanary } from './canary.js';
@@ -21,7 +22,9 @@ const annotationField = (name: string): FieldPath => ['metadata', 'annotations',
 /** What one Ingress asks for. Conflicts between Ingresses are settled later, in hosts.ts. */
 export function translateIngress(ingress: Typed<IngressSpec>, ctx: IngressContext): IngressContribution {
   const { object, spec } = ingress;
-  const parsed = parseIngressAnnotations(object.metadata.annotations);
+  const read = parseIngressAnnotations(object.metadata.annotations);
+  const { issues, snippets } = allowedSnippets(object, read.issues, ctx.snippetScope, ctx.report);
+  const parsed = { value: read.value, issues };
   for (const issue of parsed.issues) {
     ctx.report.add(issue.severity, issue.code, object, issue.message, ['metadata', 'annotations', issue.annotation]);
   }
@@ -44,6 +47,7 @@ export function translateIngress(ingress: Typed<IngressSpec>, ctx: IngressContex
     );
     return empty;
   }
+  ctx.snippets.add(object, snippets);
   if (annotations.canary.enabled) return { ...empty, canaries: translateCanary(object, spec, annotations, ctx) };
   const canaryKeys = Object.keys(object.metadata.annotations).filter((key) => key.startsWith(`${annotationPrefix}canary-`));
   if (canaryKeys.length > 0) {

@@ -50,7 +50,9 @@ const observability = 'Logging, tracing, WAF';
 const snippets = 'Snippets';
 
 const snippetNote =
-  'refused: raw nginx configuration is how ingress-nginx got CVE-2021-25742 and IngressNightmare (CVE-2025-1974); use the annotation or ConfigMap key for the behaviour, or ask for one';
+  'refused: raw nginx configuration is how ingress-nginx got CVE-2021-25742 and IngressNightmare (CVE-2025-1974); use the annotation or ConfigMap key for the behaviour (`audit` names it), or ask for one';
+const placedSnippetNote = (where: string) =>
+  `refused unless the operator allows snippets for the namespace (see "Allowing snippets"); then put ${where}, as ingress-nginx does. Raw nginx text is how ingress-nginx got CVE-2021-25742 and IngressNightmare (CVE-2025-1974): prefer the annotation that does the same (\`audit\` names it)`;
 
 export const annotationCatalog: readonly AnnotationEntry[] = [
   // ------------------------------------------------------------------ TLS and backends
@@ -628,10 +630,10 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'influxdb-server-name', family: observability, status: 'ignored', defaultValue: '', note: 'removed from ingress-nginx' },
   { name: 'enable-influxdb', family: observability, status: 'ignored', defaultValue: '', note: 'removed from ingress-nginx' },
   // ------------------------------------------------------------------ snippets
-  { name: 'configuration-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
-  { name: 'server-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
-  { name: 'stream-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
-  { name: 'auth-snippet', family: snippets, status: 'refused', defaultValue: '', note: snippetNote },
+  { name: 'configuration-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote("in each location of the Ingress") },
+  { name: 'server-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote("in the host's server (the oldest Ingress's, one per host)") },
+  { name: 'stream-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote('in the `stream` block') },
+  { name: 'auth-snippet', family: snippets, status: 'refused', defaultValue: '', note: placedSnippetNote("in the location of the Ingress's `auth-url` subrequest") },
   ...directiveSlices.map(({ name, family, defaultValue, note }): AnnotationEntry => ({
     name,
     family,
@@ -704,7 +706,18 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
     defaultValue: '`false`',
     note: 'ours: a host belongs to the namespace that claimed it first; other namespaces cannot add to it',
   },
-  { key: 'allow-snippet-annotations', status: 'ignored', defaultValue: '`false`', note: 'snippets are refused whatever it says' },
+  {
+    key: 'allow-snippet-annotations',
+    status: 'differs',
+    defaultValue: '`false`',
+    note: 'allows the snippet annotations (and this ConfigMap\'s `main-snippet`, `http-snippet`, `stream-snippet`, `server-snippet`, `location-snippet`); ours: `--snippet-namespace` and `--snippet-namespace-selector` limit the annotations to chosen namespaces (see "Allowing snippets")',
+  },
+  {
+    key: 'annotations-risk-level',
+    status: 'differs',
+    defaultValue: '`Critical`',
+    note: 'read for snippets only: below `Critical` the snippet annotations stay refused. ingress-nginx 1.12+ defaults to `High`; ours is `Critical`, so that `allow-snippet-annotations` alone allows them, as before 1.12',
+  },
   ...directiveSlices.map(({ name, defaultValue, note }): ConfigMapEntry => ({ key: name, status: 'supported', defaultValue, note })),
 ];
 
