@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { NginxConfig, VirtualHost } from '../model/nginx.js';
-import { withLogLabels } from './request-log.js';
 import { shareServers, type NginxConfigView } from './shared-servers.js';
 
 /** The rendered main config; key material travels separately in `model.files`. */
@@ -60,9 +59,8 @@ function templates(): Templates {
   return compiled;
 }
 
-export function render(translated: NginxConfig): Rendered {
+export function render(model: NginxConfig): Rendered {
   const { main, plainServerBody, tlsServerBody } = templates();
-  const model = withLogLabels(translated);
   // The bodies see the whole config as @root, as they would inside the main template.
   const options = { data: { root: model } };
   const view = shareServers(model, { plain: (host) => plainServerBody(host, options), tls: (host) => tlsServerBody(host, options) });

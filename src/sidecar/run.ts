@@ -22,7 +22,7 @@ import { Logger, type LogFormat, type LogLevel } from './log.js';
 import { Metrics, serveMetrics } from './metrics.js';
 import { controllerLabels, followRequestLog, RequestMetrics, type RequestMetricsOptions } from './request-metrics.js';
 import { nginxProcessExposition } from './nginx-process-metrics.js';
-import { requestLogTables } from '../render/request-log.js';
+import { requestLogTables } from '../translate/request-log.js';
 import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
 import { Reconciler, type Round } from './reconciler.js';
 import type { LoadBalancerIngress } from './status.js';

@@ -3,6 +3,7 @@
  * CA and user files come from the winners only: an upstream block is written for a location that uses
  * it, a file for a name the config holds (`filesNamedBy`).
  */
+import { withLogLabels } from './request-log.js';
 import type { OutputFile, TlsFiles } from '../model/files.js';
 import {
   generationPlaceholder,
@@ -94,7 +95,7 @@ export function nginxConfig(input: DataPlaneInput): NginxConfig {
   };
   // The default certificate is always written: stand-ins for Secrets the cluster makes hold the same.
   const named = new Set([...filesNamedBy(config), defaultTls.certificate, defaultTls.certificateKey]);
-  return { ...config, files: readByWorkers(secrets.checkedFiles().filter((file) => named.has(file.path)), http.certificateMap) };
+  return withLogLabels({ ...config, files: readByWorkers(secrets.checkedFiles().filter((file) => named.has(file.path)), http.certificateMap) });
 }
 
 function httpConfig(input: DataPlaneInput): NginxConfig['http'] {

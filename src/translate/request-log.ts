@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Location, NginxConfig, VirtualHost } from '../model/nginx.js';
 import { withFields } from '../model/objects.js';
 import { compareStrings } from '../model/order.js';
-import { readablePart } from '../translate/upstream-names.js';
+import { readablePart } from './upstream-names.js';
 
 /**
  * What a request is counted under in the request metrics, as ingress-nginx labels it: the Ingress
