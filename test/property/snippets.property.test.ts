@@ -20,15 +20,18 @@ const runDir = '/tmp/i2n-property-snippets';
 const namespaces = ['team-a', 'team-b', 'team-c'] as const;
 const markerOf = (namespace: string) => `SNIPPET${namespace.replace('-', '')}`;
 
-/** Snippet texts for a namespace: valid ones, and ones that try to leave their block. */
-const snippetTexts = (annotation: string, m: string): readonly string[] => {
+/**
+ * Snippet texts for a namespace: valid ones, and ones that try to leave their block. A stream server listens
+ * on a socket of its own Ingress: two servers on one socket is a config nginx refuses whoever wrote it.
+ */
+const snippetTexts = (annotation: string, m: string, index: number): readonly string[] => {
   switch (annotation) {
     case 'configuration-snippet':
       return [`add_header X-${m} 1;`, `set $${m} 1;`, `} location /${m} { return 200;`, `add_header X-${m} "1;`, `add_header X-${m} 1`, `set $a x#;} location /${m} {`];
     case 'server-snippet':
       return [`location = /${m} { return 200; }`, `} server { server_name ${m}; }`, `location /${m} {`];
     default:
-      return [`server { listen unix:${runDir}/${m}.sock; return "${m}"; }`, `} ${m} {`];
+      return [`server { listen unix:${runDir}/${m}-${index}.sock; return "${m}"; }`, `} ${m} {`];
   }
 };
 
@@ -60,7 +63,7 @@ function objectsOf(ingresses: readonly IngressCase[]): SourceObject[] {
   ingresses.forEach((c, index) => {
     const annotations = Object.fromEntries(
       c.snippets.map(([name, pick]) => {
-        const texts = snippetTexts(name, markerOf(c.namespace));
+        const texts = snippetTexts(name, markerOf(c.namespace), index);
         return [`nginx.ingress.kubernetes.io/${name}`, texts[pick % texts.length]!];
       }),
     );
