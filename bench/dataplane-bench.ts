@@ -659,221 +659,290 @@ async function measure(clients: Clients, test: TestSpec, contender: Contender, o
 
 const format = (value: number): string => (value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(value >= 10 ? 1 : 2));
 
+/** The TLS material of the run: the origin's and the terminated host's certificates, and HAProxy's PEM. */
+interface BenchCertificates {
+  readonly origin: CertificateFiles;
+  readonly terminated: CertificateFiles;
+  readonly haproxyPem: string;
+}
+
+async function createCertificates(work: string): Promise<BenchCertificates> {
+  const ca = await createCa(work, 'dataplane bench CA', { keyType: 'rsa-2048' });
+  const origin = await issueCertificate(ca, { commonName: 'pt.bench.test', sans: ['pt.bench.test', 'tt.bench.test'], keyType: 'rsa-2048' });
+  const terminated = await issueCertificate(ca, { commonName: 'tt.bench.test', sans: ['tt.bench.test'], keyType: 'rsa-2048' });
+  const haproxyPem = join(work, 'haproxy-tt.pem');
+  await writeFile(haproxyPem, terminated.certPem + terminated.keyPem, { mode: 0o600 });
+  return { origin, terminated, haproxyPem };
+}
+
+/** The origin nginx: TLS and plain HTTP backends serving `/1m` and `/small`. */
+async function startOrigin(work: string, distro: NginxInstallation, ports: Ports, cert: CertificateFiles): Promise<Server> {
+  const originDir = join(work, 'origin');
+  await mkdir(join(originDir, 'www'), { recursive: true });
+  await writeFile(join(originDir, 'www', '1m'), Buffer.alloc(mib, 'x'));
+  chmodSync(originDir, 0o755);
+  chmodSync(join(originDir, 'www'), 0o755);
+  await writeFile(join(originDir, 'nginx.conf'), backendConf(originDir, ports, cert));
+  return startNginx('origin', distro, originDir, join(originDir, 'nginx.conf'), ports.backendTls);
+}
+
+/** What the contenders are started from. */
+interface ContenderSetup {
+  readonly work: string;
+  readonly ports: Ports;
+  readonly certificates: BenchCertificates;
+  readonly haproxy: { readonly binary: string; readonly version: string };
+  readonly distro: NginxInstallation;
+  readonly fresh: NginxInstallation;
+  /** A free port, each call another. */
+  readonly next: () => number;
+  /** Every server started, to stop at the end, also when a later one fails to start. */
+  readonly servers: Server[];
+}
+
+async function startHaproxy(setup: ContenderSetup): Promise<Contender> {
+  const dir = join(setup.work, 'haproxy');
+  await mkdir(dir);
+  const listen = { passthrough: setup.next(), terminated: setup.next() };
+  await writeFile(join(dir, 'haproxy.cfg'), haproxyConf(setup.ports, listen, setup.certificates.haproxyPem));
+  const server = await startServer('haproxy', setup.haproxy.binary, ['-db', '-f', join(dir, 'haproxy.cfg')], () => answers(listen.terminated));
+  setup.servers.push(server);
+  return { id: 'haproxy', label: `HAProxy ${setup.haproxy.version}`, passthroughPort: listen.passthrough, terminatedPort: listen.terminated, server };
+}
+
+/**
+ * Single-hop twice per nginx: as one would write it, and sending ingress-nginx's request headers as the
+ * product must, which prices the topology apart from the headers.
+ */
+async function startSingleHops(setup: ContenderSetup): Promise<Contender[]> {
+  const singleHops = [
+    ['1.22', setup.distro, 'usual'],
+    ['new', setup.fresh, 'usual'],
+    ['1.22', setup.distro, 'ingress-nginx'],
+    ['new', setup.fresh, 'ingress-nginx'],
+  ] as const;
+  const contenders: Contender[] = [];
+  for (const [key, installation, headers] of singleHops) {
+    const id = headers === 'usual' ? `single-${key}` : `single-headers-${key}`;
+    const label = `single-hop nginx ${installation.version}${headers === 'usual' ? '' : ", ingress-nginx's headers"}`;
+    const dir = join(setup.work, id);
+    await mkdir(dir);
+    chmodSync(dir, 0o755);
+    const listen = { passthrough: setup.next(), terminated: setup.next() };
+    await writeFile(join(dir, 'nginx.conf'), singleHopConf(dir, installation, setup.ports, listen, setup.certificates.terminated, headers));
+    const server = await startNginx(label, installation, dir, join(dir, 'nginx.conf'), listen.terminated);
+    setup.servers.push(server);
+    contenders.push({ id, label, passthroughPort: listen.passthrough, terminatedPort: listen.terminated, server });
+  }
+  return contenders;
+}
+
+async function startHandWrittenPass(setup: ContenderSetup): Promise<Contender> {
+  const dir = join(setup.work, 'pass');
+  await mkdir(dir);
+  chmodSync(dir, 0o755);
+  const port = setup.next();
+  await writeFile(join(dir, 'nginx.conf'), passConf(dir, setup.ports, port, setup.certificates.terminated));
+  const server = await startNginx(`pass ${setup.fresh.version}`, setup.fresh, dir, join(dir, 'nginx.conf'), port);
+  setup.servers.push(server);
+  return { id: 'pass-new', label: `hand-written pass, nginx ${setup.fresh.version}`, passthroughPort: port, terminatedPort: port, server };
+}
+
+/** The product on both nginx generations: as rendered, with request metrics on, and (asked) certificates per handshake. */
+async function startProducts(setup: ContenderSetup): Promise<Contender[]> {
+  const manifests = productManifests(setup.ports, setup.certificates.terminated);
+  const products = [
+    ['1.22', setup.distro, ''],
+    ['new', setup.fresh, ''],
+    ['1.22', setup.distro, '-metrics'],
+    ['new', setup.fresh, '-metrics'],
+    ...(perHandshake ? ([['1.22', setup.distro, '-ph'], ['new', setup.fresh, '-ph']] as const) : []),
+  ] as const;
+  const contenders: Contender[] = [];
+  for (const [key, installation, variant] of products) {
+    const id = `product${variant}-${key}`;
+    const label = `product, nginx ${installation.version}${variant === '-ph' ? ', certificates per handshake' : variant === '-metrics' ? ', request metrics on' : ''}`;
+    const dir = join(setup.work, id);
+    await mkdir(dir);
+    const port = setup.next();
+    const requestLog = variant === '-metrics' ? join(dir, 'run', 'requests.log') : undefined;
+    const flags = variant === '-ph' ? ['--certificates-per-handshake'] : requestLog !== undefined ? ['--request-log', requestLog] : [];
+    const conf = await renderProduct(dir, installation, manifests, port, setup.next(), flags);
+    const reader = requestLog === undefined ? undefined : await startRequestReader(requestLog, conf);
+    if (reader) setup.servers.push(reader);
+    const server = await startNginx(label, installation, join(dir, 'out'), conf, port);
+    setup.servers.push(server);
+    contenders.push({ id, label, passthroughPort: port, terminatedPort: port, server, ...(reader && { reader }) });
+  }
+  return contenders;
+}
+
+/** Every contender serves both hosts before anything is measured. */
+async function checkContenders(clients: Clients, contenders: readonly Contender[]): Promise<void> {
+  for (const contender of contenders) {
+    for (const test of testsRun) {
+      const summary = await runClient(clients, test, test.host === 'pt.bench.test' ? contender.passthroughPort : contender.terminatedPort, 1);
+      if (summary.requests === 0 || summary.errors + summary.non2xx > 0) {
+        throw new Error(`${contender.label} fails ${test.id}: ${JSON.stringify(summary)}`);
+      }
+    }
+  }
+}
+
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const cellKey = (test: TestId, contender: string) => `${test}/${contender}`;
+
+/** The rounds: per test, the contenders take turns slice by slice; one cell per round, test and contender. */
+async function measureRounds(clients: Clients, contenders: readonly Contender[], origin: Server): Promise<Map<string, Cell[]>> {
+  const cells = new Map<string, Cell[]>();
+  for (let round = 0; round < rounds; round++) {
+    for (const test of testsRun) {
+      const taken = new Map<string, Slice[]>(contenders.map((c) => [c.id, []]));
+      for (let slice = 0; slice < slices; slice++) {
+        const turn = round * slices + slice;
+        for (const contender of contenders.map((_, i) => contenders[(i + turn) % contenders.length]!)) {
+          taken.get(contender.id)!.push(await measure(clients, test, contender, origin));
+        }
+      }
+      for (const contender of contenders) {
+        const key = cellKey(test.id, contender.id);
+        cells.set(key, [...(cells.get(key) ?? []), cellOf(test, taken.get(contender.id)!)]);
+      }
+    }
+    console.error(`round ${round + 1}/${rounds} done, load average ${load()}`);
+  }
+  return cells;
+}
+
+/** Two contenders compared, with the goal the first must reach over the second. */
+interface Comparison {
+  readonly label: string;
+  readonly a: string;
+  readonly b: string;
+  readonly goal?: number;
+}
+
+function comparisons(distro: NginxInstallation, fresh: NginxInstallation): Comparison[] {
+  return [
+    { label: `product ${distro.version} ÷ HAProxy`, a: 'product-1.22', b: 'haproxy', goal: 1.0 },
+    { label: `product ${distro.version} ÷ single-hop ${distro.version}`, a: 'product-1.22', b: 'single-1.22', goal: 0.97 },
+    { label: `product ${fresh.version} ÷ HAProxy`, a: 'product-new', b: 'haproxy', goal: 1.0 },
+    { label: `product ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'product-new', b: 'single-new', goal: 0.97 },
+    { label: `product ${distro.version} ÷ single-hop ${distro.version} with the same request headers`, a: 'product-1.22', b: 'single-headers-1.22', goal: 0.97 },
+    { label: `product ${fresh.version} ÷ single-hop ${fresh.version} with the same request headers`, a: 'product-new', b: 'single-headers-new', goal: 0.97 },
+    { label: `product ${distro.version}, request metrics on ÷ off`, a: 'product-metrics-1.22', b: 'product-1.22', goal: 0.95 },
+    { label: `product ${fresh.version}, request metrics on ÷ off`, a: 'product-metrics-new', b: 'product-new', goal: 0.95 },
+    { label: `hand-written pass ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'pass-new', b: 'single-new' },
+    { label: `single-hop ${distro.version} ÷ HAProxy`, a: 'single-1.22', b: 'haproxy' },
+    ...(perHandshake
+      ? [
+          { label: `product ${distro.version}, certificates per handshake ÷ product`, a: 'product-ph-1.22', b: 'product-1.22' },
+          { label: `product ${fresh.version}, certificates per handshake ÷ product`, a: 'product-ph-new', b: 'product-new' },
+          { label: `product ${fresh.version}, certificates per handshake ÷ HAProxy`, a: 'product-ph-new', b: 'haproxy', goal: 1.0 },
+        ]
+      : []),
+  ];
+}
+
+/** The tables: rates and proxy CPU per contender, ratios against the goals, the reader's CPU, contention. */
+function report(out: (line?: string) => void, cells: ReadonlyMap<string, Cell[]>, contenders: readonly Contender[], compared: readonly Comparison[]): void {
+  const header = ['test', ...contenders.map((c) => c.label)];
+  out(`| ${header.join(' | ')} |`);
+  out(`|${header.map(() => '---').join('|')}|`);
+  for (const test of testsRun) {
+    const row = contenders.map((c) => format(median(cells.get(cellKey(test.id, c.id))!.map((x) => x.rate))));
+    out(`| ${test.title} (${test.unit}, median) | ${row.join(' | ')} |`);
+  }
+  for (const test of testsRun) {
+    const row = contenders.map((c) => (c.server ? format(median(cells.get(cellKey(test.id, c.id))!.map((x) => x.proxyCpu))) : '–'));
+    out(`| proxy ${test.cpuUnit}, ${test.id} (median) | ${row.join(' | ')} |`);
+  }
+  out();
+
+  // The median over rounds of the same-round ratio.
+  const ratio = (test: TestId, a: string, b: string, pick: (c: Cell) => number): number[] => {
+    const as = cells.get(cellKey(test, a))!;
+    const bs = cells.get(cellKey(test, b))!;
+    return as.map((cell, i) => pick(cell) / pick(bs[i]!));
+  };
+  out('Ratios of rates (median over rounds of the ratio of per-round medians; min–max over rounds), goal in brackets:');
+  out(`| comparison | ${testsRun.map((t) => t.title).join(' | ')} |`);
+  out(`|---|${testsRun.map(() => '---').join('|')}|`);
+  for (const { label, a, b, goal } of compared) {
+    const row = testsRun.map((test) => {
+      const values = ratio(test.id, a, b, (c) => c.rate);
+      const m = median(values);
+      const verdict = goal === undefined ? '' : m >= goal ? ' ✓' : ' ✗';
+      return `${m.toFixed(2)}${verdict} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
+    });
+    out(`| ${label}${goal === undefined ? '' : ` [≥ ${goal.toFixed(2)}]`} | ${row.join(' | ')} |`);
+  }
+  out();
+  out('Proxy CPU per unit of work, ratio (median of per-round ratios; above 1 = the first costs more):');
+  out(`| comparison | ${testsRun.map((t) => t.id).join(' | ')} |`);
+  out(`|---|${testsRun.map(() => '---').join('|')}|`);
+  for (const { label, a, b } of compared) {
+    out(`| ${label} | ${testsRun.map((test) => median(ratio(test.id, a, b, (c) => c.proxyCpu)).toFixed(2)).join(' | ')} |`);
+  }
+  out();
+  out("The sidecar's request-line reader (request metrics on): CPU per request, and the cores it takes at 10,000 requests/s:");
+  for (const contender of contenders.filter((c) => c.reader)) {
+    // Keep-alive requests only: the other tests make too few requests in a slice for the clock's ticks.
+    for (const test of testsRun.filter((t) => t.id === 'tt-requests')) {
+      const perRequest = median(cells.get(cellKey(test.id, contender.id))!.map((c) => c.readerCpu));
+      out(`| ${contender.label}, ${test.id} | ${(perRequest * 1e6).toFixed(1)} µs CPU per request | ${(perRequest * 10_000).toFixed(3)} cores at 10,000 requests/s |`);
+    }
+  }
+  out();
+  const allCells = [...cells.values()].flat().flatMap((c) => c.slices);
+  const contention = allCells.map((c) => c.otherCores);
+  out(
+    `CPU contention: processes other than wrk, the origin and the proxy took ${median(contention).toFixed(2)} cores in the median slice ` +
+      `(max ${Math.max(...contention).toFixed(2)}) of ${cpus().length}; load average at the end ${load()}. ` +
+      `Errors (socket errors and non-2xx) over all cells: ${allCells.reduce((n, c) => n + c.errors, 0)}.`,
+  );
+}
+
 async function main(): Promise<void> {
   const wrk = ensureTool('wrk', 'wrk');
-  const haproxy = ensureTool('haproxy', 'haproxy');
+  const haproxyBinary = ensureTool('haproxy', 'haproxy');
   const { distro, fresh } = nginxInstallations();
-  const haproxyVersion = /version (\S+)/.exec(spawnSync(haproxy, ['-v'], { encoding: 'utf8' }).stdout)?.[1] ?? '?';
+  const haproxy = { binary: haproxyBinary, version: /version (\S+)/.exec(spawnSync(haproxyBinary, ['-v'], { encoding: 'utf8' }).stdout)?.[1] ?? '?' };
   const work = await mkdtemp('/tmp/i2n-dp-');
   chmodSync(work, 0o755);
   const servers: Server[] = [];
   try {
-    const ca = await createCa(work, 'dataplane bench CA', { keyType: 'rsa-2048' });
-    const originCert = await issueCertificate(ca, { commonName: 'pt.bench.test', sans: ['pt.bench.test', 'tt.bench.test'], keyType: 'rsa-2048' });
-    const terminatedCert = await issueCertificate(ca, { commonName: 'tt.bench.test', sans: ['tt.bench.test'], keyType: 'rsa-2048' });
-    const haproxyPem = join(work, 'haproxy-tt.pem');
-    await writeFile(haproxyPem, terminatedCert.certPem + terminatedCert.keyPem, { mode: 0o600 });
+    const certificates = await createCertificates(work);
     const script = join(work, 'wrk.lua');
     await writeFile(script, wrkScript);
     const clients: Clients = { wrk, script };
 
     const [backendTls, backendHttp, ...free] = await freePorts(perHandshake ? 25 : 21);
     const ports: Ports = { backendTls: backendTls!, backendHttp: backendHttp! };
-    const next = (): number => free.shift()!;
-
-    const originDir = join(work, 'origin');
-    await mkdir(join(originDir, 'www'), { recursive: true });
-    await writeFile(join(originDir, 'www', '1m'), Buffer.alloc(mib, 'x'));
-    chmodSync(originDir, 0o755);
-    chmodSync(join(originDir, 'www'), 0o755);
-    await writeFile(join(originDir, 'nginx.conf'), backendConf(originDir, ports, originCert));
-    const origin = await startNginx('origin', distro, originDir, join(originDir, 'nginx.conf'), ports.backendTls);
+    const origin = await startOrigin(work, distro, ports, certificates.origin);
     servers.push(origin);
 
-    const contenders: Contender[] = [{ id: 'direct', label: 'direct (no proxy)', passthroughPort: ports.backendTls, terminatedPort: ports.backendTls }];
+    const setup: ContenderSetup = { work, ports, certificates, haproxy, distro, fresh, next: () => free.shift()!, servers };
+    const contenders: Contender[] = [
+      { id: 'direct', label: 'direct (no proxy)', passthroughPort: ports.backendTls, terminatedPort: ports.backendTls },
+      await startHaproxy(setup),
+      ...(await startSingleHops(setup)),
+      await startHandWrittenPass(setup),
+      ...(await startProducts(setup)),
+    ];
+    await checkContenders(clients, contenders);
 
-    {
-      const dir = join(work, 'haproxy');
-      await mkdir(dir);
-      const listen = { passthrough: next(), terminated: next() };
-      await writeFile(join(dir, 'haproxy.cfg'), haproxyConf(ports, listen, haproxyPem));
-      const server = await startServer('haproxy', haproxy, ['-db', '-f', join(dir, 'haproxy.cfg')], () => answers(listen.terminated));
-      servers.push(server);
-      contenders.push({ id: 'haproxy', label: `HAProxy ${haproxyVersion}`, passthroughPort: listen.passthrough, terminatedPort: listen.terminated, server });
-    }
-    // Single-hop twice per nginx: as one would write it, and sending ingress-nginx's request headers as
-    // the product must, which prices the topology apart from the headers.
-    const singleHops = [
-      ['1.22', distro, 'usual'],
-      ['new', fresh, 'usual'],
-      ['1.22', distro, 'ingress-nginx'],
-      ['new', fresh, 'ingress-nginx'],
-    ] as const;
-    for (const [key, installation, headers] of singleHops) {
-      const id = headers === 'usual' ? `single-${key}` : `single-headers-${key}`;
-      const label = `single-hop nginx ${installation.version}${headers === 'usual' ? '' : ", ingress-nginx's headers"}`;
-      const dir = join(work, id);
-      await mkdir(dir);
-      chmodSync(dir, 0o755);
-      const listen = { passthrough: next(), terminated: next() };
-      await writeFile(join(dir, 'nginx.conf'), singleHopConf(dir, installation, ports, listen, terminatedCert, headers));
-      const server = await startNginx(label, installation, dir, join(dir, 'nginx.conf'), listen.terminated);
-      servers.push(server);
-      contenders.push({ id, label, ...{ passthroughPort: listen.passthrough, terminatedPort: listen.terminated }, server });
-    }
-    {
-      const dir = join(work, 'pass');
-      await mkdir(dir);
-      chmodSync(dir, 0o755);
-      const port = next();
-      await writeFile(join(dir, 'nginx.conf'), passConf(dir, ports, port, terminatedCert));
-      const server = await startNginx(`pass ${fresh.version}`, fresh, dir, join(dir, 'nginx.conf'), port);
-      servers.push(server);
-      contenders.push({ id: 'pass-new', label: `hand-written pass, nginx ${fresh.version}`, passthroughPort: port, terminatedPort: port, server });
-    }
-    const manifests = productManifests(ports, terminatedCert);
-    const products = [
-      ['1.22', distro, ''],
-      ['new', fresh, ''],
-      ['1.22', distro, '-metrics'],
-      ['new', fresh, '-metrics'],
-      ...(perHandshake ? ([['1.22', distro, '-ph'], ['new', fresh, '-ph']] as const) : []),
-    ] as const;
-    for (const [key, installation, variant] of products) {
-      const id = `product${variant}-${key}`;
-      const label = `product, nginx ${installation.version}${variant === '-ph' ? ', certificates per handshake' : variant === '-metrics' ? ', request metrics on' : ''}`;
-      const dir = join(work, id);
-      await mkdir(dir);
-      const port = next();
-      const requestLog = variant === '-metrics' ? join(dir, 'run', 'requests.log') : undefined;
-      const flags = variant === '-ph' ? ['--certificates-per-handshake'] : requestLog !== undefined ? ['--request-log', requestLog] : [];
-      const conf = await renderProduct(dir, installation, manifests, port, next(), flags);
-      const reader = requestLog === undefined ? undefined : await startRequestReader(requestLog, conf);
-      if (reader) servers.push(reader);
-      const server = await startNginx(label, installation, join(dir, 'out'), conf, port);
-      servers.push(server);
-      contenders.push({ id, label, passthroughPort: port, terminatedPort: port, server, ...(reader && { reader }) });
-    }
-
-    // Every contender serves both hosts before anything is measured.
-    for (const contender of contenders) {
-      for (const test of testsRun) {
-        const summary = await runClient(clients, test, test.host === 'pt.bench.test' ? contender.passthroughPort : contender.terminatedPort, 1);
-        if (summary.requests === 0 || summary.errors + summary.non2xx > 0) {
-          throw new Error(`${contender.label} fails ${test.id}: ${JSON.stringify(summary)}`);
-        }
-      }
-    }
-
-    const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
-    const lines: string[] = [];
-    const out = (line = ''): void => {
-      lines.push(line);
-      console.log(line);
-    };
+    const out = (line = ''): void => console.log(line);
     out(`ingress2nginx data-plane bench — ${cpus().length} CPU(s) ${cpus()[0]?.model ?? ''}, node ${process.version}, load average at start ${load()}`);
     const nginxBuilds = await Promise.all([distro, fresh].map((installation) => nginxBuild(installation.binary)));
-    out(`${nginxBuilds.map(describeNginx).join('; ')}; HAProxy ${haproxyVersion}`);
+    out(`${nginxBuilds.map(describeNginx).join('; ')}; HAProxy ${haproxy.version}`);
     out(
       `wrk, TLS 1.3 with session resumption; ${rounds} rounds of ${slices} slices of ${sliceSeconds} s per contender and test, ` +
         'the contenders taking turns slice by slice; one worker or thread per proxy',
     );
     out();
-
-    const cells = new Map<string, Cell[]>();
-    const cellKey = (test: TestId, contender: string) => `${test}/${contender}`;
-    for (let round = 0; round < rounds; round++) {
-      for (const test of testsRun) {
-        const taken = new Map<string, Slice[]>(contenders.map((c) => [c.id, []]));
-        for (let slice = 0; slice < slices; slice++) {
-          const turn = round * slices + slice;
-          for (const contender of contenders.map((_, i) => contenders[(i + turn) % contenders.length]!)) {
-            taken.get(contender.id)!.push(await measure(clients, test, contender, origin));
-          }
-        }
-        for (const contender of contenders) {
-          const key = cellKey(test.id, contender.id);
-          cells.set(key, [...(cells.get(key) ?? []), cellOf(test, taken.get(contender.id)!)]);
-        }
-      }
-      console.error(`round ${round + 1}/${rounds} done, load average ${load()}`);
-    }
-
-    // --- rates: medians per contender
-    const header = ['test', ...contenders.map((c) => c.label)];
-    out(`| ${header.join(' | ')} |`);
-    out(`|${header.map(() => '---').join('|')}|`);
-    for (const test of testsRun) {
-      const row = contenders.map((c) => format(median(cells.get(cellKey(test.id, c.id))!.map((x) => x.rate))));
-      out(`| ${test.title} (${test.unit}, median) | ${row.join(' | ')} |`);
-    }
-    for (const test of testsRun) {
-      const row = contenders.map((c) => (c.server ? format(median(cells.get(cellKey(test.id, c.id))!.map((x) => x.proxyCpu))) : '–'));
-      out(`| proxy ${test.cpuUnit}, ${test.id} (median) | ${row.join(' | ')} |`);
-    }
-    out();
-
-    // --- ratios: the median over rounds of the same-round ratio
-    const ratio = (test: TestId, a: string, b: string, pick: (c: Cell) => number): number[] => {
-      const as = cells.get(cellKey(test, a))!;
-      const bs = cells.get(cellKey(test, b))!;
-      return as.map((cell, i) => pick(cell) / pick(bs[i]!));
-    };
-    const comparisons: { label: string; a: string; b: string; goal?: number }[] = [
-      { label: `product ${distro.version} ÷ HAProxy`, a: 'product-1.22', b: 'haproxy', goal: 1.0 },
-      { label: `product ${distro.version} ÷ single-hop ${distro.version}`, a: 'product-1.22', b: 'single-1.22', goal: 0.97 },
-      { label: `product ${fresh.version} ÷ HAProxy`, a: 'product-new', b: 'haproxy', goal: 1.0 },
-      { label: `product ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'product-new', b: 'single-new', goal: 0.97 },
-      { label: `product ${distro.version} ÷ single-hop ${distro.version} with the same request headers`, a: 'product-1.22', b: 'single-headers-1.22', goal: 0.97 },
-      { label: `product ${fresh.version} ÷ single-hop ${fresh.version} with the same request headers`, a: 'product-new', b: 'single-headers-new', goal: 0.97 },
-      { label: `product ${distro.version}, request metrics on ÷ off`, a: 'product-metrics-1.22', b: 'product-1.22', goal: 0.95 },
-      { label: `product ${fresh.version}, request metrics on ÷ off`, a: 'product-metrics-new', b: 'product-new', goal: 0.95 },
-      { label: `hand-written pass ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'pass-new', b: 'single-new' },
-      { label: `single-hop ${distro.version} ÷ HAProxy`, a: 'single-1.22', b: 'haproxy' },
-      ...(perHandshake
-        ? [
-            { label: `product ${distro.version}, certificates per handshake ÷ product`, a: 'product-ph-1.22', b: 'product-1.22' },
-            { label: `product ${fresh.version}, certificates per handshake ÷ product`, a: 'product-ph-new', b: 'product-new' },
-            { label: `product ${fresh.version}, certificates per handshake ÷ HAProxy`, a: 'product-ph-new', b: 'haproxy', goal: 1.0 },
-          ]
-        : []),
-    ];
-    out('Ratios of rates (median over rounds of the ratio of per-round medians; min–max over rounds), goal in brackets:');
-    out(`| comparison | ${testsRun.map((t) => t.title).join(' | ')} |`);
-    out(`|---|${testsRun.map(() => '---').join('|')}|`);
-    for (const { label, a, b, goal } of comparisons) {
-      const row = testsRun.map((test) => {
-        const values = ratio(test.id, a, b, (c) => c.rate);
-        const m = median(values);
-        const verdict = goal === undefined ? '' : m >= goal ? ' ✓' : ' ✗';
-        return `${m.toFixed(2)}${verdict} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
-      });
-      out(`| ${label}${goal === undefined ? '' : ` [≥ ${goal.toFixed(2)}]`} | ${row.join(' | ')} |`);
-    }
-    out();
-    out('Proxy CPU per unit of work, ratio (median of per-round ratios; above 1 = the first costs more):');
-    out(`| comparison | ${testsRun.map((t) => t.id).join(' | ')} |`);
-    out(`|---|${testsRun.map(() => '---').join('|')}|`);
-    for (const { label, a, b } of comparisons) {
-      out(`| ${label} | ${testsRun.map((test) => median(ratio(test.id, a, b, (c) => c.proxyCpu)).toFixed(2)).join(' | ')} |`);
-    }
-    out();
-    out("The sidecar's request-line reader (request metrics on): CPU per request, and the cores it takes at 10,000 requests/s:");
-    for (const contender of contenders.filter((c) => c.reader)) {
-      // Keep-alive requests only: the other tests make too few requests in a slice for the clock's ticks.
-      for (const test of testsRun.filter((t) => t.id === 'tt-requests')) {
-        const perRequest = median(cells.get(cellKey(test.id, contender.id))!.map((c) => c.readerCpu));
-        out(`| ${contender.label}, ${test.id} | ${(perRequest * 1e6).toFixed(1)} µs CPU per request | ${(perRequest * 10_000).toFixed(3)} cores at 10,000 requests/s |`);
-      }
-    }
-    out();
-    const allCells = [...cells.values()].flat().flatMap((c) => c.slices);
-    const contention = allCells.map((c) => c.otherCores);
-    out(
-      `CPU contention: processes other than wrk, the origin and the proxy took ${median(contention).toFixed(2)} cores in the median slice ` +
-        `(max ${Math.max(...contention).toFixed(2)}) of ${cpus().length}; load average at the end ${load()}. ` +
-        `Errors (socket errors and non-2xx) over all cells: ${allCells.reduce((n, c) => n + c.errors, 0)}.`,
-    );
+    const cells = await measureRounds(clients, contenders, origin);
+    report(out, cells, contenders, comparisons(distro, fresh));
   } finally {
     for (const server of servers.reverse()) await server.stop();
     if (!process.env.I2N_KEEP_BENCH) await rm(work, { recursive: true, force: true });
