@@ -101,11 +101,62 @@ interface ConnectionSeries {
   readonly duration: Histogram;
 }
 
+/** The series a request line's labels settle to, and whether its method and host were replaced. */
+interface SettledLabels {
+  readonly series: RequestSeries;
+  readonly method: boolean;
+  readonly host: boolean;
+}
+
+/**
+ * Label fields as logged that the cache keeps: clients choose hosts and methods, so past this many the
+ * rest are settled line by line (their series are bounded all the same; only the cache is not grown).
+ */
+const maxSettledKeys = 10_000;
+
+/** Where the bars of the request line being read are: `bars[f]` ends field `f` (0 is the `h`). */
+const bars = new Int32Array(Field.Host);
+
+/** Three digits from 100 to 599 at `[start, end)`. */
+function isStatus(line: string, start: number, end: number): boolean {
+  if (end - start !== 3) return false;
+  const first = line.charCodeAt(start);
+  return first >= 49 && first <= 53 && isDigit(line.charCodeAt(start + 1)) && isDigit(line.charCodeAt(start + 2));
+}
+
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
+
+const powersOfTen = Array.from({ length: 16 }, (_, i) => 10 ** i);
+
+/**
+ * The number nginx logged at `[start, end)` (`0.004`, `512`), read without making a string; NaN for `-`,
+ * several values (`0.001, 0.002`) and anything else. Digits over a power of ten: both exact, so the one
+ * division rounds as `Number()` of the text would.
+ */
+function loggedNumberAt(line: string, start: number, end: number): number {
+  let digits = 0;
+  let fraction = -1;
+  for (let i = start; i < end; i++) {
+    const code = line.charCodeAt(i);
+    if (isDigit(code)) {
+      digits = digits * 10 + (code - 48);
+      if (fraction >= 0) fraction++;
+    } else if (code === 46 && fraction < 0 && i > start) fraction = 0;
+    else return Number.NaN;
+  }
+  if (end === start || fraction === 0 || end - start > 15) return Number.NaN;
+  return fraction > 0 ? digits / (powersOfTen[fraction] as number) : digits;
+}
+
 const emptyRoute: RequestRoute = { namespace: '', ingress: '', service: '', path: '' };
 
 export class RequestMetrics {
   private readonly constant: string;
   private readonly series = new Map<string, RequestSeries>();
+  /** A request line's label fields as logged → their series; emptied with each config, bounded in size. */
+  private readonly settled = new Map<string, SettledLabels>();
   private readonly connections = new Map<string, ConnectionSeries>();
   private current: RequestLogTables = { routes: new Map(), hosts: [], passthroughNames: [], canaries: [] };
   /** The routes of the config before: its workers may still be sending lines while they finish. */
@@ -133,6 +184,7 @@ export class RequestMetrics {
     this.hosts = new Set(tables.hosts);
     this.passthroughNames = new Set(tables.passthroughNames);
     this.canaries = new Set(tables.canaries);
+    this.settled.clear();
     for (const [key, series] of this.series) {
       if (series.route !== '-' && !tables.routes.has(series.route) && !this.previousRoutes.has(series.route)) this.series.delete(key);
     }
@@ -150,24 +202,47 @@ export class RequestMetrics {
     }
   }
 
+  /**
+   * One request line. Its fields are found by their bars and its numbers read in place; the label
+   * fields, as they came, key a cache of the series they settle to, so that a request of a series seen
+   * before costs a lookup and no new strings beyond the key.
+   */
   private handleRequest(line: string): void {
-    const fields = line.split('|');
-    if (fields.length < Field.Host + 1) return this.options.onLineDropped('malformed');
-    // The host is last: whatever a client put in it stays in it.
-    const host = fields.slice(Field.Host).join('|');
-    const routeKey = fields[Field.Route] as string;
-    const status = fields[Field.Status] as string;
-    if (!/^[1-5][0-9][0-9]$/.test(status)) return this.options.onLineDropped('malformed');
-    const route = routeKey === '-' ? emptyRoute : (this.current.routes.get(routeKey) ?? this.previousRoutes.get(routeKey));
-    if (!route) return this.options.onLineDropped('unknown-route');
-    let method = fields[Field.Method] as string;
-    if (!methods.has(method)) {
-      method = 'OTHER';
-      this.options.onValueDropped('method');
+    let found = 0;
+    for (let at = line.indexOf('|'); at >= 0 && found < Field.Host; at = line.indexOf('|', at + 1)) bars[found++] = at;
+    if (found < Field.Host) return this.options.onLineDropped('malformed');
+    const statusAt = (bars[Field.Status - 1] as number) + 1;
+    if (!isStatus(line, statusAt, bars[Field.Status] as number)) return this.options.onLineDropped('malformed');
+    // Route, status and method, then canary and host (the host is last: whatever a client put in it stays in it).
+    const rawKey = line.slice((bars[0] as number) + 1, bars[Field.Method]) + line.slice(bars[Field.Canary - 1]);
+    let settled = this.settled.get(rawKey);
+    if (!settled) {
+      settled = this.settle(line);
+      if (!settled) return this.options.onLineDropped('unknown-route');
+      if (this.settled.size < maxSettledKeys) this.settled.set(rawKey, settled);
     }
-    const servedHost = this.servedName(host, this.hosts);
-    if (servedHost === undefined) this.options.onValueDropped('host');
-    const canaryField = fields[Field.Canary] as string;
+    if (settled.method) this.options.onValueDropped('method');
+    if (settled.host) this.options.onValueDropped('host');
+    const series = settled.series;
+    series.requests += 1;
+    for (let i = 0; i < requestHistograms.length; i++) {
+      const field = (requestHistograms[i] as HistogramSpec).field;
+      const value = loggedNumberAt(line, (bars[field - 1] as number) + 1, bars[field] as number);
+      if (!Number.isNaN(value)) (series.histograms[i] as Histogram).observe(value);
+    }
+  }
+
+  /** The series of a request line's labels, with what of them was replaced; none for an unknown route. */
+  private settle(line: string): SettledLabels | undefined {
+    const field = (f: Field) => line.slice((bars[f - 1] as number) + 1, bars[f]);
+    const routeKey = field(Field.Route);
+    const route = routeKey === '-' ? emptyRoute : (this.current.routes.get(routeKey) ?? this.previousRoutes.get(routeKey));
+    if (!route) return undefined;
+    const status = field(Field.Status);
+    const loggedMethod = field(Field.Method);
+    const method = methods.has(loggedMethod) ? loggedMethod : 'OTHER';
+    const servedHost = this.servedName(line.slice((bars[Field.Host - 1] as number) + 1), this.hosts);
+    const canaryField = field(Field.Canary);
     const canary = this.canaries.has(canaryField) ? canaryField : '';
     const key = `${routeKey}\0${status}\0${method}\0${canary}\0${servedHost ?? ''}`;
     let series = this.series.get(key);
@@ -178,11 +253,7 @@ export class RequestMetrics {
       series = { route: routeKey, labels, requests: 0, histograms: requestHistograms.map((spec) => new Histogram(spec.buckets)) };
       this.series.set(key, series);
     }
-    series.requests += 1;
-    for (let i = 0; i < requestHistograms.length; i++) {
-      const value = loggedNumber(fields[(requestHistograms[i] as HistogramSpec).field] as string);
-      if (value !== undefined) (series.histograms[i] as Histogram).observe(value);
-    }
+    return { series, method: method !== loggedMethod, host: servedHost === undefined };
   }
 
   private handleConnection(line: string): void {
@@ -253,7 +324,8 @@ function writeHistogram(out: string[], name: string, labels: string, histogram: 
 
 /** A number nginx logged (`0.004`, `512`); `-`, several values (`0.001, 0.002`) and anything else are none. */
 function loggedNumber(text: string): number | undefined {
-  return /^[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : undefined;
+  const value = loggedNumberAt(text, 0, text.length);
+  return Number.isNaN(value) ? undefined : value;
 }
 
 /** A label value in the text exposition. */
