@@ -345,6 +345,9 @@ describe('unchanged files', () => {
 });
 
 describe('the output folder lock', () => {
+  /** Each of these starts 18 to 24 CLI processes: on a busy 2-core machine, that takes most of a minute. */
+  const concurrentRendersTimeout = 180_000;
+
   /** Every key file the final nginx.conf names exists, and the real nginx accepts the folder. */
   async function expectConsistent(out: string): Promise<void> {
     const conf = await readFile(join(out, 'nginx.conf'), 'utf8');
@@ -374,7 +377,7 @@ describe('the output folder lock', () => {
       await expectConsistent(out);
       expect((await readdir(out)).sort()).toEqual(['auth', 'ca', 'client', 'nginx.conf', 'tls']);
     }
-  });
+  }, concurrentRendersTimeout);
 
   it('takes over a lock left by a dead process, also when several renders find it at once', async () => {
     const out = join(await freshDir('stale-lock'), 'out');
@@ -394,7 +397,7 @@ describe('the output folder lock', () => {
       await expectConsistent(out);
       expect((await readdir(out)).sort()).toEqual(['auth', 'ca', 'client', 'nginx.conf', 'tls']);
     }
-  });
+  }, concurrentRendersTimeout);
 
   it('waits while a live process holds the lock, and renders once it is released', async () => {
     const out = join(await freshDir('live-lock'), 'out');
