@@ -6,7 +6,7 @@ import type { Snapshot } from '../sources/snapshot.js';
 import type { ResourceStatus } from '../model/status.js';
 import type { TranslateOptions } from '../translate/options.js';
 import { translate, type TranslateResult } from '../translate/translate.js';
-import { render } from './render.js';
+import { render, type RenderMemo } from './render.js';
 
 export interface BuildResult {
   /** `nginx.conf` first, then the key material, each with its path relative to the output folder. */
@@ -22,13 +22,19 @@ export interface BuildResult {
   readonly references: TranslateResult['references'];
 }
 
+/** What a build may reuse from the builds before it: the same result, sooner. */
+export interface BuildMemo {
+  readonly render: RenderMemo;
+}
+
 /**
  * The one build step: snapshot + options → files, model, diagnostics, statuses. Every front end (CLI
- * commands, bench, cluster mode, reports) calls this; none assembles translate and render itself.
+ * commands, bench, cluster mode, reports) calls this; none assembles translate and render itself. The
+ * cluster mode, which builds again for every change, passes the same memo to each build.
  */
-export function build(snapshot: Snapshot, options: TranslateOptions): BuildResult {
+export function build(snapshot: Snapshot, options: TranslateOptions, memo?: BuildMemo): BuildResult {
   const translated = translate(snapshot, options);
-  const { nginxConf } = render(translated.model);
+  const { nginxConf } = render(translated.model, memo?.render);
   const digest = createHash('sha256').update(nginxConf);
   for (const file of translated.model.files) digest.update(`\0${file.path}\0${file.mode}\0${file.contents}`);
   const generation = digest.digest('hex').slice(0, 32);

@@ -28,6 +28,17 @@ export interface ServerBodies {
   readonly tls: (host: VirtualHost) => string;
 }
 
+/** Bodies already rendered, by the key of everything they read (`bodyKey`). */
+export interface BodyCache {
+  get(key: string): string | undefined;
+  set(key: string, body: string): void;
+}
+
+export interface BodyCaches {
+  readonly plain: BodyCache;
+  readonly tls: BodyCache;
+}
+
 /**
  * Hosts whose server blocks render to the same bytes share one, listing all their names. For TLS that is
  * one SSL context, and one load of the certificate per reload, instead of one per host: an Ingress that
@@ -38,20 +49,18 @@ export interface ServerBodies {
  * `$server_name` and `server_name_in_redirect on` use (and the error log names): no template writes
  * either today, and a body that ever does keeps its block to itself.
  */
-export function shareServers(model: NginxConfig, bodies: ServerBodies): NginxConfigView {
+export function shareServers(model: NginxConfig, bodies: ServerBodies, caches: BodyCaches = { plain: new Map(), tls: new Map() }): NginxConfigView {
   const plainByBody = new Map<string, ServerGroup>();
   const tlsByBody = new Map<string, ServerGroup>();
-  const plainBodies = new Map<string, string>();
-  const tlsBodies = new Map<string, string>();
   const virtualHosts = model.http.virtualHosts.map((host): VirtualHostView => {
     const key = bodyKey(host);
-    const body = (cache: Map<string, string>, renderBody: (h: VirtualHost) => string) => {
+    const body = (cache: BodyCache, renderBody: (h: VirtualHost) => string) => {
       let rendered = cache.get(key);
       if (rendered === undefined) cache.set(key, (rendered = renderBody(host)));
       return rendered;
     };
-    const plainServer = host.plainHttpShared ? undefined : serverHeadedBy(host.serverName, body(plainBodies, bodies.plain), plainByBody);
-    const tlsServer = host.tls ? serverHeadedBy(host.serverName, body(tlsBodies, bodies.tls), tlsByBody) : undefined;
+    const plainServer = host.plainHttpShared ? undefined : serverHeadedBy(host.serverName, body(caches.plain, bodies.plain), plainByBody);
+    const tlsServer = host.tls ? serverHeadedBy(host.serverName, body(caches.tls, bodies.tls), tlsByBody) : undefined;
     return withAddedFields(host, { ...(plainServer && { plainServer }), ...(tlsServer && { tlsServer }) });
   });
   return { ...model, http: { ...model.http, virtualHosts } };

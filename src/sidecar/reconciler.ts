@@ -2,7 +2,8 @@ import { checkConfig, type NginxCheck } from '../apply/check.js';
 import { stageBuild } from '../apply/staged-build.js';
 import type { CommitResult, OutputFolder } from '../apply/write.js';
 import type { Diagnostic } from '../model/diagnostics.js';
-import { build, type BuildResult } from '../render/build.js';
+import { build, type BuildMemo, type BuildResult } from '../render/build.js';
+import { RenderMemo } from '../render/render.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import { objectId, type TranslateOptions } from '../translate/options.js';
 import type { Reference } from '../translate/secrets.js';
@@ -87,6 +88,8 @@ export class Reconciler {
   /** Cuts the waits of a round in flight when the process stops. */
   private readonly stopping = new AbortController();
   private applied: { readonly generation: string } | undefined;
+  /** Each round's build reuses what the round before rendered (most hosts render the same bytes). */
+  private readonly memo: BuildMemo = { render: new RenderMemo() };
   /** nginx has served a generation of ours: rounds that build the same bytes need no reload. */
   private serving = false;
   /** The last reload took: the next change is reloaded without a check first. */
@@ -180,7 +183,7 @@ export class Reconciler {
     const started = performance.now();
     const phases: Phases = { waitedMs: Math.max(0, Date.now() - since), buildMs: 0, checkMs: 0, writeMs: 0, reloadMs: 0 };
     const options: TranslateOptions = { ...this.options.translate, now: new Date(), quarantine: this.keptQuarantine(snapshot) };
-    const first = build(snapshot, options);
+    const first = build(snapshot, options, this.memo);
     phases.buildMs = performance.now() - started;
     // Follow what the build read; a Secret only now referenced must be in before the build is served.
     source.follow(first.references);

@@ -1,0 +1,46 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Snapshot } from '../sources/snapshot.js';
+import { readInputs } from '../sources/files.js';
+import type { TranslateOptions } from '../translate/options.js';
+import { fixtureCases, fixturesRoot } from '../../test/support/golden.js';
+import { configMap } from '../../test/support/gateway.js';
+import { testTranslateOptions } from '../../test/support/options.js';
+import { build, type BuildMemo } from './build.js';
+import { RenderMemo } from './render.js';
+
+/** Every golden case's input, and variants of its options that change what the bodies read as `@root`. */
+async function inputs(): Promise<{ name: string; snapshot: Snapshot; options: TranslateOptions }[]> {
+  const all = [];
+  for (const name of fixtureCases) {
+    const { snapshot } = await readInputs([join(fixturesRoot, name, 'input')]);
+    all.push({ name, snapshot, options: testTranslateOptions() });
+    all.push({ name: `${name}, request log on`, snapshot, options: testTranslateOptions({ runDir: '/run/other', requestLog: '/run/other/requests.log' }) });
+  }
+  return all;
+}
+
+describe('the render memo', () => {
+  it('gives the bytes a build without it gives, whatever builds came before, in either order', async () => {
+    const cases = await inputs();
+    const memo: BuildMemo = { render: new RenderMemo() };
+    for (const round of [cases, [...cases].reverse(), cases]) {
+      for (const { name, snapshot, options } of round) {
+        expect(build(snapshot, options, memo).files, name).toEqual(build(snapshot, options).files);
+      }
+    }
+  });
+
+  it('renders a host again when only what it reads outside itself changed', async () => {
+    const { snapshot } = await readInputs([join(fixturesRoot, 'termination', 'input')]);
+    const withHsts = (maxAge: string): Snapshot => ({ objects: [...snapshot.objects, configMap('infra', 'controller', { 'hsts-max-age': maxAge })] });
+    const options = testTranslateOptions({ configMap: 'infra/controller' });
+    const memo: BuildMemo = { render: new RenderMemo() };
+    const before = build(withHsts('100'), options, memo).files[0]!.contents;
+    expect(before).toContain('max-age=100');
+    // The hosts are the same; the header they all send, read from the http settings, is not.
+    const after = build(withHsts('200'), options, memo).files[0]!.contents;
+    expect(after).not.toContain('max-age=100');
+    expect(after).toBe(build(withHsts('200'), options).files[0]!.contents);
+  });
+});
