@@ -44,6 +44,7 @@ type Deployment = Manifest & { spec: { replicas: number; selector: { matchLabels
 /** The model class (kubernetes-models) and its TypeScript interface, for every kind deploy/ holds. */
 const models: Record<string, { module: string; name: string }> = {
   Namespace: { module: 'v1/Namespace', name: 'Namespace' },
+  ConfigMap: { module: 'v1/ConfigMap', name: 'ConfigMap' },
   ServiceAccount: { module: 'v1/ServiceAccount', name: 'ServiceAccount' },
   Service: { module: 'v1/Service', name: 'Service' },
   Deployment: { module: 'apps/v1/Deployment', name: 'Deployment' },
@@ -89,14 +90,15 @@ function expandedArgs(container: Container, extra: Record<string, string> = {}):
 let files: { file: string; documents: Manifest[] }[];
 let base: Manifest[];
 let takeover: Manifest[];
+let dashboards: Manifest[];
 beforeAll(async () => {
   files = await sourceFiles();
-  [base, takeover] = await Promise.all([kustomized('.'), kustomized('takeover-ingress-nginx')]);
+  [base, takeover, dashboards] = await Promise.all([kustomized('.'), kustomized('takeover-ingress-nginx'), kustomized('grafana')]);
 });
 
 describe('deploy/ against the Kubernetes schemas', () => {
   it('every document, as written and as kubectl builds both kustomizations, passes its kind\'s schema', async () => {
-    const documents = [...files.flatMap((f) => f.documents.map((d) => ({ where: f.file, d }))), ...[...base, ...takeover].map((d) => ({ where: 'kustomize', d }))];
+    const documents = [...files.flatMap((f) => f.documents.map((d) => ({ where: f.file, d }))), ...[...base, ...takeover, ...dashboards].map((d) => ({ where: 'kustomize', d }))];
     expect(documents.length).toBeGreaterThan(10);
     for (const { where, d } of documents) {
       const model = models[d.kind];
@@ -106,11 +108,27 @@ describe('deploy/ against the Kubernetes schemas', () => {
     }
   });
 
+  it("builds deploy/grafana/ into ConfigMaps the Grafana chart's dashboard sidecar loads, each holding a dashboard file as it is", async () => {
+    const jsonFiles = (await readdir(join(deploy, 'grafana'))).filter((name) => name.endsWith('.json')).sort();
+    expect(jsonFiles.length).toBe(2);
+    expect(dashboards.map((d) => d.kind)).toEqual(jsonFiles.map(() => 'ConfigMap'));
+    const held = new Map<string, string>();
+    for (const map of dashboards as (Manifest & { data?: Record<string, string> })[]) {
+      expect(map.metadata.labels, map.metadata.name).toMatchObject({ grafana_dashboard: '1' });
+      for (const [name, text] of Object.entries(map.data ?? {})) held.set(name, text);
+    }
+    expect([...held.keys()].sort()).toEqual(jsonFiles);
+    for (const name of jsonFiles) {
+      expect(held.get(name), name).toBe(await readFile(join(deploy, 'grafana', name), 'utf8'));
+      expect((JSON.parse(held.get(name)!) as { uid?: string }).uid, name).toBeTruthy();
+    }
+  });
+
   it('has no field the Kubernetes types do not know (a misspelt field passes the schemas)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'i2n-deploy-types-'));
     try {
       await symlink(join(root, 'node_modules'), join(dir, 'node_modules'));
-      const documents = [...files.flatMap((f) => f.documents), ...base, ...takeover];
+      const documents = [...files.flatMap((f) => f.documents), ...base, ...takeover, ...dashboards];
       const kinds = [...new Set(documents.map((d) => d.kind))];
       const source = [
         ...kinds.map((kind) => `import type { I${models[kind]!.name} } from 'kubernetes-models/${models[kind]!.module}';`),
