@@ -97,6 +97,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     backendPolicy: inputs.backendPolicy,
     systemCaBundle: options.systemCaBundle,
     plainHttpPorts: [options.httpPort],
+    httpPort: options.httpPort,
+    httpsPort: options.httpsPort,
   });
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;

@@ -38,6 +38,9 @@ export interface GatewayContext {
    * Conflicted (ProtocolConflict) and takes no traffic. Default: none.
    */
   readonly plainHttpPorts?: readonly number[];
+  /** Where the http servers listen: HTTP and HTTPS listeners are served on these ports only. */
+  readonly httpPort?: number;
+  readonly httpsPort?: number;
 }
 
 /**
@@ -55,6 +58,8 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     grants,
     namespaceLabels: inputs.namespaceLabels,
     plainHttpPorts: ctx.plainHttpPorts ?? [],
+    ...(ctx.httpPort !== undefined && { httpPort: ctx.httpPort }),
+    ...(ctx.httpsPort !== undefined && { httpsPort: ctx.httpsPort }),
   });
   const policies = new BackendTlsPolicies(inputs.policies, ctx);
   const once = new OnceReporter(report);
@@ -103,7 +108,8 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
   }
 
   const all = [...listeners.values()].flat();
-  const ports = settleClaims(claims, all.filter((l) => l.programmed), once);
+  // HTTP and HTTPS listeners are the http servers' (settled with the Ingress paths), not the SNI front's.
+  const ports = settleClaims(claims, all.filter((l) => l.programmed && l.protocol === 'TLS'), once);
   const statuses: ResourceStatus[] = [...gatewayStatuses(inputs, listeners, report), ...routeStatuses, ...policies.statuses()];
   statuses.sort(byString((s) => `${s.kind}\n${s.namespace}\n${s.name}`));
   return { ports, statuses };

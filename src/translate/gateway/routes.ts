@@ -5,11 +5,12 @@ import type { Reporter } from '../report.js';
 import { key, type Resources } from '../resources.js';
 import { condition, reportReason } from './conditions.js';
 import { anyHostname, checkHostname, intersectHostnames } from './hostnames.js';
+import type { SourceObject } from '../../sources/snapshot.js';
 import type { KnownGateway, TlsRouteInput } from './inputs.js';
 import type { Listener } from './listeners.js';
 import type { Condition, ParentStatus } from '../../model/status.js';
 import type { ReferenceGrants } from './reference-grants.js';
-import { gatewayGroup } from './schemas.js';
+import { gatewayGroup, type ParentReferenceSpec } from './schemas.js';
 
 /** A backendRef that resolved to a Service port. */
 export interface RouteBackend {
@@ -160,13 +161,19 @@ export interface AttachContext {
   readonly listeners: ReadonlyMap<string, readonly Listener[]>;
 }
 
+/** What attaching needs of a route of either kind. */
+export interface AttachingRoute {
+  readonly object: SourceObject;
+  readonly spec: { readonly parentRefs?: readonly ParentReferenceSpec[] | undefined };
+}
+
 /**
  * Evaluates each parentRef that names one of our Gateways (or a Gateway missing from the input):
  * the listeners it selects (sectionName, port), which of those admit the route (protocol TLS, kind,
  * namespace), and which of those share a host name with it.
  */
 export function attachRoute(
-  route: TlsRouteInput,
+  route: AttachingRoute,
   hostnames: readonly RouteHostname[],
   resolvedRefs: Condition,
   ctx: AttachContext,
@@ -216,12 +223,13 @@ export function attachRoute(
       ].join(' and ');
       return reject('NoMatchingParent', `Gateway ${gatewayId} has no listener ${wanted}`);
     }
+    const routeKind = object.kind;
     const admitting = selected.filter(
-      (l) => l.usable && l.supportedKinds.some((k) => k.group === gatewayGroup && k.kind === 'TLSRoute') && l.admitsNamespace(routeNamespace),
+      (l) => l.usable && l.supportedKinds.some((k) => k.group === gatewayGroup && k.kind === routeKind) && l.admitsNamespace(routeNamespace),
     );
     if (admitting.length === 0) {
-      const why = selected.map((l) => `${l.spec.name} (${refusal(l, routeNamespace)})`).join(', ');
-      return reject('NotAllowedByListeners', `no listener of Gateway ${gatewayId} admits this TLSRoute: ${why}`);
+      const why = selected.map((l) => `${l.spec.name} (${refusal(l, routeKind, routeNamespace)})`).join(', ');
+      return reject('NotAllowedByListeners', `no listener of Gateway ${gatewayId} admits this ${routeKind}: ${why}`);
     }
     const attachments: Attachment[] = [];
     for (const listener of admitting) {
@@ -255,9 +263,11 @@ export function attachRoute(
   return outcomes;
 }
 
-function refusal(listener: Listener, namespace: string): string {
-  if (listener.spec.protocol.toUpperCase() !== 'TLS') return `protocol ${listener.spec.protocol}; TLSRoutes attach to protocol TLS only`;
+function refusal(listener: Listener, kind: string, namespace: string): string {
   if (!listener.usable) return 'the listener is not accepted';
-  if (!listener.supportedKinds.some((k) => k.kind === 'TLSRoute')) return 'allowedRoutes.kinds does not include TLSRoute';
+  const protocol = listener.spec.protocol.toUpperCase();
+  if (kind === 'TLSRoute' && protocol !== 'TLS') return `protocol ${listener.spec.protocol}; TLSRoutes attach to protocol TLS only`;
+  if (kind === 'HTTPRoute' && protocol === 'TLS') return `protocol ${listener.spec.protocol}; HTTPRoutes attach to protocol HTTP and HTTPS only`;
+  if (!listener.supportedKinds.some((k) => k.kind === kind)) return `allowedRoutes.kinds does not include ${kind}`;
   return `allowedRoutes.namespaces does not admit namespace ${namespace}`;
 }

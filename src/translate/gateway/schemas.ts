@@ -120,6 +120,7 @@ const parentReference = z.object({
   port: portNumber.optional(),
 });
 
+export type ParentReferenceSpec = z.infer<typeof parentReference>;
 
 /** Just the parentRefs, to tell whether a TLSRoute concerns our Gateways before validating the rest. */
 export const routeParentsSchema = z.object({
