@@ -19,7 +19,7 @@ import {
   type VirtualHost,
 } from '../model/nginx.js';
 import { withFields } from '../model/objects.js';
-import type { ResolvedBackend } from './backends.js';
+import { internalErrorServer, type ResolvedBackend } from './backends.js';
 import { directiveSlices } from './ingress/annotations/directive-slices.js';
 import { hstsHeaderValue, type ControllerSettings } from './ingress/configmap.js';
 import type { HttpExtensionRegistry } from './ingress/extensions.js';
@@ -127,7 +127,7 @@ function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
     forwardedHeaders: forwardedHeaders(settings),
     acceptProxyProtocol: settings.useProxyProtocol,
     proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
-    upstreams: httpUpstreams(hosts.virtualHosts, hosts.defaultLocations, input.backends, settings),
+    ...upstreamsWithErrorServer(httpUpstreams(hosts.virtualHosts, hosts.defaultLocations, input.backends, settings), options.runDir),
     redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
     defaultServer: {
       ...(defaultServerTls && { tls: defaultServerTls }),
@@ -242,6 +242,13 @@ function httpUpstreams(
   return upstreams
     .map((backend) => ({ name: backend.upstream, servers: backend.servers, keepalive, comment: backend.description }))
     .sort(byString((u) => readablePart(u.name)));
+}
+
+/** The upstream blocks, and the 500 server when one of them weighs a share onto it. */
+function upstreamsWithErrorServer(upstreams: HttpUpstream[], runDir: string): Pick<NginxConfig['http'], 'upstreams' | 'errorSocket'> {
+  const address = internalErrorServer(runDir);
+  const used = upstreams.some((u) => u.servers.some((s) => s.address === address));
+  return { upstreams, ...(used && { errorSocket: address.slice('unix:'.length) }) };
 }
 
 /** Up to this many upstream blocks, each keeps `upstream-keepalive-connections` idle connections. */

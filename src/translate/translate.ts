@@ -99,6 +99,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     plainHttpPorts: [options.httpPort],
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
+    runDir: options.runDir,
   });
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;
@@ -213,8 +214,11 @@ function settle(
   const routes = new Map(objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
   const routeObject = (namespace: string, name: string) => routes.get(`${namespace}/${name}`);
   const httpsRoutes = gateways.ports.filter((p) => p.port === options.httpsPort).flatMap((p) => p.routes);
+  // HTTPRoutes make claims of the Ingress kind: one routine settles both (ingress/hosts.ts).
+  const contributions = [...ingress.contributions, gateways.http.contribution];
+  for (const backend of gateways.http.backends) ingress.backends.set(backend.upstream, backend);
   const claimants = (): HostClaimant[] => [
-    ...ingress.contributions.flatMap(claimantsOf),
+    ...contributions.flatMap(claimantsOf),
     ...httpsRoutes
       .map((r) => ({ host: r.hostname, object: routeObject(r.route.namespace, r.route.name) }))
       .filter((c): c is HostClaimant => c.object !== undefined),
@@ -222,7 +226,7 @@ function settle(
   const ownsHosts = options.firstNamespaceOwnsHost || settings.firstNamespaceOwnsHost;
   const ownership = ownsHosts ? new HostOwnership(hostOwners(claimants()), report) : undefined;
   const merged = mergeHosts(
-    ownership ? ingress.contributions.map((c) => keepOwnedClaims(c, ownership)) : ingress.contributions,
+    ownership ? contributions.map((c) => keepOwnedClaims(c, ownership)) : contributions,
     {
       sslRedirect: settings.sslRedirect,
       trustForwardedProto: settings.useForwardedHeaders,

@@ -10,7 +10,7 @@ import type { KnownGateway, TlsRouteInput } from './inputs.js';
 import type { Listener } from './listeners.js';
 import type { Condition, ParentStatus } from '../../model/status.js';
 import type { ReferenceGrants } from './reference-grants.js';
-import { gatewayGroup, type ParentReferenceSpec } from './schemas.js';
+import { gatewayGroup, type BackendRef, type ParentReferenceSpec } from './schemas.js';
 
 /** A backendRef that resolved to a Service port. */
 export interface RouteBackend {
@@ -54,17 +54,28 @@ export function resolveRouteBackends(route: TlsRouteInput, ctx: RouteContext): R
       ['spec', 'rules'],
     );
   }
-  const rule = rules[0];
+  return resolveBackendRefs(object, rules[0]?.backendRefs ?? [], ['spec', 'rules', 0], ctx);
+}
+
+/**
+ * Resolves one rule's backendRefs (TLSRoute or HTTPRoute): each must be a core Service in the route's
+ * namespace or one a ReferenceGrant opens to the route's kind. What does not resolve keeps its weight as
+ * `rejectedWeight`: that share of connections is closed (TLSRoute) or answered 500 (HTTPRoute).
+ */
+export function resolveBackendRefs(object: SourceObject, refs: readonly BackendRef[], rulePath: FieldPath, ctx: RouteContext): RouteBackends {
+  const routeKind = object.kind;
+  const unit = routeKind === 'HTTPRoute' ? 'requests' : 'connections';
+  const outcome = routeKind === 'HTTPRoute' ? 'answered 500' : 'closed';
   const resolved: RouteBackend[] = [];
   const failures: { reason: string; message: string }[] = [];
   let rejectedWeight = 0;
-  (rule?.backendRefs ?? []).forEach((ref, index) => {
-    const field: FieldPath = ['spec', 'rules', 0, 'backendRefs', index];
+  refs.forEach((ref, index) => {
+    const field: FieldPath = [...rulePath, 'backendRefs', index];
     const weight = ref.weight ?? 1;
     const fail = (reason: string, message: string, at: FieldPath = field) => {
       failures.push({ reason, message });
       rejectedWeight += weight;
-      const share = weight > 0 ? `; its share of connections (weight ${weight}) is closed` : '';
+      const share = weight > 0 ? `; its share of ${unit} (weight ${weight}) is ${outcome}` : '';
       reportReason(ctx.report, object, reason, `${message}${share}`, at);
     };
     const group = ref.group ?? '';
@@ -80,13 +91,13 @@ export function resolveRouteBackends(route: TlsRouteInput, ctx: RouteContext): R
     }
     const id = key(namespace, ref.name);
     const permitted = ctx.grants.permits({
-      from: { group: gatewayGroup, kind: 'TLSRoute', namespace: object.metadata.namespace },
+      from: { group: gatewayGroup, kind: routeKind, namespace: object.metadata.namespace },
       to: { group: '', kind: 'Service', namespace, name: ref.name },
     });
     if (!permitted) {
       fail(
         'RefNotPermitted',
-        `Service ${id} is in another namespace and no ReferenceGrant in ${namespace} allows TLSRoutes from ${object.metadata.namespace} to use it; add one (from: TLSRoute in ${object.metadata.namespace}, to: Service)`,
+        `Service ${id} is in another namespace and no ReferenceGrant in ${namespace} allows ${routeKind}s from ${object.metadata.namespace} to use it; add one (from: ${routeKind} in ${object.metadata.namespace}, to: Service)`,
       );
       return;
     }
@@ -125,7 +136,7 @@ export interface RouteHostname {
   readonly index?: number;
 }
 
-export function routeHostnames(route: TlsRouteInput, report: Reporter): RouteHostname[] {
+export function routeHostnames(route: { readonly object: SourceObject; readonly spec: { readonly hostnames?: readonly string[] | undefined } }, report: Reporter): RouteHostname[] {
   const hostnames = route.spec.hostnames;
   if (hostnames === undefined || hostnames.length === 0) return [{ hostname: anyHostname }];
   const valid: RouteHostname[] = [];

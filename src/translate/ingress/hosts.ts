@@ -182,7 +182,7 @@ function attachCanaries(
   const used = new Map<string, CanaryClaim>();
   for (const canary of [...canaries].sort((a, b) => compareAge(a.ingress, b.ingress))) {
     const winners = routes.get(canary.host) ?? [];
-    const mains = winners.filter((w) => !w.fallback && !w.weak && w.ingressPath === canary.ingressPath && w.pathType === canary.pathType);
+    const mains = winners.filter((w) => w.ingress.kind === 'Ingress' && !w.fallback && !w.weak && w.ingressPath === canary.ingressPath && w.pathType === canary.pathType);
     const where = `${canary.host === '' ? 'rules without host' : `host ${canary.host}`} path ${canary.ingressPath} (${canary.pathType})`;
     if (mains.length === 0) {
       report.warning('canary-without-main', canary.ingress, `no Ingress routes ${where}, so this canary serves nothing there; a canary never claims a path by itself`, canary.field);
@@ -606,7 +606,7 @@ function toLocations(
           (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? settings.sslRedirect))),
       ),
       // A redirect answers every request, so the location needs no backend.
-      ...(behaviour?.redirect ? {} : claim.proxy ? { proxy: claim.proxy } : { returnStatus: 503 as const }),
+      ...(behaviour?.redirect ? {} : claim.proxy ? { proxy: claim.proxy } : { returnStatus: claim.unavailableStatus ?? (503 as const) }),
       ...(behaviour && { behaviour }),
       origin: {
         claim: {
