@@ -8,6 +8,7 @@ import { SecretOrigins } from './cluster-provided.js';
 import { nginxConfig } from './data-plane.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { gatewayKinds, planGateways, type GatewayPlan } from './gateway/index.js';
+import { withPathConflicts } from './gateway/http-routes.js';
 import { ReferenceGrants } from './gateway/reference-grants.js';
 import { referenceGrantSchema } from './gateway/schemas.js';
 import { passthroughProxyProtocols, requestedProxyProtocol, type ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
@@ -123,7 +124,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   return {
     model,
     diagnostics: [...report.diagnostics].sort(compareDiagnostics),
-    statuses: gateways.statuses,
+    statuses: withPathConflicts(gateways.statuses, [
+      ...model.http.defaultServer.locations.map((location) => ({ serverName: '', location })),
+      ...model.http.virtualHosts.flatMap((host) => host.locations.map((location) => ({ serverName: host.serverName, location }))),
+    ]),
     ingresses: ingress.ours.map((i) => ({ namespace: i.object.metadata.namespace, name: i.object.metadata.name })).sort(byString((i) => `${i.namespace}/${i.name}`)),
     certificates: servedCertificates(model, gateways.ports, secrets),
     references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap]),

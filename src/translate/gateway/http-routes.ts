@@ -1,6 +1,6 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Proxy } from '../../model/nginx.js';
-import type { Condition, ParentStatus, RouteStatus } from '../../model/status.js';
+import type { Location, Proxy } from '../../model/nginx.js';
+import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isSafePath } from '../allowlist.js';
 import { internalErrorServer, type ResolvedBackend } from '../backends.js';
@@ -255,4 +255,39 @@ function rulePaths(object: SourceObject, rule: HttpRouteRule, ruleIndex: number,
     paths.push({ type, value, field: [...field, 'path'] });
   });
   return paths;
+}
+
+/** Condition type for an HTTPRoute path that another resource serves; the Gateway API defines none for it. */
+export const pathConflictCondition = 'ingress2nginx.dev/PathConflict';
+
+/**
+ * Route statuses with a condition on every accepted parent of an HTTPRoute that lost a host and path to
+ * another resource (an Ingress or an older HTTPRoute), read from the served locations' provenance: the
+ * Gateway API keeps such a route Accepted, so the status says where its path went.
+ */
+export function withPathConflicts(statuses: readonly ResourceStatus[], locations: readonly { readonly serverName: string; readonly location: Location }[]): ResourceStatus[] {
+  const lost = new Map<string, string[]>();
+  for (const { serverName, location } of locations) {
+    const claim = location.origin?.claim;
+    if (!claim || !location.origin) continue;
+    for (const loser of claim.losers) {
+      if (loser.resource.kind !== 'HTTPRoute') continue;
+      const id = `${loser.resource.namespace ?? ''}/${loser.resource.name}`;
+      const winner = `${claim.claimant.resource.kind} ${claim.claimant.resource.namespace ?? ''}/${claim.claimant.resource.name}`;
+      const where = `${serverName === '' ? 'requests without a known host' : `host ${serverName}`} path ${location.origin.path}`;
+      lost.set(id, [...new Set([...(lost.get(id) ?? []), `${where} is served by ${winner}`])]);
+    }
+  }
+  if (lost.size === 0) return [...statuses];
+  return statuses.map((status) => {
+    const conflicts = status.kind === 'HTTPRoute' ? lost.get(`${status.namespace}/${status.name}`) : undefined;
+    if (status.kind !== 'HTTPRoute' || !conflicts) return status;
+    const conflicted = condition(pathConflictCondition, 'True', 'PathConflict', `${conflicts.sort().join('; ')} (older, or first by namespace/name)`);
+    return {
+      ...status,
+      parents: status.parents.map((parent) =>
+        parent.conditions.some((c) => c.type === 'Accepted' && c.status === 'True') ? { ...parent, conditions: [...parent.conditions, conflicted] } : parent,
+      ),
+    };
+  });
 }
