@@ -257,6 +257,8 @@ export interface HttpConfig {
   /** Addresses trusted to send that header (`proxy-real-ip-cidr`). */
   readonly proxyProtocolTrusted: readonly string[];
   readonly upstreams: readonly HttpUpstream[];
+  /** `:<port>` by `$scheme` (empty for 80 and 443), when an HTTPRoute redirect keeps the listener's port. */
+  readonly listenerPorts?: { readonly variable: string; readonly http: string; readonly https: string };
   /** Unix socket of a server that answers 500, when an upstream weighs the unusable share of an HTTPRoute's backends onto it. */
   readonly errorSocket?: string;
   /** `https://$host…` prefix of 308 redirects (carries the port when it is not 443). */

@@ -24,6 +24,7 @@ import { directiveSlices } from './ingress/annotations/directive-slices.js';
 import { hstsHeaderValue, type ControllerSettings } from './ingress/configmap.js';
 import type { HttpExtensionRegistry } from './ingress/extensions.js';
 import type { MergedHosts } from './ingress/hosts.js';
+import { listenerPortVariable } from './gateway/http-routes.js';
 import { filesNamedBy } from './named-files.js';
 import type { NginxFeatures } from './nginx-version.js';
 import type { TranslateOptions } from './options.js';
@@ -127,6 +128,7 @@ function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
     forwardedHeaders: forwardedHeaders(settings),
     acceptProxyProtocol: settings.useProxyProtocol,
     proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
+    ...listenerPorts([...hosts.defaultLocations, ...hosts.virtualHosts.flatMap((h) => h.locations)], options),
     ...upstreamsWithErrorServer(httpUpstreams(hosts.virtualHosts, hosts.defaultLocations, input.backends, settings), options.runDir),
     redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
     defaultServer: {
@@ -242,6 +244,14 @@ function httpUpstreams(
   return upstreams
     .map((backend) => ({ name: backend.upstream, servers: backend.servers, keepalive, comment: backend.description }))
     .sort(byString((u) => readablePart(u.name)));
+}
+
+/** The listener's port for redirects that keep it, when a location's redirect names the variable. */
+function listenerPorts(locations: readonly Location[], options: TranslateOptions): Pick<NginxConfig['http'], 'listenerPorts'> {
+  const variable = listenerPortVariable;
+  if (!locations.some((l) => l.behaviour?.redirect?.url.includes(`$${variable}`))) return {};
+  const part = (port: number, wellKnown: number) => (port === wellKnown ? '' : `:${port}`);
+  return { listenerPorts: { variable, http: part(options.httpPort, 80), https: part(options.httpsPort, 443) } };
 }
 
 /** The upstream blocks, and the 500 server when one of them weighs a share onto it. */

@@ -46,6 +46,7 @@ function gateway(namespace: string, name: string, listeners: readonly Record<str
 
 interface Rule {
   readonly matches?: readonly Record<string, unknown>[];
+  readonly filters?: readonly Record<string, unknown>[];
   /** Absent: the rule has no backendRefs field at all. */
   readonly backendRefs?: readonly Record<string, unknown>[];
 }
@@ -236,6 +237,20 @@ beforeAll(async () => {
         { matches: [prefix('/empty-no-forward')], backendRefs: [] },
       ],
     }),
+    // HTTPRouteRedirectHostAndStatus, with the 303/307/308 codes, scheme and port of RequestRedirect.
+    httpRoute('apps', 'redirects', {
+      parentRefs: [edge('http')],
+      hostnames: ['redirect.example.test'],
+      rules: [
+        { matches: [prefix('/hostname-redirect')], filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'example.org' } }] },
+        { matches: [prefix('/host-and-status')], filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'example.org', statusCode: 301 } }] },
+        { matches: [prefix('/see-other')], filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 303 } }] },
+        { matches: [prefix('/temporary')], filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 307 } }] },
+        { matches: [prefix('/permanent')], filters: [{ type: 'RequestRedirect', requestRedirect: { statusCode: 308, scheme: 'https' } }] },
+        { matches: [prefix('/port')], filters: [{ type: 'RequestRedirect', requestRedirect: { port: 8443 } }] },
+        { matches: [prefix('/path')], filters: [{ type: 'RequestRedirect', requestRedirect: { path: { type: 'ReplaceFullPath', replaceFullPath: '/x' } } }] },
+      ],
+    }),
     // HTTPRouteMatchingAcrossRoutes: two routes share a host, each with its paths.
     httpRoute('apps', 'across-one', { parentRefs: [edge('http')], hostnames: ['across.example.test'], rules: [{ matches: [prefix('/')], backendRefs: [to('v1')] }] }),
     httpRoute('apps', 'across-two', { parentRefs: [edge('http')], hostnames: ['across.example.test'], rules: [{ matches: [prefix('/v2')], backendRefs: [to('v2')] }] }),
@@ -421,6 +436,23 @@ describe('GATEWAY-HTTP core scenarios, with real traffic', () => {
     expect(await plain('omitted.example.test', '/forward')).toBe('v1');
     expect(await plain('omitted.example.test', '/omitted-no-forward')).toBe('500');
     expect(await plain('omitted.example.test', '/empty-no-forward')).toBe('500');
+  });
+
+  it('HTTPRouteRedirectHostAndStatus, and RequestRedirect with 303/307/308, scheme and port', async () => {
+    const redirect = async (path: string) => {
+      const response = await httpGet({ port: target.httpPort, host: 'redirect.example.test', path: `${path}/x?q=1` });
+      return `${response.status} ${response.headers.location ?? ''}`;
+    };
+    const port = target.httpPort;
+    expect(await redirect('/hostname-redirect')).toBe(`302 http://example.org:${port}/hostname-redirect/x?q=1`);
+    expect(await redirect('/host-and-status')).toBe(`301 http://example.org:${port}/host-and-status/x?q=1`);
+    expect(await redirect('/see-other')).toBe(`303 http://redirect.example.test:${port}/see-other/x?q=1`);
+    expect(await redirect('/temporary')).toBe(`307 http://redirect.example.test:${port}/temporary/x?q=1`);
+    expect(await redirect('/permanent')).toBe('308 https://redirect.example.test/permanent/x?q=1');
+    expect(await redirect('/port')).toBe('302 http://redirect.example.test:8443/port/x?q=1');
+    // A path modifier is not built yet: 500, and the route says so.
+    expect(await redirect('/path')).toBe('500 ');
+    expect(parentConditions('redirects')).toMatchObject({ Accepted: 'True/Accepted', PartiallyInvalid: 'True/UnsupportedValue' });
   });
 
   it('HTTPRouteMatchingAcrossRoutes: two routes on one host, each serving its paths', async () => {

@@ -2,7 +2,7 @@ import type { FieldPath } from '../../model/diagnostics.js';
 import type { Location, Proxy } from '../../model/nginx.js';
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { isSafePath } from '../allowlist.js';
+import { isDnsHostname, isSafePath } from '../allowlist.js';
 import { internalErrorServer, type ResolvedBackend } from '../backends.js';
 import type { IngressContribution, RouteClaim, TlsClaim } from '../ingress/claims.js';
 import { locationsFor } from '../ingress/ingress.js';
@@ -36,7 +36,10 @@ export interface HttpRouteContext extends RouteContext, AttachContext {
 }
 
 /** What a rule's requests go to: a proxy, or a status when nothing can serve them. */
-type RuleTarget = { readonly proxy: Proxy; readonly backend: ResolvedBackend } | { readonly status: 500 };
+type RuleTarget =
+  | { readonly proxy: Proxy; readonly backend: ResolvedBackend }
+  | { readonly status: 500 }
+  | { readonly redirect: { readonly code: number; readonly url: string } };
 
 /** A host of a route through its listeners: which protocols carry it, and the HTTPS certificate. */
 interface HostAttachment {
@@ -116,6 +119,8 @@ function hostAttachments(attachments: readonly { listener: Listener; hostnames: 
  * A filter we do not implement answers 500 too: serving the rule without it could skip what it guards.
  */
 function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, backends: RouteBackends, ctx: HttpRouteContext, unsupported: string[]): RuleTarget {
+  const redirect = requestRedirect(object, rule, index, ctx.report, unsupported);
+  if (redirect) return redirect;
   const filters = [...(rule.filters ?? []), ...(rule.backendRefs ?? []).flatMap((ref) => ref.filters ?? [])];
   if (filters.length > 0) {
     const kinds = [...new Set(filters.map((f) => f.type))].join(', ');
@@ -156,6 +161,49 @@ function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, ba
   if (members.length === 0) return { status: 500 };
   return { proxy: proxyTo(weighted), backend: weighted };
 }
+
+/** The claim's fields for a target: a proxy, a status to answer, or a redirect (a behaviour of its own). */
+function targetFields(target: RuleTarget): Pick<RouteClaim, 'proxy' | 'backend' | 'unavailableStatus' | 'behaviour'> {
+  if ('proxy' in target) return { proxy: target.proxy, backend: target.backend };
+  if ('status' in target) return { unavailableStatus: target.status };
+  return { behaviour: { variables: [], refusedWhen: [], rateLimits: [], errorPages: [], repeatHsts: false, redirect: target.redirect } };
+}
+
+const redirectCodes: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * A rule whose one filter is `RequestRedirect` answers with the redirect: scheme, hostname, port and
+ * status code (default 302); the path is kept. Without a port, the port is the scheme's well-known one
+ * when a scheme is given, else the listener's (`$i2n_listener_port`, empty for 80 and 443). What it
+ * cannot express yet (a path modifier, another filter beside it) answers 500, said in status.
+ */
+function requestRedirect(object: SourceObject, rule: HttpRouteRule, index: number, report: Reporter, unsupported: string[]): RuleTarget | undefined {
+  const filters = rule.filters ?? [];
+  const found = filters.findIndex((f) => f.type === 'RequestRedirect');
+  if (found < 0) return undefined;
+  const at: FieldPath = ['spec', 'rules', index, 'filters', found, 'requestRedirect'];
+  const fail = (message: string, field: FieldPath = at): RuleTarget => {
+    const text = `rule ${index}: ${message}; the rule's requests are answered 500`;
+    unsupported.push(text);
+    report.error('httproute-filter-unsupported', object, text, field);
+    return { status: 500 };
+  };
+  if (filters.length > 1) return fail(`RequestRedirect beside filter ${filters.filter((f) => f.type !== 'RequestRedirect').map((f) => f.type).join(', ')} is not supported yet`);
+  const spec = (filters[found] as { requestRedirect?: Record<string, unknown> }).requestRedirect ?? {};
+  const { scheme, hostname, port, statusCode, path } = spec;
+  if (path !== undefined) return fail('RequestRedirect with path is not supported yet', [...at, 'path']);
+  if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') return fail(`RequestRedirect scheme ${JSON.stringify(scheme)} is not http or https`, [...at, 'scheme']);
+  if (hostname !== undefined && (typeof hostname !== 'string' || !isDnsHostname(hostname))) return fail('RequestRedirect hostname is not a host name', [...at, 'hostname']);
+  if (port !== undefined && (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)) return fail('RequestRedirect port is not a port number', [...at, 'port']);
+  const code = statusCode ?? 302;
+  if (typeof code !== 'number' || !redirectCodes.has(code)) return fail(`RequestRedirect statusCode ${JSON.stringify(code)} is not one of 301, 302, 303, 307, 308`, [...at, 'statusCode']);
+  const wellKnown = (p: number) => (scheme === 'http' && p === 80) || (scheme === 'https' && p === 443);
+  const portPart = port !== undefined ? (wellKnown(port) ? '' : `:${port}`) : scheme !== undefined ? '' : `$${listenerPortVariable}`;
+  return { redirect: { code, url: `${scheme ?? '$scheme'}://${hostname ?? '$host'}${portPart}$request_uri` } };
+}
+
+/** `:<port>` of the listener a request came in on, empty for 80 and 443: set by the data plane when a redirect uses it. */
+export const listenerPortVariable = 'i2n_listener_port';
 
 function gcd(a: number, b: number): number {
   return b === 0 ? a : gcd(b, a % b);
@@ -212,7 +260,7 @@ function ruleClaims(
           ingressPath: path.value,
           pathType,
           comment,
-          ...('proxy' in target ? { proxy: target.proxy, backend: target.backend } : { unavailableStatus: target.status }),
+          ...targetFields(target),
           implicitSslName: false,
           // Through an HTTPS listener only: plain HTTP is sent there, not served.
           forceSslRedirect: attachment.https && !attachment.http,
