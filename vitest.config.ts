@@ -11,6 +11,7 @@ const passGenerationTests = [
   'test/integration/ingress-traffic.test.ts',
   'test/integration/ingress-settings.test.ts',
   'test/integration/gateway-traffic.test.ts',
+  'test/integration/httproute-traffic.test.ts',
   'test/integration/isolation-traffic.test.ts',
   'test/integration/many-hosts.test.ts',
   'test/integration/backend-proxy-protocol.test.ts',

@@ -257,6 +257,10 @@ export interface HttpConfig {
   /** Addresses trusted to send that header (`proxy-real-ip-cidr`). */
   readonly proxyProtocolTrusted: readonly string[];
   readonly upstreams: readonly HttpUpstream[];
+  /** `:<port>` by `$scheme` (empty for 80 and 443), when an HTTPRoute redirect keeps the listener's port. */
+  readonly listenerPorts?: { readonly variable: string; readonly http: string; readonly https: string };
+  /** Unix socket of a server that answers 500, when an upstream weighs the unusable share of an HTTPRoute's backends onto it. */
+  readonly errorSocket?: string;
   /** `https://$host…` prefix of 308 redirects (carries the port when it is not 443). */
   readonly redirectBase: string;
   readonly defaultServer: DefaultServer;
@@ -506,7 +510,7 @@ export interface Location {
    * Without `proxy`: 503 when the backend could not be resolved safely, 404 where nothing routes;
    * neither when `behaviour.redirect` answers every request.
    */
-  readonly returnStatus?: 404 | 503;
+  readonly returnStatus?: 404 | 500 | 503;
   /** Only for plain HTTP (the ACME challenge location): over HTTPS the location it copies serves the same. */
   readonly plainHttpOnly?: boolean;
   /** Absent for the 404 location that only stands where no Ingress path matches. */

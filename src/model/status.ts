@@ -30,7 +30,7 @@ export interface ListenerStatus {
 }
 
 export interface RouteStatus {
-  readonly kind: 'TLSRoute';
+  readonly kind: 'TLSRoute' | 'HTTPRoute';
   readonly namespace: string;
   readonly name: string;
   readonly parents: readonly ParentStatus[];

@@ -98,8 +98,9 @@ export function desiredStatus(kind: ResourceStatus['kind'], current: Loose, desi
       };
       break;
     }
-    case 'TLSRoute': {
-      const ours = desired?.kind === 'TLSRoute' ? desired.parents : [];
+    case 'TLSRoute':
+    case 'HTTPRoute': {
+      const ours = desired?.kind === kind ? desired.parents : [];
       next = { ...status, parents: withOurEntries(status['parents'], 'parentRef', ours, Infinity, generation, ctx) };
       break;
     }

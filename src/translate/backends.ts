@@ -27,6 +27,14 @@ export interface ResolvedBackend {
   readonly service: ServicePortRef;
 }
 
+/**
+ * The address of the http server that answers every request with 500: an HTTPRoute's share of
+ * backends that cannot be used is weighted onto it in the rule's upstream block, as the Gateway API asks.
+ */
+export function internalErrorServer(runDir: string): string {
+  return `unix:${runDir}/http-500.sock`;
+}
+
 /** How far backends may be trusted: set by the operator, the same for every tenant. */
 export interface BackendPolicy {
   readonly clusterDomain: string;

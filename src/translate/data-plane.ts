@@ -19,11 +19,12 @@ import {
   type VirtualHost,
 } from '../model/nginx.js';
 import { withFields } from '../model/objects.js';
-import type { ResolvedBackend } from './backends.js';
+import { internalErrorServer, type ResolvedBackend } from './backends.js';
 import { directiveSlices } from './ingress/annotations/directive-slices.js';
 import { hstsHeaderValue, type ControllerSettings } from './ingress/configmap.js';
 import type { HttpExtensionRegistry } from './ingress/extensions.js';
 import type { MergedHosts } from './ingress/hosts.js';
+import { listenerPortVariable } from './gateway/http-routes.js';
 import { filesNamedBy } from './named-files.js';
 import type { NginxFeatures } from './nginx-version.js';
 import type { TranslateOptions } from './options.js';
@@ -127,7 +128,8 @@ function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
     forwardedHeaders: forwardedHeaders(settings),
     acceptProxyProtocol: settings.useProxyProtocol,
     proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
-    upstreams: httpUpstreams(hosts.virtualHosts, hosts.defaultLocations, input.backends, settings),
+    ...listenerPorts([...hosts.defaultLocations, ...hosts.virtualHosts.flatMap((h) => h.locations)], options),
+    ...upstreamsWithErrorServer(httpUpstreams(hosts.virtualHosts, hosts.defaultLocations, input.backends, settings), options.runDir),
     redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
     defaultServer: {
       ...(defaultServerTls && { tls: defaultServerTls }),
@@ -242,6 +244,21 @@ function httpUpstreams(
   return upstreams
     .map((backend) => ({ name: backend.upstream, servers: backend.servers, keepalive, comment: backend.description }))
     .sort(byString((u) => readablePart(u.name)));
+}
+
+/** The listener's port for redirects that keep it, when a location's redirect names the variable. */
+function listenerPorts(locations: readonly Location[], options: TranslateOptions): Pick<NginxConfig['http'], 'listenerPorts'> {
+  const variable = listenerPortVariable;
+  if (!locations.some((l) => l.behaviour?.redirect?.url.includes(`$${variable}`))) return {};
+  const part = (port: number, wellKnown: number) => (port === wellKnown ? '' : `:${port}`);
+  return { listenerPorts: { variable, http: part(options.httpPort, 80), https: part(options.httpsPort, 443) } };
+}
+
+/** The upstream blocks, and the 500 server when one of them weighs a share onto it. */
+function upstreamsWithErrorServer(upstreams: HttpUpstream[], runDir: string): Pick<NginxConfig['http'], 'upstreams' | 'errorSocket'> {
+  const address = internalErrorServer(runDir);
+  const used = upstreams.some((u) => u.servers.some((s) => s.address === address));
+  return { upstreams, ...(used && { errorSocket: address.slice('unix:'.length) }) };
 }
 
 /** Up to this many upstream blocks, each keeps `upstream-keepalive-connections` idle connections. */

@@ -8,6 +8,7 @@ import { SecretOrigins } from './cluster-provided.js';
 import { nginxConfig } from './data-plane.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { gatewayKinds, planGateways, type GatewayPlan } from './gateway/index.js';
+import { withPathConflicts } from './gateway/http-routes.js';
 import { ReferenceGrants } from './gateway/reference-grants.js';
 import { referenceGrantSchema } from './gateway/schemas.js';
 import { passthroughProxyProtocols, requestedProxyProtocol, type ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
@@ -97,6 +98,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     backendPolicy: inputs.backendPolicy,
     systemCaBundle: options.systemCaBundle,
     plainHttpPorts: [options.httpPort],
+    httpPort: options.httpPort,
+    httpsPort: options.httpsPort,
+    runDir: options.runDir,
   });
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;
@@ -120,7 +124,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   return {
     model,
     diagnostics: [...report.diagnostics].sort(compareDiagnostics),
-    statuses: gateways.statuses,
+    statuses: withPathConflicts(gateways.statuses, [
+      ...model.http.defaultServer.locations.map((location) => ({ serverName: '', location })),
+      ...model.http.virtualHosts.flatMap((host) => host.locations.map((location) => ({ serverName: host.serverName, location }))),
+    ]),
     ingresses: ingress.ours.map((i) => ({ namespace: i.object.metadata.namespace, name: i.object.metadata.name })).sort(byString((i) => `${i.namespace}/${i.name}`)),
     certificates: servedCertificates(model, gateways.ports, secrets),
     references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap]),
@@ -211,8 +218,11 @@ function settle(
   const routes = new Map(objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
   const routeObject = (namespace: string, name: string) => routes.get(`${namespace}/${name}`);
   const httpsRoutes = gateways.ports.filter((p) => p.port === options.httpsPort).flatMap((p) => p.routes);
+  // HTTPRoutes make claims of the Ingress kind: one routine settles both (ingress/hosts.ts).
+  const contributions = [...ingress.contributions, gateways.http.contribution];
+  for (const backend of gateways.http.backends) ingress.backends.set(backend.upstream, backend);
   const claimants = (): HostClaimant[] => [
-    ...ingress.contributions.flatMap(claimantsOf),
+    ...contributions.flatMap(claimantsOf),
     ...httpsRoutes
       .map((r) => ({ host: r.hostname, object: routeObject(r.route.namespace, r.route.name) }))
       .filter((c): c is HostClaimant => c.object !== undefined),
@@ -220,7 +230,7 @@ function settle(
   const ownsHosts = options.firstNamespaceOwnsHost || settings.firstNamespaceOwnsHost;
   const ownership = ownsHosts ? new HostOwnership(hostOwners(claimants()), report) : undefined;
   const merged = mergeHosts(
-    ownership ? ingress.contributions.map((c) => keepOwnedClaims(c, ownership)) : ingress.contributions,
+    ownership ? contributions.map((c) => keepOwnedClaims(c, ownership)) : contributions,
     {
       sslRedirect: settings.sslRedirect,
       trustForwardedProto: settings.useForwardedHeaders,

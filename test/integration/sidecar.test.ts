@@ -222,6 +222,41 @@ describe('TLSRoute', () => {
   });
 });
 
+describe('HTTPRoute', () => {
+  beforeAll(freshCluster);
+
+  it('is served on an HTTP listener once created and gone once deleted, with its status written back per parent', async () => {
+    const peer = await backend('routed');
+    api.create({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'ingress2nginx' }, spec: { controllerName: 'ingress2nginx.dev/controller' } });
+    api.create(service('web', 'routed', peer));
+    const sidecar = await startSidecar({ api, kubeconfig });
+    api.create({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'gw', namespace: 'web' },
+      spec: { gatewayClassName: 'ingress2nginx', listeners: [{ name: 'http', port: sidecar.httpPort, protocol: 'HTTP' }] },
+    });
+    const route = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', namespace: 'web', name: 'route' };
+    api.create({
+      apiVersion: route.apiVersion,
+      kind: route.kind,
+      metadata: { name: route.name, namespace: route.namespace },
+      spec: { parentRefs: [{ name: 'gw' }], hostnames: ['routed.example.test'], rules: [{ backendRefs: [{ name: 'routed', port: peer.port }] }] },
+    });
+    expect(await eventually(() => served(sidecar, 'routed.example.test'), (b) => b === 'routed')).toBe('routed');
+    type Parents = { parents?: { controllerName: string; conditions: { type: string; status: string }[] }[] } | undefined;
+    const status = await eventually(
+      () => api.get(route)?.['status'] as Parents,
+      (s) => (s?.parents ?? []).length > 0,
+    );
+    expect(status?.parents?.[0]?.controllerName).toBe('ingress2nginx.dev/controller');
+    expect(status?.parents?.[0]?.conditions.map((c) => `${c.type}=${c.status}`)).toEqual(['Accepted=True', 'ResolvedRefs=True']);
+    api.delete(route);
+    expect(await eventually(() => served(sidecar, 'routed.example.test'), (b) => b !== 'routed')).toBe('status 404');
+    await sidecar.stop();
+  });
+});
+
 describe('when nginx refuses', () => {
   beforeAll(freshCluster);
 

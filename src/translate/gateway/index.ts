@@ -13,6 +13,7 @@ import type { GatewayStatus, ResourceStatus, RouteStatus } from '../../model/sta
 import { BackendTlsPolicies } from './policies.js';
 import { ReferenceGrants } from './reference-grants.js';
 import { attachRoute, resolveRouteBackends, routeHostnames } from './routes.js';
+import { httpRouteClaims } from './http-routes.js';
 import { settleClaims, type Claim } from './sni.js';
 import { OnceReporter, passthroughTraffic, terminateTraffic, withoutRuntimeNamesInSets } from './traffic.js';
 
@@ -38,6 +39,11 @@ export interface GatewayContext {
    * Conflicted (ProtocolConflict) and takes no traffic. Default: none.
    */
   readonly plainHttpPorts?: readonly number[];
+  /** Where the http servers listen: HTTP and HTTPS listeners are served on these ports only. */
+  readonly httpPort?: number;
+  readonly httpsPort?: number;
+  /** nginx's run directory (the server answering 500 for unusable HTTPRoute backends listens there). */
+  readonly runDir?: string;
 }
 
 /**
@@ -55,6 +61,8 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     grants,
     namespaceLabels: inputs.namespaceLabels,
     plainHttpPorts: ctx.plainHttpPorts ?? [],
+    ...(ctx.httpPort !== undefined && { httpPort: ctx.httpPort }),
+    ...(ctx.httpsPort !== undefined && { httpsPort: ctx.httpsPort }),
   });
   const policies = new BackendTlsPolicies(inputs.policies, ctx);
   const once = new OnceReporter(report);
@@ -102,11 +110,22 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     }
   }
 
+  const http = httpRouteClaims(inputs.httpRoutes, {
+    resources: ctx.resources,
+    report,
+    grants,
+    backendPolicy: ctx.backendPolicy,
+    controllerName: ctx.controllerName,
+    knownGateways: inputs.knownGateways,
+    listeners,
+    runDir: ctx.runDir ?? '/run/ingress2nginx',
+  });
   const all = [...listeners.values()].flat();
-  const ports = settleClaims(claims, all.filter((l) => l.programmed), once);
-  const statuses: ResourceStatus[] = [...gatewayStatuses(inputs, listeners, report), ...routeStatuses, ...policies.statuses()];
+  // HTTP and HTTPS listeners are the http servers' (settled with the Ingress paths), not the SNI front's.
+  const ports = settleClaims(claims, all.filter((l) => l.programmed && l.protocol === 'TLS'), once);
+  const statuses: ResourceStatus[] = [...gatewayStatuses(inputs, listeners, report), ...routeStatuses, ...http.statuses, ...policies.statuses()];
   statuses.sort(byString((s) => `${s.kind}\n${s.namespace}\n${s.name}`));
-  return { ports, statuses };
+  return { ports, statuses, http: { contribution: http.contribution, backends: http.backends } };
 }
 
 function gatewayStatuses(inputs: GatewayInputs, listeners: ReadonlyMap<string, readonly Listener[]>, report: Reporter): GatewayStatus[] {

@@ -9,10 +9,12 @@ import {
   gatewayGroup,
   gatewayKinds,
   gatewaySchema,
+  httpRouteSchema,
   referenceGrantSchema,
   routeParentsSchema,
   tlsRouteSchemas,
   type GatewaySpec,
+  type HttpRouteSpec,
   type ReferenceGrantSpec,
   type TlsRouteSpec,
 } from './schemas.js';
@@ -36,6 +38,8 @@ export interface GatewayInputs {
   readonly gateways: readonly Typed<GatewaySpec>[];
   /** TLSRoutes with a parentRef to one of our Gateways or to a missing Gateway; sorted by namespace/name. */
   readonly routes: readonly TlsRouteInput[];
+  /** HTTPRoutes chosen the same way; sorted by namespace/name. */
+  readonly httpRoutes: readonly Typed<HttpRouteSpec>[];
   /** BackendTLSPolicies, not validated yet: only those that affect our traffic are. Sorted oldest first. */
   readonly policies: readonly SourceObject[];
   readonly grants: readonly Typed<ReferenceGrantSpec>[];
@@ -96,6 +100,13 @@ export function readGatewayInputs(
     if (parsed) routes.push({ object, spec: parsed.spec, legacy: deprecated });
   }
 
+  const httpRoutes: Typed<HttpRouteSpec>[] = [];
+  for (const object of [...(byKind.get('HTTPRoute') ?? [])].sort(byString((o) => key(o.metadata.namespace, o.metadata.name)))) {
+    if (!concernsOurGateways(object, knownGateways)) continue;
+    const parsed = parseWith(httpRouteSchema, object, report);
+    if (parsed) httpRoutes.push({ object, spec: parsed.spec });
+  }
+
   const grants: Typed<ReferenceGrantSpec>[] = [];
   for (const object of ofKind('ReferenceGrant')) {
     const parsed = parseWith(referenceGrantSchema, object, report);
@@ -105,7 +116,7 @@ export function readGatewayInputs(
   const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
   for (const object of ofKind('Namespace')) namespaceLabels.set(object.metadata.name, object.metadata.labels);
 
-  return { knownGateways, gateways, routes, policies: ofKind('BackendTLSPolicy'), grants, namespaceLabels };
+  return { knownGateways, gateways, routes, httpRoutes, policies: ofKind('BackendTLSPolicy'), grants, namespaceLabels };
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   gatewayStatus,
   listenerStatus,
   object,
+  parentConditions,
   passthrough,
   referenceGrant,
   runPlan,
@@ -54,7 +55,7 @@ describe('Gateway and listener status', () => {
     expect(plan.ports).toEqual([{ port: 8443, routes: [], isolatedHostnames: [] }]);
   });
 
-  it.each(['HTTP', 'HTTPS', 'TCP', 'UDP'])('does not accept protocol %s (UnsupportedProtocol)', (protocol) => {
+  it.each(['TCP', 'UDP'])('does not accept protocol %s (UnsupportedProtocol)', (protocol) => {
     const { plan, diagnostics } = runPlan([
       gateway('infra', 'gw', [{ name: 'other', port: 9000, protocol }, passthrough('tls', 8443)]),
     ]);
@@ -68,11 +69,16 @@ describe('Gateway and listener status', () => {
     expect(plan.ports.map((p) => p.port)).toEqual([8443]);
   });
 
-  it('does not accept a Gateway whose listeners are all invalid', () => {
-    const { plan, diagnostics } = runPlan([gateway('infra', 'gw', [{ name: 'web', port: 80, protocol: 'HTTP' }])]);
-    expect(conditions(gatewayStatus(plan, 'infra', 'gw').conditions)).toEqual({ Accepted: 'False/ListenersNotValid', Programmed: 'False/Invalid' });
-    expect(codes(diagnostics)).toEqual(['warning:listeners-not-valid', 'warning:unsupported-protocol']);
-    expect(plan.ports).toEqual([]);
+  it.each(['HTTP', 'HTTPS'])('does not accept protocol %s on a port the http servers do not listen on (PortUnavailable)', (protocol) => {
+    const { plan, diagnostics } = runPlan(
+      [gateway('infra', 'gw', [{ name: 'other', port: 9000, protocol, tls: { certificateRefs: [{ name: 'cert' }] } }, passthrough('tls', 8443)])],
+      { httpPort: 80, httpsPort: 443 },
+    );
+    const listener = listenerStatus(plan, 'infra', 'gw', 'other');
+    expect(conditions(listener.conditions)).toMatchObject({ Accepted: 'False/PortUnavailable', Programmed: 'False/Invalid' });
+    expect(listener.supportedKinds).toEqual([]);
+    expect(diagnostics).toEqual([expect.objectContaining({ severity: 'warning', code: 'port-unavailable', field: 'spec.listeners[0].port' })]);
+    expect(plan.ports.map((p) => p.port)).toEqual([8443]);
   });
 
   it('does not accept an invalid listener hostname (UnsupportedValue, error)', () => {
@@ -289,5 +295,70 @@ describe('attachedRoutes', () => {
       tlsRoute('apps', 'three', { hostnames: ['c.example.org'] }),
     ]);
     expect(['a', 'b', 'c'].map((name) => listenerStatus(plan, 'infra', 'gw', name).attachedRoutes)).toEqual([2, 1, 0]);
+  });
+});
+
+describe('HTTP and HTTPS listeners (served by the http servers)', () => {
+  const httpRouteKind = [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }];
+  const ports = { httpPort: 80, httpsPort: 443 };
+
+  it('accepts and programs HTTP on the HTTP port and HTTPS on the HTTPS port beside TLS listeners there; only TLS listeners make an SNI port plan', () => {
+    const { plan, diagnostics } = runPlan(
+      [
+        gateway('infra', 'gw', [
+          { name: 'web', port: 80, protocol: 'HTTP' },
+          { name: 'secure', port: 443, protocol: 'HTTPS', hostname: 'app.example.com', tls: { certificateRefs: [{ name: 'cert' }] } },
+          passthrough('tunnel', 443, 'tunnel.example.com'),
+        ]),
+        tlsSecret('infra', 'cert', certs.app),
+      ],
+      ports,
+    );
+    expect(diagnostics).toEqual([]);
+    for (const name of ['web', 'secure', 'tunnel']) expect(conditions(listenerStatus(plan, 'infra', 'gw', name).conditions)).toEqual(good);
+    expect(listenerStatus(plan, 'infra', 'gw', 'web').supportedKinds).toEqual(httpRouteKind);
+    expect(listenerStatus(plan, 'infra', 'gw', 'secure').supportedKinds).toEqual(httpRouteKind);
+    expect(plan.ports).toEqual([{ port: 443, routes: [], isolatedHostnames: ['tunnel.example.com'] }]);
+  });
+
+  it('refuses HTTPS without a usable certificate (InvalidCertificateRef) and HTTPS Passthrough (UnsupportedValue)', () => {
+    const { plan, diagnostics } = runPlan(
+      [
+        gateway('infra', 'gw', [
+          { name: 'nocert', port: 443, protocol: 'HTTPS', hostname: 'a.example.com' },
+          { name: 'missing', port: 443, protocol: 'HTTPS', hostname: 'b.example.com', tls: { certificateRefs: [{ name: 'missing' }] } },
+          { name: 'pass', port: 443, protocol: 'HTTPS', hostname: 'c.example.com', tls: { mode: 'Passthrough' } },
+        ]),
+      ],
+      ports,
+    );
+    expect(conditions(listenerStatus(plan, 'infra', 'gw', 'nocert').conditions)).toMatchObject({ ResolvedRefs: 'False/InvalidCertificateRef', Programmed: 'False/Invalid' });
+    expect(conditions(listenerStatus(plan, 'infra', 'gw', 'missing').conditions)).toMatchObject({ ResolvedRefs: 'False/InvalidCertificateRef', Programmed: 'False/Invalid' });
+    expect(conditions(listenerStatus(plan, 'infra', 'gw', 'pass').conditions)).toMatchObject({ Accepted: 'False/UnsupportedValue' });
+    expect(codes(diagnostics)).toEqual(['error:invalid-certificate-ref', 'error:invalid-certificate-ref', 'error:unsupported-value']);
+  });
+
+  it('lists HTTPRoute as the one kind of an HTTP listener and refuses TLSRoute there (InvalidRouteKinds)', () => {
+    const { plan, diagnostics } = runPlan(
+      [gateway('infra', 'gw', [{ name: 'web', port: 80, protocol: 'HTTP', allowedRoutes: { kinds: [{ kind: 'HTTPRoute' }, { kind: 'TLSRoute' }] } }])],
+      ports,
+    );
+    const listener = listenerStatus(plan, 'infra', 'gw', 'web');
+    expect(listener.supportedKinds).toEqual(httpRouteKind);
+    expect(conditions(listener.conditions)).toMatchObject({ ResolvedRefs: 'False/InvalidRouteKinds' });
+    expect(codes(diagnostics)).toEqual(['warning:invalid-route-kinds']);
+  });
+
+  it('does not attach a TLSRoute to an HTTP listener (NotAllowedByListeners)', () => {
+    const { plan } = runPlan(
+      [
+        gateway('infra', 'gw', [{ name: 'web', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }]),
+        tlsRoute('apps', 'app', { parentRefs: [{ name: 'gw', namespace: 'infra' }], hostnames: ['app.example.com'] }),
+        service('apps', 'app', '10.0.0.1', [{ port: 8443 }]),
+      ],
+      ports,
+    );
+    expect(parentConditions(plan, 'apps', 'app')).toMatchObject({ Accepted: 'False/NotAllowedByListeners' });
+    expect(listenerStatus(plan, 'infra', 'gw', 'web').attachedRoutes).toBe(0);
   });
 });

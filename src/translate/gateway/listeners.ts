@@ -15,6 +15,10 @@ import type { ReferenceGrants } from './reference-grants.js';
 import { gatewayGroup, type GatewaySpec, type LabelSelector, type ListenerSpec } from './schemas.js';
 
 export const tlsRouteKind = { group: gatewayGroup, kind: 'TLSRoute' } as const;
+export const httpRouteKind = { group: gatewayGroup, kind: 'HTTPRoute' } as const;
+
+/** Listener protocols we serve: TLS in the stream SNI front, HTTP and HTTPS in the http servers. */
+export type ListenerProtocol = 'TLS' | 'HTTP' | 'HTTPS';
 
 /** One listener of one of our Gateways, evaluated. Attachment counts are added while routes attach. */
 export interface Listener {
@@ -26,12 +30,16 @@ export interface Listener {
   /** Validated; undefined: any host name. */
   readonly hostname?: string;
   readonly mode: 'Passthrough' | 'Terminate';
-  /** Protocol TLS and a valid hostname: routes may attach. */
+  /** Upper-cased; only meaningful when `usable`. */
+  readonly protocol: ListenerProtocol;
+  /** Protocol TLS, HTTP or HTTPS on a port nginx serves it on, and a valid hostname: routes may attach. */
   readonly usable: boolean;
   readonly supportedKinds: readonly { readonly group: string; readonly kind: string }[];
   readonly admitsNamespace: (namespace: string) => boolean;
   /** Terminate: the checked certificates, first of each key type. */
   readonly certificates: readonly TlsFiles[];
+  /** The Secrets behind `certificates`, same order (the http servers check them again per host name). */
+  readonly certificateRefs: readonly ObjectRef[];
   /** Accepted, not conflicted, and (Terminate) with at least one usable certificate: renders traffic. */
   programmed: boolean;
   accepted: Condition;
@@ -47,6 +55,9 @@ export interface ListenerContext {
   readonly grants: ReferenceGrants;
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
   readonly plainHttpPorts: readonly number[];
+  /** Where the http servers listen (`--http-port`, `--https-port`): HTTP and HTTPS listeners are served there only. */
+  readonly httpPort?: number;
+  readonly httpsPort?: number;
 }
 
 const noConflicts = condition('Conflicted', 'False', 'NoConflicts', 'No conflicts');
@@ -65,7 +76,7 @@ export function evaluateListeners(gateways: readonly Typed<GatewaySpec>[], ctx: 
     listener.programmed =
       listener.accepted.status === 'True' &&
       listener.conflicted.status === 'False' &&
-      (listener.mode === 'Passthrough' || listener.certificates.length > 0);
+      (listener.mode === 'Passthrough' || listener.protocol === 'HTTP' || listener.certificates.length > 0);
   }
   return byGateway;
 }
@@ -87,23 +98,23 @@ function evaluateListener(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index
     programmed: false,
   } as const;
 
-  if (spec.protocol.toUpperCase() !== 'TLS') {
-    const hint =
-      spec.protocol.toUpperCase() === 'HTTPS'
-        ? '; for TLS termination use protocol TLS with tls.mode Terminate and a TLSRoute'
-        : '';
-    const message = `protocol ${spec.protocol} is not supported: ingress2nginx serves TLSRoutes on listeners with protocol TLS only${hint}`;
-    reportReason(ctx.report, object, 'UnsupportedProtocol', `listener ${spec.name}: ${message}`, [...path, 'protocol']);
+  const protocol = spec.protocol.toUpperCase();
+  const unusable = protocolProblem(protocol, spec, ctx);
+  if (unusable) {
+    reportReason(ctx.report, object, unusable.reason, `listener ${spec.name}: ${unusable.message}`, [...path, unusable.field]);
     return {
       ...base,
+      protocol: 'TLS',
       usable: false,
       supportedKinds: [],
       admitsNamespace: () => false,
       certificates: [],
-      accepted: condition('Accepted', 'False', 'UnsupportedProtocol', message),
+      certificateRefs: [],
+      accepted: condition('Accepted', 'False', unusable.reason, unusable.message),
       resolvedRefs: condition('ResolvedRefs', 'True', 'ResolvedRefs', 'No references to resolve'),
     };
   }
+  const served = protocol as ListenerProtocol;
 
   let hostname: string | undefined;
   let accepted = condition('Accepted', 'True', 'Accepted', 'Listener is valid');
@@ -119,8 +130,9 @@ function evaluateListener(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index
   }
 
   const problems: { reason: string; message: string }[] = [];
-  const certificates = mode === 'Terminate' && accepted.status === 'True' ? listenerCertificates(gateway, spec, index, hostname, ctx, problems) : [];
-  const { supportedKinds } = routeKinds(gateway, spec, index, ctx, problems);
+  const terminates = served !== 'HTTP' && mode === 'Terminate' && accepted.status === 'True';
+  const { files: certificates, refs: certificateRefs } = terminates ? listenerCertificates(gateway, spec, index, hostname, ctx, problems) : { files: [], refs: [] };
+  const { supportedKinds } = routeKinds(gateway, spec, index, served, ctx, problems);
   const admitsNamespace = namespaceFilter(gateway, spec, index, ctx);
   const firstProblem = problems[0];
   const resolvedRefs = firstProblem
@@ -129,10 +141,12 @@ function evaluateListener(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index
   return {
     ...base,
     ...(hostname !== undefined && { hostname }),
+    protocol: served,
     usable: accepted.status === 'True',
     supportedKinds,
     admitsNamespace,
     certificates,
+    certificateRefs,
     accepted,
     resolvedRefs,
   };
@@ -150,7 +164,7 @@ function listenerCertificates(
   hostname: string | undefined,
   ctx: ListenerContext,
   problems: { reason: string; message: string }[],
-): TlsFiles[] {
+): { files: TlsFiles[]; refs: ObjectRef[] } {
   const object = gateway.object;
   const path: FieldPath = ['spec', 'listeners', index, 'tls'];
   const refs = spec.tls?.certificateRefs ?? [];
@@ -159,8 +173,8 @@ function listenerCertificates(
     reportReason(ctx.report, object, reason, `listener ${spec.name}: ${message}`, at);
   };
   if (refs.length === 0) {
-    problem('InvalidCertificateRef', 'tls.mode Terminate needs tls.certificateRefs naming a kubernetes.io/tls Secret', path);
-    return [];
+    problem('InvalidCertificateRef', `${spec.protocol.toUpperCase() === 'HTTPS' ? 'protocol HTTPS' : 'tls.mode Terminate'} needs tls.certificateRefs naming a kubernetes.io/tls Secret`, path);
+    return { files: [], refs: [] };
   }
   const chosen = new Map<string, { files: TlsFiles; ref: ObjectRef; standIn?: boolean }>();
   refs.forEach((certificateRef, refIndex) => {
@@ -235,7 +249,7 @@ function listenerCertificates(
       [...path, 'certificateRefs'],
     );
   }
-  return kept.map(({ files }) => files);
+  return { files: kept.map(({ files }) => files), refs: kept.map(({ ref }) => ref) };
 }
 
 /** Key algorithm of a certificate already checked by SecretFiles (`rsa`, `ec`, `ed25519`, …). */
@@ -248,24 +262,26 @@ function certificateKeyType(resources: Resources, ref: ObjectRef): string {
   }
 }
 
-/** `allowedRoutes.kinds`: empty means the protocol's kinds (TLSRoute); anything but TLSRoute is InvalidRouteKinds. */
+/** `allowedRoutes.kinds`: empty means the protocol's kind (TLSRoute, or HTTPRoute on HTTP/HTTPS); another kind is InvalidRouteKinds. */
 function routeKinds(
   gateway: Typed<GatewaySpec>,
   spec: ListenerSpec,
   index: number,
+  protocol: ListenerProtocol,
   ctx: ListenerContext,
   problems: { reason: string; message: string }[],
 ): { supportedKinds: { group: string; kind: string }[] } {
+  const own = protocol === 'TLS' ? tlsRouteKind : httpRouteKind;
   const kinds = spec.allowedRoutes?.kinds ?? [];
-  if (kinds.length === 0) return { supportedKinds: [tlsRouteKind] };
+  if (kinds.length === 0) return { supportedKinds: [own] };
   const supported: { group: string; kind: string }[] = [];
   kinds.forEach((entry, kindIndex) => {
     const group = entry.group ?? gatewayGroup;
-    if (group === gatewayGroup && entry.kind === 'TLSRoute') {
-      if (supported.length === 0) supported.push(tlsRouteKind);
+    if (group === own.group && entry.kind === own.kind) {
+      if (supported.length === 0) supported.push(own);
       return;
     }
-    const message = `route kind ${group === '' ? entry.kind : `${group}/${entry.kind}`} is not supported on a TLS listener; only ${gatewayGroup}/TLSRoute is`;
+    const message = `route kind ${group === '' ? entry.kind : `${group}/${entry.kind}`} is not supported on a${protocol === 'TLS' ? ' TLS' : 'n ' + protocol} listener; only ${own.group}/${own.kind} is`;
     problems.push({ reason: 'InvalidRouteKinds', message });
     reportReason(ctx.report, gateway.object, 'InvalidRouteKinds', `listener ${spec.name}: ${message}`, [
       'spec',
@@ -277,6 +293,45 @@ function routeKinds(
     ]);
   });
   return { supportedKinds: supported };
+}
+
+/**
+ * What keeps a listener's protocol from being served: TLS goes anywhere through the stream SNI front;
+ * HTTP and HTTPS are served by the http servers, which listen on `--http-port` and `--https-port` only
+ * (HTTPS there shares the port with TLS listeners through the same SNI front).
+ */
+function protocolProblem(
+  protocol: string,
+  spec: ListenerSpec,
+  ctx: ListenerContext,
+): { reason: string; message: string; field: 'protocol' | 'port' | 'tls' } | undefined {
+  switch (protocol) {
+    case 'TLS':
+      return undefined;
+    case 'HTTP':
+      if (spec.port === ctx.httpPort) return undefined;
+      return {
+        reason: 'PortUnavailable',
+        message: `protocol HTTP is served on the HTTP port (--http-port${ctx.httpPort === undefined ? '' : ` ${ctx.httpPort}`}) only, not on port ${spec.port}`,
+        field: 'port',
+      };
+    case 'HTTPS':
+      if (spec.tls?.mode === 'Passthrough') {
+        return { reason: 'UnsupportedValue', message: 'protocol HTTPS terminates TLS; for tls.mode Passthrough use protocol TLS and a TLSRoute', field: 'tls' };
+      }
+      if (spec.port === ctx.httpsPort) return undefined;
+      return {
+        reason: 'PortUnavailable',
+        message: `protocol HTTPS is served on the HTTPS port (--https-port${ctx.httpsPort === undefined ? '' : ` ${ctx.httpsPort}`}) only, not on port ${spec.port}; protocol TLS with tls.mode Terminate and a TLSRoute works on any port`,
+        field: 'port',
+      };
+    default:
+      return {
+        reason: 'UnsupportedProtocol',
+        message: `protocol ${spec.protocol} is not supported: ingress2nginx serves listeners with protocol TLS, HTTP and HTTPS`,
+        field: 'protocol',
+      };
+  }
 }
 
 /** `allowedRoutes.namespaces`: Same (default), All, or Selector over the labels of Namespaces in the input. */
@@ -317,7 +372,7 @@ function settleConflicts(listeners: readonly Listener[], ctx: ListenerContext): 
     if (!listener.usable) continue;
     const object = listener.gateway.object;
     const path: FieldPath = ['spec', 'listeners', listener.index];
-    if (ctx.plainHttpPorts.includes(listener.port)) {
+    if (listener.protocol !== 'HTTP' && ctx.plainHttpPorts.includes(listener.port)) {
       const message = `port ${listener.port} serves plain HTTP for Ingresses, so it cannot take TLS; move the listener to another port`;
       listener.conflicted = condition('Conflicted', 'True', 'ProtocolConflict', message);
       reportReason(ctx.report, object, 'ProtocolConflict', `listener ${listener.spec.name}: ${message}`, [...path, 'port']);

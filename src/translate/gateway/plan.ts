@@ -2,6 +2,8 @@ import type { UpstreamServer } from '../../model/nginx.js';
 import type { TlsFiles } from '../../model/files.js';
 import type { ServicePortRef } from '../../model/provenance.js';
 import type { ResourceStatus } from '../../model/status.js';
+import type { ResolvedBackend } from '../backends.js';
+import type { IngressContribution } from '../ingress/claims.js';
 
 /**
  * What the Gateway API resources ask of the data plane, decided and validated, before it is merged
@@ -10,8 +12,13 @@ import type { ResourceStatus } from '../../model/status.js';
 export interface GatewayPlan {
   /** One entry per listening port that has at least one programmed TLS listener (even without routes); sorted by port. */
   readonly ports: readonly PortPlan[];
-  /** Conditions for every Gateway, TLSRoute and BackendTLSPolicy in the input that is ours. */
+  /** Conditions for every Gateway, TLSRoute, HTTPRoute and BackendTLSPolicy in the input that is ours. */
   readonly statuses: readonly ResourceStatus[];
+  /**
+   * HTTPRoutes on HTTP and HTTPS listeners, as claims of the same kind as an Ingress's (settled with them
+   * in ingress/hosts.ts), and the upstream blocks they may use.
+   */
+  readonly http: { readonly contribution: IngressContribution; readonly backends: readonly ResolvedBackend[] };
 }
 
 export interface PortPlan {

@@ -5,11 +5,12 @@ import type { Reporter } from '../report.js';
 import { key, type Resources } from '../resources.js';
 import { condition, reportReason } from './conditions.js';
 import { anyHostname, checkHostname, intersectHostnames } from './hostnames.js';
+import type { SourceObject } from '../../sources/snapshot.js';
 import type { KnownGateway, TlsRouteInput } from './inputs.js';
 import type { Listener } from './listeners.js';
 import type { Condition, ParentStatus } from '../../model/status.js';
 import type { ReferenceGrants } from './reference-grants.js';
-import { gatewayGroup } from './schemas.js';
+import { gatewayGroup, type BackendRef, type ParentReferenceSpec } from './schemas.js';
 
 /** A backendRef that resolved to a Service port. */
 export interface RouteBackend {
@@ -53,17 +54,28 @@ export function resolveRouteBackends(route: TlsRouteInput, ctx: RouteContext): R
       ['spec', 'rules'],
     );
   }
-  const rule = rules[0];
+  return resolveBackendRefs(object, rules[0]?.backendRefs ?? [], ['spec', 'rules', 0], ctx);
+}
+
+/**
+ * Resolves one rule's backendRefs (TLSRoute or HTTPRoute): each must be a core Service in the route's
+ * namespace or one a ReferenceGrant opens to the route's kind. What does not resolve keeps its weight as
+ * `rejectedWeight`: that share of connections is closed (TLSRoute) or answered 500 (HTTPRoute).
+ */
+export function resolveBackendRefs(object: SourceObject, refs: readonly BackendRef[], rulePath: FieldPath, ctx: RouteContext): RouteBackends {
+  const routeKind = object.kind;
+  const unit = routeKind === 'HTTPRoute' ? 'requests' : 'connections';
+  const outcome = routeKind === 'HTTPRoute' ? 'answered 500' : 'closed';
   const resolved: RouteBackend[] = [];
   const failures: { reason: string; message: string }[] = [];
   let rejectedWeight = 0;
-  (rule?.backendRefs ?? []).forEach((ref, index) => {
-    const field: FieldPath = ['spec', 'rules', 0, 'backendRefs', index];
+  refs.forEach((ref, index) => {
+    const field: FieldPath = [...rulePath, 'backendRefs', index];
     const weight = ref.weight ?? 1;
     const fail = (reason: string, message: string, at: FieldPath = field) => {
       failures.push({ reason, message });
       rejectedWeight += weight;
-      const share = weight > 0 ? `; its share of connections (weight ${weight}) is closed` : '';
+      const share = weight > 0 ? `; its share of ${unit} (weight ${weight}) is ${outcome}` : '';
       reportReason(ctx.report, object, reason, `${message}${share}`, at);
     };
     const group = ref.group ?? '';
@@ -79,13 +91,13 @@ export function resolveRouteBackends(route: TlsRouteInput, ctx: RouteContext): R
     }
     const id = key(namespace, ref.name);
     const permitted = ctx.grants.permits({
-      from: { group: gatewayGroup, kind: 'TLSRoute', namespace: object.metadata.namespace },
+      from: { group: gatewayGroup, kind: routeKind, namespace: object.metadata.namespace },
       to: { group: '', kind: 'Service', namespace, name: ref.name },
     });
     if (!permitted) {
       fail(
         'RefNotPermitted',
-        `Service ${id} is in another namespace and no ReferenceGrant in ${namespace} allows TLSRoutes from ${object.metadata.namespace} to use it; add one (from: TLSRoute in ${object.metadata.namespace}, to: Service)`,
+        `Service ${id} is in another namespace and no ReferenceGrant in ${namespace} allows ${routeKind}s from ${object.metadata.namespace} to use it; add one (from: ${routeKind} in ${object.metadata.namespace}, to: Service)`,
       );
       return;
     }
@@ -124,7 +136,7 @@ export interface RouteHostname {
   readonly index?: number;
 }
 
-export function routeHostnames(route: TlsRouteInput, report: Reporter): RouteHostname[] {
+export function routeHostnames(route: { readonly object: SourceObject; readonly spec: { readonly hostnames?: readonly string[] | undefined } }, report: Reporter): RouteHostname[] {
   const hostnames = route.spec.hostnames;
   if (hostnames === undefined || hostnames.length === 0) return [{ hostname: anyHostname }];
   const valid: RouteHostname[] = [];
@@ -160,13 +172,19 @@ export interface AttachContext {
   readonly listeners: ReadonlyMap<string, readonly Listener[]>;
 }
 
+/** What attaching needs of a route of either kind. */
+export interface AttachingRoute {
+  readonly object: SourceObject;
+  readonly spec: { readonly parentRefs?: readonly ParentReferenceSpec[] | undefined };
+}
+
 /**
  * Evaluates each parentRef that names one of our Gateways (or a Gateway missing from the input):
  * the listeners it selects (sectionName, port), which of those admit the route (protocol TLS, kind,
  * namespace), and which of those share a host name with it.
  */
 export function attachRoute(
-  route: TlsRouteInput,
+  route: AttachingRoute,
   hostnames: readonly RouteHostname[],
   resolvedRefs: Condition,
   ctx: AttachContext,
@@ -216,12 +234,13 @@ export function attachRoute(
       ].join(' and ');
       return reject('NoMatchingParent', `Gateway ${gatewayId} has no listener ${wanted}`);
     }
+    const routeKind = object.kind;
     const admitting = selected.filter(
-      (l) => l.usable && l.supportedKinds.some((k) => k.group === gatewayGroup && k.kind === 'TLSRoute') && l.admitsNamespace(routeNamespace),
+      (l) => l.usable && l.supportedKinds.some((k) => k.group === gatewayGroup && k.kind === routeKind) && l.admitsNamespace(routeNamespace),
     );
     if (admitting.length === 0) {
-      const why = selected.map((l) => `${l.spec.name} (${refusal(l, routeNamespace)})`).join(', ');
-      return reject('NotAllowedByListeners', `no listener of Gateway ${gatewayId} admits this TLSRoute: ${why}`);
+      const why = selected.map((l) => `${l.spec.name} (${refusal(l, routeKind, routeNamespace)})`).join(', ');
+      return reject('NotAllowedByListeners', `no listener of Gateway ${gatewayId} admits this ${routeKind}: ${why}`);
     }
     const attachments: Attachment[] = [];
     for (const listener of admitting) {
@@ -255,9 +274,11 @@ export function attachRoute(
   return outcomes;
 }
 
-function refusal(listener: Listener, namespace: string): string {
-  if (listener.spec.protocol.toUpperCase() !== 'TLS') return `protocol ${listener.spec.protocol}; TLSRoutes attach to protocol TLS only`;
+function refusal(listener: Listener, kind: string, namespace: string): string {
   if (!listener.usable) return 'the listener is not accepted';
-  if (!listener.supportedKinds.some((k) => k.kind === 'TLSRoute')) return 'allowedRoutes.kinds does not include TLSRoute';
+  const protocol = listener.spec.protocol.toUpperCase();
+  if (kind === 'TLSRoute' && protocol !== 'TLS') return `protocol ${listener.spec.protocol}; TLSRoutes attach to protocol TLS only`;
+  if (kind === 'HTTPRoute' && protocol === 'TLS') return `protocol ${listener.spec.protocol}; HTTPRoutes attach to protocol HTTP and HTTPS only`;
+  if (!listener.supportedKinds.some((k) => k.kind === kind)) return `allowedRoutes.kinds does not include ${kind}`;
   return `allowedRoutes.namespaces does not admit namespace ${namespace}`;
 }

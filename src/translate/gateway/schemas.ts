@@ -14,6 +14,7 @@ export const gatewayKinds: Readonly<Record<string, readonly string[]>> = {
   GatewayClass: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
   Gateway: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
   TLSRoute: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1alpha3`, `${gatewayGroup}/v1alpha2`],
+  HTTPRoute: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
   BackendTLSPolicy: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1alpha3`],
   ReferenceGrant: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
   Namespace: ['v1'],
@@ -120,6 +121,7 @@ const parentReference = z.object({
   port: portNumber.optional(),
 });
 
+export type ParentReferenceSpec = z.infer<typeof parentReference>;
 
 /** Just the parentRefs, to tell whether a TLSRoute concerns our Gateways before validating the rest. */
 export const routeParentsSchema = z.object({
@@ -166,6 +168,47 @@ export const tlsRouteSchemas: Readonly<Record<string, ReturnType<typeof tlsRoute
 };
 
 export type TlsRouteSpec = z.infer<ReturnType<typeof tlsRouteSchemaFor>>['spec'];
+
+/** HTTPRoute v1, as the CRD validates it; filters and matches beyond the path are read loosely and judged where used. */
+const httpPathMatch = z.object({
+  type: z.enum(['Exact', 'PathPrefix', 'RegularExpression']).optional(),
+  value: z.string().max(1024).optional(),
+});
+
+const httpRouteMatch = z.object({
+  path: httpPathMatch.optional(),
+  headers: z.array(z.object({ type: z.string().optional(), name: z.string().min(1).max(256), value: z.string().max(4096) })).max(16).optional(),
+  queryParams: z.array(z.object({ type: z.string().optional(), name: z.string().min(1).max(256), value: z.string().max(1024) })).max(16).optional(),
+  method: z.string().optional(),
+});
+
+export type HttpRouteMatch = z.infer<typeof httpRouteMatch>;
+
+const httpRouteFilter = z.object({ type: z.string().min(1) }).loose();
+
+export type HttpRouteFilter = z.infer<typeof httpRouteFilter>;
+
+const httpBackendRef = backendRef.and(z.object({ filters: z.array(httpRouteFilter).max(16).optional() }));
+
+const httpRouteRule = z.object({
+  name: sectionName.optional(),
+  matches: z.array(httpRouteMatch).max(64).optional(),
+  filters: z.array(httpRouteFilter).max(16).optional(),
+  backendRefs: z.array(httpBackendRef).max(16).optional(),
+  timeouts: z.object({ request: z.string().optional(), backendRequest: z.string().optional() }).optional(),
+});
+
+export type HttpRouteRule = z.infer<typeof httpRouteRule>;
+
+export const httpRouteSchema = z.object({
+  spec: z.object({
+    parentRefs: z.array(parentReference).max(32).optional(),
+    hostnames: z.array(z.string()).max(16).optional(),
+    rules: z.array(httpRouteRule).max(16).optional(),
+  }),
+});
+
+export type HttpRouteSpec = z.infer<typeof httpRouteSchema>['spec'];
 
 const policyTargetRef = z.object({
   group: z.string(),

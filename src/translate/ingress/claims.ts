@@ -82,6 +82,8 @@ export interface RouteClaim extends Claim {
   readonly pathType: PathType | 'defaultBackend';
   readonly comment: string;
   readonly proxy?: Proxy;
+  /** Without `proxy`: the status the location answers; 503 unless said (an HTTPRoute's unusable backends: 500). */
+  readonly unavailableStatus?: 500;
   /** The resolved backend of `proxy`, which a canary splits against. */
   readonly backend?: ResolvedBackend;
   /** The backend's TLS name was chosen for it (verify on, no `proxy-ssl-name`): a canary gets its own. */

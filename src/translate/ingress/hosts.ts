@@ -182,7 +182,7 @@ function attachCanaries(
   const used = new Map<string, CanaryClaim>();
   for (const canary of [...canaries].sort((a, b) => compareAge(a.ingress, b.ingress))) {
     const winners = routes.get(canary.host) ?? [];
-    const mains = winners.filter((w) => !w.fallback && !w.weak && w.ingressPath === canary.ingressPath && w.pathType === canary.pathType);
+    const mains = winners.filter((w) => w.ingress.kind === 'Ingress' && !w.fallback && !w.weak && w.ingressPath === canary.ingressPath && w.pathType === canary.pathType);
     const where = `${canary.host === '' ? 'rules without host' : `host ${canary.host}`} path ${canary.ingressPath} (${canary.pathType})`;
     if (mains.length === 0) {
       report.warning('canary-without-main', canary.ingress, `no Ingress routes ${where}, so this canary serves nothing there; a canary never claims a path by itself`, canary.field);
@@ -515,12 +515,17 @@ function sameSecret(a: TlsClaim, b: TlsClaim): boolean {
   return a.secret?.namespace === b.secret?.namespace && a.secret?.name === b.secret?.name;
 }
 
-/** Order of claims on one location: explicit paths before defaultBackend, Exact before Prefix, then age. */
+/**
+ * Order of claims on one location: explicit paths before defaultBackend, Exact before Prefix, then age
+ * (an Ingress and an HTTPRoute alike), then, between an Ingress and an HTTPRoute of the same age and
+ * name (manifests without timestamps), the Ingress.
+ */
 function compareRouteClaims(a: RouteClaim, b: RouteClaim): number {
   return (
     Number(a.fallback) - Number(b.fallback) ||
     Number(b.exact) - Number(a.exact) ||
     compareAge(a.ingress, b.ingress) ||
+    Number(a.ingress.kind !== 'Ingress') - Number(b.ingress.kind !== 'Ingress') ||
     a.ordinal - b.ordinal
   );
 }
@@ -556,8 +561,8 @@ function settleRoutes(
           'path-conflict',
           loser.ingress,
           sameIngress
-            ? `this path repeats an earlier path of the same Ingress on ${where}; the first one is used`
-            : `${where} path ${winner.path} is already routed by Ingress ${resourceName(winner.ingress)} (older, or first by namespace/name); this path is ignored there`,
+            ? `this path repeats an earlier path of the same ${loser.ingress.kind} on ${where}; the first one is used`
+            : `${where} path ${winner.path} is already routed by ${winner.ingress.kind} ${resourceName(winner.ingress)} (older, or first by namespace/name); this path is ignored there`,
           loser.field,
         );
       }
@@ -606,7 +611,7 @@ function toLocations(
           (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? settings.sslRedirect))),
       ),
       // A redirect answers every request, so the location needs no backend.
-      ...(behaviour?.redirect ? {} : claim.proxy ? { proxy: claim.proxy } : { returnStatus: 503 as const }),
+      ...(behaviour?.redirect ? {} : claim.proxy ? { proxy: claim.proxy } : { returnStatus: claim.unavailableStatus ?? (503 as const) }),
       ...(behaviour && { behaviour }),
       origin: {
         claim: {

@@ -1,0 +1,341 @@
+import type { FieldPath } from '../../model/diagnostics.js';
+import type { Location, Proxy } from '../../model/nginx.js';
+import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
+import type { SourceObject } from '../../sources/snapshot.js';
+import { isDnsHostname, isSafePath } from '../allowlist.js';
+import { internalErrorServer, type ResolvedBackend } from '../backends.js';
+import type { IngressContribution, RouteClaim, TlsClaim } from '../ingress/claims.js';
+import { locationsFor } from '../ingress/ingress.js';
+import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
+import type { Reporter } from '../report.js';
+import { resourceName } from '../report.js';
+import type { Typed } from '../resources.js';
+import type { ObjectRef } from '../secrets.js';
+import { upstreamName } from '../upstream-names.js';
+import { condition } from './conditions.js';
+import { anyHostname } from './hostnames.js';
+import type { Listener } from './listeners.js';
+import { attachRoute, resolveBackendRefs, routeHostnames, type AttachContext, type RouteBackends, type RouteContext } from './routes.js';
+import type { HttpRouteRule, HttpRouteSpec } from './schemas.js';
+
+/**
+ * The HTTPRoute front end: each rule's path matches become the same claims as an Ingress's paths (host,
+ * path, precedence, backend), so that Ingresses and HTTPRoutes on one host are settled by one routine in
+ * ingress/hosts.ts; an HTTPS listener adds a TLS claim for each host name with its certificate.
+ */
+export interface HttpRouteClaims {
+  readonly contribution: IngressContribution;
+  /** Upstream blocks the claims may use (single Services and weighted sets); the data plane keeps the used ones. */
+  readonly backends: readonly ResolvedBackend[];
+  readonly statuses: readonly RouteStatus[];
+}
+
+export interface HttpRouteContext extends RouteContext, AttachContext {
+  /** nginx's run directory: the server that answers the share of unresolved backends with 500 listens there. */
+  readonly runDir: string;
+}
+
+/** What a rule's requests go to: a proxy, or a status when nothing can serve them. */
+type RuleTarget =
+  | { readonly proxy: Proxy; readonly backend: ResolvedBackend }
+  | { readonly status: 500 }
+  | { readonly redirect: { readonly code: number; readonly url: string } };
+
+/** A host of a route through its listeners: which protocols carry it, and the HTTPS certificate. */
+interface HostAttachment {
+  http: boolean;
+  https: boolean;
+  certificate?: ObjectRef;
+  readonly field: FieldPath;
+}
+
+export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: HttpRouteContext): HttpRouteClaims {
+  const tls: TlsClaim[] = [];
+  const claims: RouteClaim[] = [];
+  const backends = new Map<string, ResolvedBackend>();
+  const statuses: RouteStatus[] = [];
+  for (const route of routes) {
+    const object = route.object;
+    const rules = route.spec.rules?.length ? route.spec.rules : [{}];
+    const resolved = rules.map((rule, index) => resolveBackendRefs(object, rule.backendRefs ?? [], ['spec', 'rules', index], ctx));
+    const unsupported: string[] = [];
+    const targets = rules.map((rule, index) => ruleTarget(object, rule, index, resolved[index] as RouteBackends, ctx, unsupported));
+    const paths = rules.map((rule, index) => rulePaths(object, rule, index, ctx.report, unsupported));
+    const outcomes = attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx);
+    if (outcomes.length === 0) continue;
+    const partial = unsupported.length > 0 ? [condition('PartiallyInvalid', 'True', 'UnsupportedValue', unsupported.join('; '))] : [];
+    statuses.push({
+      kind: 'HTTPRoute',
+      namespace: object.metadata.namespace,
+      name: object.metadata.name,
+      parents: outcomes.map((o): ParentStatus => ({ ...o.status, conditions: [...o.status.conditions, ...partial] })),
+    });
+    const hosts = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
+    for (const target of targets) if ('backend' in target) backends.set(target.backend.upstream, target.backend);
+    for (const [host, attachment] of hosts) {
+      if (attachment.https && attachment.certificate && host !== '') {
+        tls.push({ ingress: object, field: attachment.field, host, secret: attachment.certificate });
+      }
+      claims.push(...ruleClaims(object, paths, targets, host, attachment));
+    }
+  }
+  return {
+    contribution: { passthrough: [], tls, routes: claims, canaries: [] },
+    backends: [...backends.values()],
+    statuses,
+  };
+}
+
+function resolvedRefsOf(resolved: readonly RouteBackends[]): Condition {
+  const failed = resolved.filter((r) => r.condition.status !== 'True');
+  const first = failed[0];
+  if (!first) return condition('ResolvedRefs', 'True', 'ResolvedRefs', 'All references resolved');
+  return condition('ResolvedRefs', 'False', first.condition.reason, failed.map((r) => r.condition.message).join('; '));
+}
+
+/** Host names the route serves through programmed listeners; `*` (no host name on either side) is the default server. */
+function hostAttachments(attachments: readonly { listener: Listener; hostnames: readonly { hostname: string }[]; index: number }[]): Map<string, HostAttachment> {
+  const hosts = new Map<string, HostAttachment>();
+  for (const { listener, hostnames, index } of attachments) {
+    if (!listener.programmed) continue;
+    for (const { hostname } of hostnames) {
+      const host = hostname === anyHostname ? '' : hostname;
+      const entry = hosts.get(host) ?? { http: false, https: false, field: ['spec', 'parentRefs', index] };
+      if (listener.protocol === 'HTTP') entry.http = true;
+      if (listener.protocol === 'HTTPS') {
+        entry.https = true;
+        entry.certificate ??= listener.certificateRefs[0];
+      }
+      hosts.set(host, entry);
+    }
+  }
+  return new Map([...hosts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * Where a rule sends its requests. The Gateway API says requests for backends that cannot be used get a
+ * 500, by share: one usable Service is proxied to directly; several, or one with unusable ones beside it,
+ * become one upstream block weighted by `weight`, where the unusable share is a server that answers 500.
+ * A filter we do not implement answers 500 too: serving the rule without it could skip what it guards.
+ */
+function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, backends: RouteBackends, ctx: HttpRouteContext, unsupported: string[]): RuleTarget {
+  const redirect = requestRedirect(object, rule, index, ctx.report, unsupported);
+  if (redirect) return redirect;
+  const filters = [...(rule.filters ?? []), ...(rule.backendRefs ?? []).flatMap((ref) => ref.filters ?? [])];
+  if (filters.length > 0) {
+    const kinds = [...new Set(filters.map((f) => f.type))].join(', ');
+    const message = `rule ${index}: filter ${kinds} is not supported yet; the rule's requests are answered 500`;
+    unsupported.push(message);
+    ctx.report.error('httproute-filter-unsupported', object, message, ['spec', 'rules', index, 'filters']);
+    return { status: 500 };
+  }
+  const usable = backends.resolved.filter((b) => b.weight > 0);
+  const only = usable[0];
+  if (!only) return { status: 500 };
+  if (usable.length === 1 && backends.rejectedWeight === 0) return { proxy: proxyTo(only.backend), backend: only.backend };
+  const byName = usable.filter((b) => b.backend.runtimeName !== undefined);
+  for (const b of byName) {
+    ctx.report.error(
+      'backend-weighted-by-name',
+      object,
+      `${b.backend.description} is reached by DNS name (${b.backend.runtimeName}), which nginx resolves per request and cannot weigh against other backends; its share of requests (weight ${b.weight}) is answered 500. Make it the rule's only backend`,
+      b.field,
+    );
+  }
+  const members = usable.filter((b) => b.backend.runtimeName === undefined);
+  const rejected = backends.rejectedWeight + byName.reduce((sum, b) => sum + b.weight, 0);
+  const divisor = [...members.map((m) => m.weight), ...(rejected > 0 ? [rejected] : [])].reduce(gcd);
+  const weighted: ResolvedBackend = {
+    upstream: upstreamName(`${object.metadata.namespace}_${object.metadata.name}_rule${index}_weighted`),
+    servers: [
+      ...members.flatMap((m) => m.backend.servers.map((server) => ({ address: server.address, weight: m.weight / divisor }))),
+      ...(rejected > 0 ? [{ address: internalErrorServer(ctx.runDir), weight: rejected / divisor }] : []),
+    ],
+    serviceDnsName: only.backend.serviceDnsName,
+    description: `HTTPRoute ${resourceName(object)} rule ${index}: ${[
+      ...members.map((m) => `${m.backend.description} (weight ${m.weight})`),
+      ...(rejected > 0 ? [`unresolved weight ${rejected} (500)`] : []),
+    ].join(', ')}`,
+    service: only.backend.service,
+  };
+  if (members.length === 0) return { status: 500 };
+  return { proxy: proxyTo(weighted), backend: weighted };
+}
+
+/** The claim's fields for a target: a proxy, a status to answer, or a redirect (a behaviour of its own). */
+function targetFields(target: RuleTarget): Pick<RouteClaim, 'proxy' | 'backend' | 'unavailableStatus' | 'behaviour'> {
+  if ('proxy' in target) return { proxy: target.proxy, backend: target.backend };
+  if ('status' in target) return { unavailableStatus: target.status };
+  return { behaviour: { variables: [], refusedWhen: [], rateLimits: [], errorPages: [], repeatHsts: false, redirect: target.redirect } };
+}
+
+const redirectCodes: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * A rule whose one filter is `RequestRedirect` answers with the redirect: scheme, hostname, port and
+ * status code (default 302); the path is kept. Without a port, the port is the scheme's well-known one
+ * when a scheme is given, else the listener's (`$i2n_listener_port`, empty for 80 and 443). What it
+ * cannot express yet (a path modifier, another filter beside it) answers 500, said in status.
+ */
+function requestRedirect(object: SourceObject, rule: HttpRouteRule, index: number, report: Reporter, unsupported: string[]): RuleTarget | undefined {
+  const filters = rule.filters ?? [];
+  const found = filters.findIndex((f) => f.type === 'RequestRedirect');
+  if (found < 0) return undefined;
+  const at: FieldPath = ['spec', 'rules', index, 'filters', found, 'requestRedirect'];
+  const fail = (message: string, field: FieldPath = at): RuleTarget => {
+    const text = `rule ${index}: ${message}; the rule's requests are answered 500`;
+    unsupported.push(text);
+    report.error('httproute-filter-unsupported', object, text, field);
+    return { status: 500 };
+  };
+  if (filters.length > 1) return fail(`RequestRedirect beside filter ${filters.filter((f) => f.type !== 'RequestRedirect').map((f) => f.type).join(', ')} is not supported yet`);
+  const spec = (filters[found] as { requestRedirect?: Record<string, unknown> }).requestRedirect ?? {};
+  const { scheme, hostname, port, statusCode, path } = spec;
+  if (path !== undefined) return fail('RequestRedirect with path is not supported yet', [...at, 'path']);
+  if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') return fail(`RequestRedirect scheme ${JSON.stringify(scheme)} is not http or https`, [...at, 'scheme']);
+  if (hostname !== undefined && (typeof hostname !== 'string' || !isDnsHostname(hostname))) return fail('RequestRedirect hostname is not a host name', [...at, 'hostname']);
+  if (port !== undefined && (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)) return fail('RequestRedirect port is not a port number', [...at, 'port']);
+  const code = statusCode ?? 302;
+  if (typeof code !== 'number' || !redirectCodes.has(code)) return fail(`RequestRedirect statusCode ${JSON.stringify(code)} is not one of 301, 302, 303, 307, 308`, [...at, 'statusCode']);
+  const wellKnown = (p: number) => (scheme === 'http' && p === 80) || (scheme === 'https' && p === 443);
+  const portPart = port !== undefined ? (wellKnown(port) ? '' : `:${port}`) : scheme !== undefined ? '' : `$${listenerPortVariable}`;
+  return { redirect: { code, url: `${scheme ?? '$scheme'}://${hostname ?? '$host'}${portPart}$request_uri` } };
+}
+
+/** `:<port>` of the listener a request came in on, empty for 80 and 443: set by the data plane when a redirect uses it. */
+export const listenerPortVariable = 'i2n_listener_port';
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+function proxyTo(backend: ResolvedBackend): Proxy {
+  const resolve = backend.runtimeName;
+  return {
+    upstream: backend.upstream,
+    grpc: false,
+    module: 'proxy',
+    scheme: 'http',
+    pass: resolve !== undefined ? 'http://$i2n_backend' : `http://${backend.upstream}`,
+    ...(resolve !== undefined && { resolve }),
+    service: backend.service,
+    host: '$i2n_best_host',
+    httpVersion: '1.1',
+    headers: [],
+    inheritsRequestHeaders: true,
+    interceptErrors: false,
+  };
+}
+
+/** A path match this front end serves, with where it is written. */
+interface RulePath {
+  readonly type: 'Exact' | 'PathPrefix';
+  readonly value: string;
+  readonly field: FieldPath;
+}
+
+/** The claims of every rule's path matches on one host, in rule and match order. */
+function ruleClaims(
+  object: SourceObject,
+  paths: readonly (readonly RulePath[])[],
+  targets: readonly RuleTarget[],
+  host: string,
+  attachment: HostAttachment,
+): RouteClaim[] {
+  const claims: RouteClaim[] = [];
+  let ordinal = 0;
+  paths.forEach((rulePaths, ruleIndex) => {
+    const target = targets[ruleIndex] as RuleTarget;
+    for (const path of rulePaths) {
+      const comment = `HTTPRoute ${resourceName(object)} rule ${ruleIndex} ${path.type} ${path.value}`;
+      const pathType = path.type === 'Exact' ? 'Exact' : 'Prefix';
+      for (const location of locationsFor(pathType, path.value)) {
+        claims.push({
+          ingress: object,
+          field: path.field,
+          host,
+          ...location,
+          fallback: false,
+          ordinal: ordinal++,
+          ingressPath: path.value,
+          pathType,
+          comment,
+          ...targetFields(target),
+          implicitSslName: false,
+          // Through an HTTPS listener only: plain HTTP is sent there, not served.
+          forceSslRedirect: attachment.https && !attachment.http,
+          sslRedirect: false,
+          companions: [],
+          references: [],
+        });
+      }
+    }
+  });
+  return claims;
+}
+
+/** The rule's path matches this front end can serve (no matches: `PathPrefix /`); the others are reported once. */
+function rulePaths(object: SourceObject, rule: HttpRouteRule, ruleIndex: number, report: Reporter, unsupported: string[]): RulePath[] {
+  if (!rule.matches?.length) return [{ type: 'PathPrefix', value: '/', field: ['spec', 'rules', ruleIndex] }];
+  const paths: RulePath[] = [];
+  rule.matches.forEach((match, matchIndex) => {
+    const field: FieldPath = ['spec', 'rules', ruleIndex, 'matches', matchIndex];
+    const problem = (code: string, message: string, at: FieldPath) => {
+      const text = `rule ${ruleIndex} match ${matchIndex}: ${message}; this match is not served`;
+      unsupported.push(text);
+      report.error(code, object, text, at);
+    };
+    const extra = [
+      ...((match.headers?.length ?? 0) > 0 ? ['headers'] : []),
+      ...((match.queryParams?.length ?? 0) > 0 ? ['queryParams'] : []),
+      ...(match.method !== undefined ? ['method'] : []),
+    ];
+    const type = match.path?.type ?? 'PathPrefix';
+    const value = match.path?.value ?? '/';
+    if (extra.length > 0) return problem('httproute-match-unsupported', `matching on ${extra.join(', ')} is not supported yet`, field);
+    if (type === 'RegularExpression') return problem('httproute-match-unsupported', 'path type RegularExpression is not supported yet', [...field, 'path', 'type']);
+    if (!isSafePath(value)) {
+      return problem('path-invalid', 'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /', [...field, 'path', 'value']);
+    }
+    if (isInternalPath(value)) {
+      return problem('path-invalid', `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own`, [...field, 'path', 'value']);
+    }
+    paths.push({ type, value, field: [...field, 'path'] });
+  });
+  return paths;
+}
+
+/** Condition type for an HTTPRoute path that another resource serves; the Gateway API defines none for it. */
+export const pathConflictCondition = 'ingress2nginx.dev/PathConflict';
+
+/**
+ * Route statuses with a condition on every accepted parent of an HTTPRoute that lost a host and path to
+ * another resource (an Ingress or an older HTTPRoute), read from the served locations' provenance: the
+ * Gateway API keeps such a route Accepted, so the status says where its path went.
+ */
+export function withPathConflicts(statuses: readonly ResourceStatus[], locations: readonly { readonly serverName: string; readonly location: Location }[]): ResourceStatus[] {
+  const lost = new Map<string, string[]>();
+  for (const { serverName, location } of locations) {
+    const claim = location.origin?.claim;
+    if (!claim || !location.origin) continue;
+    for (const loser of claim.losers) {
+      if (loser.resource.kind !== 'HTTPRoute') continue;
+      const id = `${loser.resource.namespace ?? ''}/${loser.resource.name}`;
+      const winner = `${claim.claimant.resource.kind} ${claim.claimant.resource.namespace ?? ''}/${claim.claimant.resource.name}`;
+      const where = `${serverName === '' ? 'requests without a known host' : `host ${serverName}`} path ${location.origin.path}`;
+      lost.set(id, [...new Set([...(lost.get(id) ?? []), `${where} is served by ${winner}`])]);
+    }
+  }
+  if (lost.size === 0) return [...statuses];
+  return statuses.map((status) => {
+    const conflicts = status.kind === 'HTTPRoute' ? lost.get(`${status.namespace}/${status.name}`) : undefined;
+    if (status.kind !== 'HTTPRoute' || !conflicts) return status;
+    const conflicted = condition(pathConflictCondition, 'True', 'PathConflict', `${conflicts.sort().join('; ')} (older, or first by namespace/name)`);
+    return {
+      ...status,
+      parents: status.parents.map((parent) =>
+        parent.conditions.some((c) => c.type === 'Accepted' && c.status === 'True') ? { ...parent, conditions: [...parent.conditions, conflicted] } : parent,
+      ),
+    };
+  });
+}
