@@ -140,9 +140,11 @@ describe('cookie affinity', () => {
     }
   });
 
-  it('over HTTPS the cookie is Secure, as ingress-nginx sets it', async () => {
-    const [header] = setCookieOf(await getTls('/sticky/'));
+  it('over HTTPS the cookie is Secure, as ingress-nginx sets it, and HSTS is still sent beside it', async () => {
+    const response = await getTls('/sticky/');
+    const [header] = setCookieOf(response);
     expect(header).toMatch(/^INGRESSCOOKIE=[0-9a-f]{32}; Path=\/sticky; Secure; HttpOnly$/);
+    expect(response.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
   });
 
   it('session-cookie-* set every attribute; SameSite=None is left out for browsers that reject it', async () => {
