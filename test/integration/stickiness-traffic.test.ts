@@ -20,6 +20,7 @@ const host = 'shop.example.test';
 let target: Target;
 let nginx: RunningNginx;
 let backends: CountingPeer[];
+let canaryBackends: CountingPeer[];
 let address: string;
 let certificate: Awaited<ReturnType<typeof issueCertificate>>;
 
@@ -33,32 +34,37 @@ function ownAddress(): string {
   return found;
 }
 
-function endpointSlice(index: number, backend: CountingPeer): string {
+function endpointSlice(index: number, backend: CountingPeer, service = 'web'): string {
   return stringify({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
-    metadata: { name: `web-${index}`, namespace: 'shop', labels: { 'kubernetes.io/service-name': 'web' } },
+    metadata: { name: `${service}-${index}`, namespace: 'shop', labels: { 'kubernetes.io/service-name': service } },
     addressType: 'IPv4',
     ports: [{ name: 'http', port: backend.port }],
     endpoints: [{ addresses: [address], conditions: { ready: true } }],
   });
 }
 
-function site(name: string, path: string, annotations: Record<string, string>): string {
+function site(name: string, path: string, annotations: Record<string, string>, service = 'web'): string {
   return ingressManifest({
     namespace: 'shop',
     name,
     annotations,
     tls: [{ hosts: [host], secretName: 'shop-tls' }],
-    rules: [{ host, paths: [{ path, pathType: 'Prefix', backend: { service: 'web', port: 80 } }] }],
+    rules: [{ host, paths: [{ path, pathType: 'Prefix', backend: { service, port: 80 } }] }],
   });
 }
+
+const service = (name: string, clusterIP: string) =>
+  stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'shop' }, spec: { clusterIP, ports: [{ name: 'http', port: 80 }] } });
 
 /** The manifests with the first `count` backends as the Service's endpoints. */
 function manifests(count: number): string {
   return documents(
-    stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { clusterIP: '10.96.0.30', ports: [{ name: 'http', port: 80 }] } }),
+    service('web', '10.96.0.30'),
+    service('web-v2', '10.96.0.31'),
     ...backends.slice(0, count).map((backend, index) => endpointSlice(index, backend)),
+    ...canaryBackends.map((backend, index) => endpointSlice(index, backend, 'web-v2')),
     tlsSecretManifest({ name: 'shop-tls', namespace: 'shop', certificate }),
     site('sticky', '/sticky', { affinity: 'cookie', 'ssl-redirect': 'false' }),
     site('attributes', '/attributes', {
@@ -74,6 +80,9 @@ function manifests(count: number): string {
     }),
     site('hashed', '/hashed', { 'upstream-hash-by': '$arg_x', 'ssl-redirect': 'false' }),
     site('plain', '/plain', { 'ssl-redirect': 'false' }),
+    // A sticky main and its canary (affinity-canary-behavior: sticky by default).
+    site('split', '/split', { affinity: 'cookie', 'ssl-redirect': 'false' }),
+    site('split-canary', '/split', { canary: 'true', 'canary-weight': '50' }, 'web-v2'),
   );
 }
 
@@ -108,6 +117,7 @@ beforeAll(async () => {
   const ca = await createCa(dir, 'Stickiness CA');
   certificate = await issueCertificate(ca, { commonName: host, sans: [host] });
   backends = await Promise.all(['one', 'two', 'three', 'four'].map((name) => startPeer(startHttpBackend(name, address))));
+  canaryBackends = await Promise.all(['canary-one', 'canary-two'].map((name) => startPeer(startHttpBackend(name, address))));
   target = await createTarget();
   await render(3);
   nginx = await startTarget(target);
@@ -165,6 +175,18 @@ describe('cookie affinity', () => {
       expect(setCookieOf(response)).toEqual([]);
     }
     expect(backendsSeen.size).toBe(1);
+  });
+
+  it('with a canary, a client keeps its side of the split and its backend there (affinity-canary-behavior: sticky)', async () => {
+    const clients = await Promise.all(Array.from({ length: 30 }, async () => {
+      const first = await get('/split/');
+      return { cookie: cookieFrom(first), backend: backendOf(first) };
+    }));
+    const sides = new Set(clients.map((client) => client.backend.startsWith('canary-')));
+    expect(sides.size).toBe(2);
+    for (const client of clients) {
+      for (let i = 0; i < 3; i++) expect(backendOf(await get('/split/', { cookie: client.cookie }))).toBe(client.backend);
+    }
   });
 
   it('an Ingress of the same Service without affinity sets no cookie and is balanced round-robin', async () => {
