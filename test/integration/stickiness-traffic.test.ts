@@ -245,7 +245,7 @@ describe('upstream-hash-by $arg_x', () => {
   });
 
   it('the affinity cookie keeps most clients on their backend when an endpoint is added', async () => {
-    const clients = await Promise.all(Array.from({ length: 60 }, async () => {
+    const clients = await Promise.all(Array.from({ length: 200 }, async () => {
       const first = await get('/sticky/');
       return { cookie: cookieFrom(first), backend: backendOf(first) };
     }));
@@ -259,7 +259,8 @@ describe('upstream-hash-by $arg_x', () => {
         moved++;
       }
     }
-    expect(moved / clients.length).toBeLessThan(0.45);
+    // The new endpoint takes about a quarter; a modulo hash would move three quarters.
+    expect(moved / clients.length).toBeLessThan(0.5);
     console.log(`affinity cookie over ${clients.length} clients: ${((moved / clients.length) * 100).toFixed(1)}% moved when a 4th endpoint was added`);
     await render(3);
     await nginx.reload();
