@@ -395,9 +395,11 @@ export interface MapBlock {
   readonly hostnames?: boolean;
 }
 
-/** `split_clients "${request_id}" $variable { share% value; * rest; }`: a random choice per request. */
+/** `split_clients "<source>" $variable { share% value; * rest; }`. */
 export interface SplitBlock {
   readonly comment: string;
+  /** What is hashed into the split: `${request_id}` (a random choice per request), or the affinity key. */
+  readonly source: string;
   readonly variable: string;
   /** Percent with at most two decimals, e.g. `12.5`. */
   readonly share: string;
@@ -442,6 +444,10 @@ export interface UpstreamServer {
 
 export interface HttpUpstream {
   readonly name: string;
+  /** `hash "<key>" consistent`: the key is allow-listed nginx variable text (affinity, `upstream-hash-by`). */
+  readonly hashKey?: string;
+  /** `least_conn` (`load-balance`). */
+  readonly leastConn?: boolean;
   readonly servers: readonly UpstreamServer[];
   /** Idle connections kept per worker; 0 leaves `keepalive` out (nginx rejects `keepalive 0`). */
   readonly keepalive: number;
@@ -560,6 +566,12 @@ export interface LocationBehaviour {
   readonly limitRateAfter?: number;
   readonly clientMaxBodySize?: string;
   readonly clientBodyBufferSize?: string;
+  /**
+   * Cookie affinity: a variable (without `$`) that holds the Set-Cookie value for a client that sent no
+   * affinity cookie and is empty otherwise (nginx sends no header with an empty value), with the names of
+   * the http-level maps it needs.
+   */
+  readonly stickyCookie?: { readonly variable: string; readonly references: readonly string[] };
   /** `custom-http-errors`: `error_page code = @name;` for each. */
   readonly errorPages: readonly { readonly code: number; readonly target: string }[];
   /**

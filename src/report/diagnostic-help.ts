@@ -43,6 +43,11 @@ const help: Readonly<Record<string, string>> = {
   'canary-conflict': 'An older canary already splits this location; one canary per location, so this one is not used there.',
   'canary-main-unavailable': 'The main Ingress cannot proxy this path (see its diagnostics), so there is nothing to split.',
   'canary-takes-nothing': 'canary-weight is 0 and no header or cookie is set, so no request goes to the canary.',
+  'balancing-needs-endpoints':
+    'affinity, upstream-hash-by and load-balance choose among a Service\'s endpoints; with --upstreams service kube-proxy picks behind the ClusterIP, so nothing is rendered. Use --upstreams endpoints.',
+  'balancing-unavailable': 'nginx looks this backend up per request (--resolver), so there is no set of endpoints to hash over; requests go where DNS answers.',
+  'balancing-overridden': 'ingress-nginx\'s precedence: affinity, then upstream-hash-by, then load-balance. Remove the annotations that have no effect.',
+  'session-cookie-path-missing': 'A regex path cannot be a cookie Path, so the affinity cookie gets Path=/; set session-cookie-path to narrow it.',
   'proxy-redirect-default-ignored':
     'proxy-redirect-from: default needs a fixed proxy_pass address; with a per-request backend (a runtime name or a canary split) redirects are passed unchanged.',
   'rewrite-target-unchanged': 'rewrite-target equals every path, so nothing is rewritten; remove it or the annotation is noise.',

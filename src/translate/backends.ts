@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { UpstreamServer } from '../model/nginx.js';
+import type { HttpUpstream, UpstreamServer } from '../model/nginx.js';
 import type { ServicePortRef } from '../model/provenance.js';
 import { specialAddress, specialHostName } from './addresses.js';
 import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './allowlist.js';
@@ -25,6 +25,8 @@ export interface ResolvedBackend {
   readonly serviceDnsName: string;
   readonly description: string;
   readonly service: ServicePortRef;
+  /** How the upstream block picks an endpoint, when not round-robin (ingress/stickiness.ts); `cookieAffinity` when it hashes by the affinity cookie. */
+  readonly balancing?: Pick<HttpUpstream, 'hashKey' | 'leastConn'> & { readonly cookieAffinity?: true };
 }
 
 /**

@@ -242,7 +242,14 @@ function httpUpstreams(
     .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined);
   const keepalive = keepalivePerUpstream(settings.upstreamKeepaliveConnections, upstreams.length);
   return upstreams
-    .map((backend) => ({ name: backend.upstream, servers: backend.servers, keepalive, comment: backend.description }))
+    .map((backend) => ({
+      name: backend.upstream,
+      ...(backend.balancing?.hashKey !== undefined && { hashKey: backend.balancing.hashKey }),
+      ...(backend.balancing?.leastConn && { leastConn: true }),
+      servers: backend.servers,
+      keepalive,
+      comment: backend.description,
+    }))
     .sort(byString((u) => readablePart(u.name)));
 }
 

@@ -64,7 +64,7 @@ export function summarizePeerCertificate(certificate: tls.PeerCertificate): Peer
   };
 }
 
-async function listenOnLoopback(server: net.Server): Promise<Peer> {
+async function listenOnLoopback(server: net.Server, host = '127.0.0.1'): Promise<Peer> {
   const sockets = new Set<net.Socket>();
   server.on('connection', (socket: net.Socket) => {
     sockets.add(socket);
@@ -72,7 +72,7 @@ async function listenOnLoopback(server: net.Server): Promise<Peer> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       server.off('error', reject);
       resolve();
     });
@@ -116,10 +116,10 @@ function echoHandler(backend: string, counted: () => void = () => undefined): ht
   };
 }
 
-/** Plain HTTP backend answering every request with an `EchoResponse`. */
-export async function startHttpBackend(name: string): Promise<CountingPeer> {
+/** Plain HTTP backend answering every request with an `EchoResponse`; on loopback unless `host` says otherwise. */
+export async function startHttpBackend(name: string, host?: string): Promise<CountingPeer> {
   let count = 0;
-  const peer = await listenOnLoopback(http.createServer(echoHandler(name, () => count++)));
+  const peer = await listenOnLoopback(http.createServer(echoHandler(name, () => count++)), host);
   return { ...peer, requestCount: () => count };
 }
 

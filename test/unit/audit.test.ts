@@ -50,8 +50,8 @@ describe('audit', () => {
     const byName = Object.fromEntries(report.annotations.map((a) => [a.name, a]));
     expect(byName['configuration-snippet']).toMatchObject({ status: 'refused', ingresses: 1, examples: ['web/legacy'] });
     expect(byName['rewrite-targt']).toMatchObject({ status: 'unknown', ingresses: 1 });
-    expect(byName['affinity']?.status).toBe('ignored');
-    expect(byName['affinity']?.note).toContain('sessionAffinity: ClientIP');
+    expect(byName['affinity']?.status).toBe('differs');
+    expect(byName['affinity']?.note).toContain('hash … consistent');
     expect(byName['use-regex']).toMatchObject({ status: 'differs', ingresses: 2, examples: ['other/guest', 'web/api'] });
     expect(byName['canary']).toMatchObject({ status: 'differs', ingresses: 2 });
     expect(byName['proxy-body-size']).toMatchObject({ status: 'supported', ingresses: 1 });
@@ -93,7 +93,7 @@ describe('audit', () => {
   });
 
   it('exits 0 when every Ingress is served as written; with --strict, 1 when an annotation is ignored', async () => {
-    const input = [service, ingress('fine', { 'proxy-read-timeout': '30' }), ingress('sticky', { affinity: 'cookie' })].join('\n---\n');
+    const input = [service, ingress('fine', { 'proxy-read-timeout': '30' }), ingress('sticky', { 'upstream-hash-by-subset': 'true' })].join('\n---\n');
     const relaxed = await runCli(['audit', '-f', '-'], { stdin: input });
     expect(relaxed.exitCode).toBe(0);
     expect(relaxed.stdout).toContain('2 Ingress(es) of our class: 0 would be left out, 0 served with errors, 2 served as written');

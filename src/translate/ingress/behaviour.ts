@@ -273,7 +273,7 @@ function requestLimits({ object, annotations, ctx, references }: Sections): {
 
 /** The location adds response headers, which in nginx replaces the server's `add_header` (HSTS). */
 export function addsResponseHeaders(behaviour: LocationBehaviour): boolean {
-  return behaviour.cors !== undefined || behaviour.externalAuth !== undefined;
+  return behaviour.cors !== undefined || behaviour.externalAuth !== undefined || behaviour.stickyCookie !== undefined;
 }
 
 function secretIn(object: SourceObject, ref: SecretReference): { namespace: string; name: string } {

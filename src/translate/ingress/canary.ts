@@ -20,12 +20,15 @@ import { isDnsHostname, isWildcardHostname } from '../allowlist.js';
 import { annotationPrefix, type IngressAnnotations } from './annotations/index.js';
 import { digestOf, escapeLiteral, regexKey, type HttpExtensionRegistry } from './extensions.js';
 import type { CanaryClaim, CanaryPolicy, IngressContext, RouteClaim } from './claims.js';
+import { balancedVariant } from './stickiness.js';
 
 /** The paths a canary Ingress offers to split; what it cannot take part in is reported. */
 export function translateCanary(object: SourceObject, spec: IngressSpec, annotations: IngressAnnotations, ctx: IngressContext): CanaryClaim[] {
   const ignored: string[] = [];
-  if (annotations.httpLevelAnnotations.length > 0) {
-    ignored.push(`annotations ${annotations.httpLevelAnnotations.map((key) => key.slice(annotationPrefix.length)).join(', ')} (the main Ingress's apply)`);
+  // affinity-canary-behavior is read from the canary, as ingress-nginx does.
+  const mainOnly = annotations.httpLevelAnnotations.filter((key) => key !== `${annotationPrefix}affinity-canary-behavior`);
+  if (mainOnly.length > 0) {
+    ignored.push(`annotations ${mainOnly.map((key) => key.slice(annotationPrefix.length)).join(', ')} (the main Ingress's apply)`);
   }
   if (annotations.tls.sslPassthrough) ignored.push('ssl-passthrough');
   if (spec.tls && spec.tls.length > 0) ignored.push('spec.tls (a canary never changes how the main Ingress terminates TLS)');
@@ -41,6 +44,7 @@ export function translateCanary(object: SourceObject, spec: IngressSpec, annotat
     ...(canary.headerValue !== undefined && { headerValue: canary.headerValue }),
     ...(canary.headerPattern !== undefined && { headerPattern: canary.headerPattern }),
     ...(canary.cookie !== undefined && { cookie: canary.cookie }),
+    affinity: annotations.affinity.canaryBehavior,
   };
   if ((policy.headerValue !== undefined || policy.headerPattern !== undefined) && policy.header === undefined) {
     ctx.report.warning(
@@ -111,16 +115,19 @@ export function splitWithCanary(
   extensions: HttpExtensionRegistry,
 ): CanarySplitResult {
   const mainProxy = main.proxy;
-  const canaryBackend: ResolvedBackend = mainProxy.ssl
-    ? { ...canary.backend, upstream: `${canary.backend.upstream}${main.backend.upstream.slice(main.backend.upstream.lastIndexOf('_tls_'))}` }
-    : canary.backend;
+  const policy = canary.policy;
+  const tlsSuffix = mainProxy.ssl ? (/_tls_[0-9a-f]+/.exec(main.backend.upstream)?.[0] ?? '') : '';
+  const tlsBackend: ResolvedBackend = { ...canary.backend, upstream: `${canary.backend.upstream}${tlsSuffix}` };
+  // The canary is balanced as its main, unless affinity-canary-behavior: legacy leaves the cookie out of it.
+  const balancing = main.backend.balancing;
+  const sticky = balancing?.cookieAffinity === true && policy.affinity === 'sticky';
+  const canaryBackend = balancing && (sticky || !balancing.cookieAffinity) ? balancedVariant(tlsBackend, balancing) : tlsBackend;
   const target = (backend: ResolvedBackend) => backend.runtimeName ?? backend.upstream;
   const mainTarget = target(main.backend);
   const canaryTarget = target(canaryBackend);
   const id = digestOf(main.host, main.modifier, main.path);
   const prefix = `i2n_canary_${id}`;
   const comment = `canary Ingress ${canary.ingress.metadata.namespace}/${canary.ingress.metadata.name} for ${main.comment}`;
-  const policy = canary.policy;
 
   // ingress-nginx counts the weight out of canary-weight-total when that is above 100, else out of 100.
   const total = policy.weightTotal > 100 ? policy.weightTotal : 100;
@@ -130,7 +137,9 @@ export function splitWithCanary(
   if (share <= 0) next = mainTarget;
   else if (share >= 100) next = canaryTarget;
   else {
-    splits.push({ comment, variable: `${prefix}_weight`, share: String(share), value: canaryTarget, rest: mainTarget });
+    // With sticky affinity the split is keyed by the affinity cookie (or the request id its Set-Cookie hands out): a client keeps its side.
+    const source = sticky && balancing.hashKey !== undefined ? balancing.hashKey : '${request_id}';
+    splits.push({ comment, source, variable: `${prefix}_weight`, share: String(share), value: canaryTarget, rest: mainTarget });
     next = `$${prefix}_weight`;
   }
   const maps: MapBlock[] = [];

@@ -138,6 +138,8 @@ export interface CanaryPolicy {
   readonly headerValue?: string;
   readonly headerPattern?: string;
   readonly cookie?: string;
+  /** `affinity-canary-behavior`: with the main's cookie affinity, `sticky` splits by the affinity cookie. */
+  readonly affinity: 'sticky' | 'legacy';
 }
 
 export interface CanaryClaim {

@@ -148,6 +148,7 @@ function locationReferences(location: Location): string[] {
     ...(behaviour?.connectionLimit ? [behaviour.connectionLimit.zone] : []),
     ...(behaviour?.cors ? [behaviour.cors.preflight.slice(1)] : []),
     ...(behaviour?.refusedWhen ?? []),
+    ...(behaviour?.stickyCookie?.references ?? []),
     ...(location.authEndpoint?.servedHost !== undefined ? [location.authEndpoint.servedHost] : []),
   ];
 }

@@ -11,6 +11,7 @@ import { annotationPrefix, parseIngressAnnotations, type IngressAnnotations } fr
 import { allowedSnippets } from './snippets.js';
 import { highestGroupReference } from './annotations/paths.js';
 import { buildBehaviour } from './behaviour.js';
+import { balanced } from './stickiness.js';
 import { translateCanary } from './canary.js';
 import type { IngressBehaviour, IngressContext, IngressContribution, PassthroughClaim, RouteClaim, TlsClaim, WeakClaim } from './claims.js';
 import { withAddedFields, withFields } from '../../model/objects.js';
@@ -158,6 +159,7 @@ function translateTerminating(
   const routes: RouteClaim[] = [];
   const hosts: string[] = [];
   let ordinal = 0;
+  const cookiePathOf = cookiePaths(regex, annotations, object, ctx);
   (spec.rules ?? []).forEach((rule, ruleIndex) => {
     const rulePath: FieldPath = ['spec', 'rules', ruleIndex];
     let host = '';
@@ -171,8 +173,14 @@ function translateTerminating(
       const pathField: FieldPath = [...rulePath, 'http', 'paths', pathIndex];
       const path = p.path === undefined || p.path === '' ? '/' : p.path;
       if (!usablePath(path, regex, rewriteTarget, object, [...pathField, 'path'], ctx)) return;
-      const target = backendFor(p.backend, annotations, built, errorPages, object, [...pathField, 'backend'], ctx);
-      const behaviour = locationBehaviour(built, errorPages, object, p.backend, path, rewriteTarget, regex);
+      const { target, stickyCookie } = balanced(
+        backendFor(p.backend, annotations, built, errorPages, object, [...pathField, 'backend'], ctx),
+        annotations,
+        cookiePathOf(path),
+        object,
+        ctx,
+      );
+      const behaviour = withStickyCookie(locationBehaviour(built, errorPages, object, p.backend, path, rewriteTarget, regex), stickyCookie);
       const comment = `${object.metadata.namespace}/${object.metadata.name} ${p.pathType} ${path}`;
       // A regex path is quoted: its braces and backslashes must not reach nginx's config parser bare.
       const locations = regex ? [{ modifier: '~*' as const, path: `"^${path}"`, exact: false }] : locationsFor(p.pathType, path);
@@ -250,8 +258,8 @@ function defaultBackendRoutes(
 ): RouteClaim[] {
   const routes: RouteClaim[] = [];
   let ordinal = firstOrdinal;
-  const target = backendFor(backend, annotations, built, errorPages, object, ['spec', 'defaultBackend'], ctx);
-  const behaviour = locationBehaviour(built, errorPages, object, backend, '/', undefined, false);
+  const { target, stickyCookie } = balanced(backendFor(backend, annotations, built, errorPages, object, ['spec', 'defaultBackend'], ctx), annotations, '/', object, ctx);
+  const behaviour = withStickyCookie(locationBehaviour(built, errorPages, object, backend, '/', undefined, false), stickyCookie);
   const comment = `${object.metadata.namespace}/${object.metadata.name} defaultBackend`;
   // The default backend catches what no path of this Ingress matches on its hosts, and on the default server.
   for (const host of new Set(['', ...hosts])) {
@@ -365,6 +373,25 @@ const emptyBehaviour: LocationBehaviour = {
 };
 
 /** The Ingress's behaviour with what depends on the path: the rewrite, and the variables error pages read. */
+function withStickyCookie(behaviour: LocationBehaviour, stickyCookie: LocationBehaviour['stickyCookie']): LocationBehaviour {
+  return stickyCookie ? withAddedFields(behaviour, { stickyCookie }) : behaviour;
+}
+
+/**
+ * The affinity cookie's Path: `session-cookie-path`, else the Ingress path as ingress-nginx takes it. A
+ * regex path is no cookie path: `/` then, with a warning (ingress-nginx warns too).
+ */
+function cookiePaths(regex: boolean, annotations: IngressAnnotations, object: SourceObject, ctx: IngressContext): (path: string) => string {
+  if (!regex || annotations.affinity.type !== 'cookie' || annotations.affinity.cookiePath !== undefined) return (path) => path;
+  ctx.report.warning(
+    'session-cookie-path-missing',
+    object,
+    'this Ingress\'s paths are regular expressions, which a cookie Path cannot be; the affinity cookie gets Path=/ (set session-cookie-path to narrow it)',
+    annotationField('affinity'),
+  );
+  return () => '/';
+}
+
 function locationBehaviour(
   built: IngressBehaviour,
   errorPages: CustomErrorPages,

@@ -6,6 +6,7 @@
 import type { Severity } from '../../../model/diagnostics.js';
 import { compareStrings } from '../../../model/order.js';
 import { describeRejectedValue, quoteKey } from '../../allowlist.js';
+import { affinityAnnotations } from './affinity.js';
 import { backendProtocolAnnotations } from './backend-protocol.js';
 import { basicAuthAnnotations } from './basic-auth.js';
 import { canaryAnnotations } from './canary.js';
@@ -15,6 +16,7 @@ import { corsAnnotations } from './cors.js';
 import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
 import { externalAuthAnnotations } from './external-auth.js';
+import { loadBalancingAnnotations } from './load-balancing.js';
 import { pathAnnotations } from './paths.js';
 import { proxySslAnnotations } from './proxy-ssl.js';
 import { proxyAnnotations } from './proxy.js';
@@ -54,6 +56,8 @@ const families = {
   cors: corsAnnotations,
   errors: errorAnnotations,
   directives: directiveAnnotations,
+  affinity: affinityAnnotations,
+  loadBalancing: loadBalancingAnnotations,
 } as const;
 
 type Families = typeof families;
