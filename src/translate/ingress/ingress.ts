@@ -542,6 +542,7 @@ function backendFor(
   field: FieldPath,
   ctx: IngressContext,
 ): Pick<RouteClaim, 'proxy' | 'backend' | 'implicitSslName'> {
+  if (built.denied) return { implicitSslName: false };
   const resolved = resolveBackend(ref, object, field, ctx, 'this path answers 503', defaultBackend);
   if (!resolved) return { implicitSslName: false };
   const proxied = proxyFor(resolved, annotations, object, ctx);

@@ -12,6 +12,7 @@ import { canaryAnnotations } from './canary.js';
 import { catalogEntry } from './catalog.js';
 import { clientCertificateAnnotations } from './client-certificate.js';
 import { corsAnnotations } from './cors.js';
+import { customHeaderAnnotations } from './custom-headers.js';
 import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
 import { externalAuthAnnotations } from './external-auth.js';
@@ -52,6 +53,7 @@ const families = {
   externalAuth: externalAuthAnnotations,
   rateLimit: rateLimitAnnotations,
   cors: corsAnnotations,
+  customHeaders: customHeaderAnnotations,
   errors: errorAnnotations,
   directives: directiveAnnotations,
 } as const;
