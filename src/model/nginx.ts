@@ -41,6 +41,8 @@ export interface NginxConfig {
   readonly accessLog: string;
   /** `log-format-escape-json`: the people's log escapes its variables for JSON instead of nginx's default. */
   readonly accessLogEscapeJson: boolean;
+  /** `log-format-upstream`: the people's log format (checked variables and text, for a single-quoted string); else ingress-nginx's default. */
+  readonly accessLogFormat?: string;
   /**
    * Absolute path of the file nginx appends one line per request and per passthrough connection to, in
    * buffers (`buffer=64k flush=1s`), for the cluster mode's request metrics: it reads and truncates it.
@@ -600,6 +602,10 @@ export interface LocationBehaviour {
   readonly responseHeaders?: readonly Header[];
   /** With `custom-headers`: the http block's hidden headers repeated, and the names it replaces. */
   readonly hiddenHeaders?: readonly string[];
+  /** `enable-access-log: "false"`: no access log here (the request-metrics line stays). */
+  readonly accessLogOff?: true;
+  /** `enable-rewrite-log`: `rewrite_log on`. */
+  readonly rewriteLog?: true;
 }
 
 export interface ClientCertificateCheck {

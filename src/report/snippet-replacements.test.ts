@@ -14,6 +14,7 @@ describe('snippet replacements for audit', () => {
     ['more_set_headers "X-Frame-Options: DENY"', 'custom-headers: a ConfigMap with "X-Frame-Options: DENY"'],
     ['proxy_set_header X-Team payments', 'proxy-set-headers: a ConfigMap with "X-Team: payments"'],
     ['add_header X-A b always', 'add-headers: a ConfigMap with "X-A: b"'],
+    ['access_log off', 'enable-access-log: "false"'],
     ['proxy_hide_header X-Powered-By', 'hide-headers: "X-Powered-By" in the controller ConfigMap'],
     ['proxy_cookie_domain backend.internal $host', 'proxy-cookie-domain: "backend.internal $host"'],
     ['return 301 https://example.com/new', 'permanent-redirect: "https://example.com/new"'],

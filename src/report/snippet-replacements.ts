@@ -57,6 +57,8 @@ const rules: readonly Rule[] = [
   { pattern: /^allow\s+(\S+)$/, replace: (m) => ({ text: `whitelist-source-range: ${quoted(m[1]!)}`, name: 'whitelist-source-range' }) },
   { pattern: /^deny\s+(\S+)$/, replace: (m) => ({ text: m[1] === 'all' ? 'whitelist-source-range (denies every other address)' : `denylist-source-range: ${quoted(m[1]!)}`, name: m[1] === 'all' ? 'whitelist-source-range' : 'denylist-source-range' }) },
   { pattern: /^gzip\s+on$/, replace: () => ({ text: 'use-gzip: "true" in the controller ConfigMap', name: 'use-gzip', configMap: true }) },
+  { pattern: /^access_log\s+off$/, replace: () => ({ text: 'enable-access-log: "false"', name: 'enable-access-log' }) },
+  { pattern: /^rewrite_log\s+on$/, replace: () => ({ text: 'enable-rewrite-log: "true"', name: 'enable-rewrite-log' }) },
   { pattern: /^limit_rate\s+(\d+)k$/, replace: (m) => ({ text: `limit-rate: ${quoted(m[1]!)}`, name: 'limit-rate' }) },
 ];
 

@@ -78,6 +78,7 @@ export function nginxConfig(input: DataPlaneInput): NginxConfig {
     workerProcesses: settings.workerProcesses,
     accessLog: options.accessLog,
     accessLogEscapeJson: settings.logFormatEscapeJson,
+    ...(settings.logFormatUpstream !== undefined && { accessLogFormat: settings.logFormatUpstream }),
     ...(options.requestLog !== undefined && { requestLog: options.requestLog, stubStatus: options.stubStatus ?? false }),
     workerConnections: settings.maxWorkerConnections,
     ...(snippets['main-snippet'] !== undefined && { mainSnippet: snippets['main-snippet'] }),

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpGet, httpsGet, parseEcho, startHeaderBackend, type HttpResponse, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest } from '../support/pki.js';
@@ -18,8 +20,9 @@ import {
 /**
  * Headers, compression and the client-header keys with real traffic through a real nginx: ConfigMap
  * `add-headers`, `proxy-set-headers`, `hide-headers`, an Ingress's `custom-headers`, gzip, large
- * client headers, underscores in header names, and `proxy-cookie-domain`/`-path`. The same Ingresses
- * rendered without those keys show what each one changes.
+ * client headers, underscores in header names, `proxy-cookie-domain`/`-path`, and the access log
+ * (`enable-access-log`, `log-format-upstream`). The same Ingresses rendered without those keys show what
+ * each one changes.
  */
 
 afterAll(cleanUp);
@@ -153,5 +156,33 @@ describe('without them', () => {
     expect((await get('plain.example.test', '/json/4000', { 'accept-encoding': 'gzip' })).headers['content-encoding']).toBeUndefined();
     expect((await get('plain.example.test', '/', { cookie: largeCookie })).status).toBe(400);
     expect(parseEcho((await get('plain.example.test', '/', { x_team_id: '7' })).body).headers['x_team_id']).toBeUndefined();
+  });
+});
+
+describe('the access log', () => {
+  let target: Target;
+  let accessLog: string;
+  beforeAll(async () => {
+    target = await createTarget();
+    accessLog = path.join(await temporaryDir(), 'access.log');
+    const site = (name: string, annotations: Record<string, string>) =>
+      ingressManifest({ namespace: 'web', name, annotations, rules: [{ host: `${name}.example.test`, paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'app', port: backend.port } }] }] });
+    const input = documents(
+      serviceManifest('web', 'app', backend),
+      configMapManifest('infra', 'controller', { 'log-format-upstream': 'custom $host $status "$request" $req_id' }),
+      site('quiet', { 'enable-access-log': 'false' }),
+      site('loud', {}),
+    );
+    const rendered = await renderInto(target, input, ['--configmap', 'infra/controller', '--access-log', accessLog]);
+    expect(rendered.exitCode, rendered.stderr).toBe(0);
+    await startTarget(target);
+  });
+
+  it('logs in log-format-upstream, and nothing for a location with enable-access-log: "false"', async () => {
+    for (const host of ['quiet.example.test', 'loud.example.test', 'quiet.example.test']) {
+      expect((await httpGet({ port: target.httpPort, host, path: '/seen', headers: { 'x-request-id': `id-${host}` } })).status).toBe(200);
+    }
+    const lines = (await readFile(accessLog, 'utf8')).split('\n').filter((line) => line !== '');
+    expect(lines).toEqual(['custom loud.example.test 200 "GET /seen HTTP/1.1" id-loud.example.test']);
   });
 });

@@ -106,6 +106,8 @@ const annotationValues: Record<string, readonly string[]> = {
   'custom-headers': ['headers', 'team-b/hostile-headers', 'missing', `${marker}`],
   'proxy-cookie-domain': ['backend.internal $host', 'off', `${marker}; x`, `a.example $${marker}`],
   'proxy-cookie-path': ['/app/ /', `/a ${marker}{`, `/a /b;${marker}`],
+  'enable-access-log': ['false', 'true', `${marker};`],
+  'enable-rewrite-log': ['true', `${marker}`],
 };
 
 /**

@@ -119,6 +119,8 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
       repeatHsts: false,
       ...(headerSection.responseHeaders && { responseHeaders: headerSection.responseHeaders }),
       ...(headerSection.hiddenHeaders && { hiddenHeaders: headerSection.hiddenHeaders }),
+      ...(!annotations.logs.accessLog && { accessLogOff: true }),
+      ...(annotations.logs.rewriteLog && { rewriteLog: true }),
     },
     ...(headerSection.denied && { denied: true }),
     companions,

@@ -65,6 +65,7 @@ describe('parseControllerSettings', () => {
       gzipMinLength: 256,
       gzipTypes: defaultGzipTypes,
       gzipDisable: undefined,
+      logFormatUpstream: undefined,
     } satisfies ControllerSettings);
   });
 
@@ -124,6 +125,7 @@ describe('parseControllerSettings', () => {
       'gzip-min-length': '1000',
       'gzip-types': 'application/json  text/plain',
       'gzip-disable': 'msie6',
+      'log-format-upstream': '$the_real_ip [$time_local] "$request" $status ${req_id}',
     });
     expect(issues).toEqual([]);
     expect(value).toEqual({
@@ -176,6 +178,7 @@ describe('parseControllerSettings', () => {
       gzipMinLength: 1000,
       gzipTypes: 'application/json text/plain',
       gzipDisable: 'msie6',
+      logFormatUpstream: '${remote_addr} [${time_local}] "${request}" ${status} ${i2n_request_id}',
     } satisfies ControllerSettings);
   });
 

@@ -24,6 +24,7 @@ import {
 import { maxBodyBufferBytes, maxProxyBufferBytes, minProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
 import { directiveSlices, httpDirectiveSlices } from './annotations/directive-slices.js';
 import { namespacedName, type NamespacedName } from './annotations/references.js';
+import { logFormat, logFormatText } from './log-format.js';
 import { defaultGzipTypes, gzipDisable, gzipDisableText, gzipTypes, gzipTypesText } from './gzip.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
 import { compareStrings } from '../../model/order.js';
@@ -78,6 +79,7 @@ interface TableSettings {
   gzipMinLength: number;
   gzipTypes: string;
   gzipDisable: string | undefined;
+  logFormatUpstream: string | undefined;
 }
 
 /** The directive slices' values (annotations/directive-slices.ts), under their keys: undefined keeps nginx's default. */
@@ -322,6 +324,8 @@ const settingTable: SettingTable = {
   gzipMinLength: { key: 'gzip-min-length', schema: integerInRange(0, 1_073_741_824), defaultValue: 256, accepted: 'a number of bytes' },
   gzipTypes: { key: 'gzip-types', schema: gzipTypes, defaultValue: defaultGzipTypes, accepted: gzipTypesText },
   gzipDisable: { key: 'gzip-disable', schema: gzipDisable, defaultValue: undefined, accepted: gzipDisableText },
+  // ingress-nginx: LogFormatUpstream its upstreaminfo format (requestLog.hbs renders it while this is unset).
+  logFormatUpstream: { key: 'log-format-upstream', schema: logFormat, defaultValue: undefined, accepted: logFormatText },
 };
 
 const knownKeys: ReadonlySet<string> = new Set([...Object.values(settingTable).map((rule) => rule.key), ...allSlices.map((slice) => slice.name)]);
@@ -380,6 +384,7 @@ function assembleSettings(
     gzipMinLength: pick('gzipMinLength'),
     gzipTypes: pick('gzipTypes'),
     gzipDisable: pick('gzipDisable'),
+    logFormatUpstream: pick('logFormatUpstream'),
     ...slices,
   };
 }

@@ -605,8 +605,14 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'upstream-hash-by-subset', family: balancing, status: 'ignored', defaultValue: '', note: 'see `upstream-hash-by`' },
   { name: 'upstream-hash-by-subset-size', family: balancing, status: 'ignored', defaultValue: '', note: 'see `upstream-hash-by`' },
   // ------------------------------------------------------------------ logging, tracing, WAF
-  { name: 'enable-access-log', family: observability, status: 'ignored', defaultValue: '`true`', note: 'the access log is set for the whole config (`--access-log`)' },
-  { name: 'enable-rewrite-log', family: observability, status: 'ignored', defaultValue: '`false`', note: 'not rendered' },
+  {
+    name: 'enable-access-log',
+    family: observability,
+    status: 'supported',
+    defaultValue: '`true`',
+    note: '`false` turns the access log (`--access-log`) off in the Ingress\'s locations; the cluster mode\'s request metrics still count their requests',
+  },
+  { name: 'enable-rewrite-log', family: observability, status: 'supported', defaultValue: '`false`', note: '`rewrite_log on` in the Ingress\'s locations (notice level, in the error log)' },
   { name: 'enable-opentelemetry', family: observability, status: 'ignored', defaultValue: '`false`', note: 'needs the OpenTelemetry module, which stock nginx does not have' },
   { name: 'opentelemetry-trust-incoming-span', family: observability, status: 'ignored', defaultValue: '', note: 'see `enable-opentelemetry`' },
   { name: 'opentelemetry-operation-name', family: observability, status: 'ignored', defaultValue: '', note: 'see `enable-opentelemetry`' },
@@ -718,6 +724,12 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
   },
   ...directiveSlices.map(({ name, defaultValue, note }): ConfigMapEntry => ({ key: name, status: 'supported', defaultValue, note })),
   ...httpDirectiveSlices.map(({ name, defaultValue, note, status }): ConfigMapEntry => ({ key: name, status: status ?? 'supported', defaultValue, note })),
+  {
+    key: 'log-format-upstream',
+    status: 'differs',
+    defaultValue: 'ingress-nginx\'s `upstreaminfo` format',
+    note: 'the access log\'s format (`--access-log`): text without quotes or backslashes, and nginx\'s request and upstream variables, `$http_<name>`, `$proxy_upstream_name`, `$proxy_alternative_upstream_name`, `$req_id`, `$the_real_ip`; ingress-nginx\'s `$namespace`, `$ingress_name`, `$service_name`, `$service_port` and `$location_path` are refused (the default format is used then, with an error)',
+  },
   {
     key: 'add-headers',
     status: 'differs',

@@ -16,6 +16,7 @@ import { customHeaderAnnotations } from './custom-headers.js';
 import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
 import { externalAuthAnnotations } from './external-auth.js';
+import { logAnnotations } from './logs.js';
 import { pathAnnotations } from './paths.js';
 import { proxySslAnnotations } from './proxy-ssl.js';
 import { proxyAnnotations } from './proxy.js';
@@ -56,6 +57,7 @@ const families = {
   customHeaders: customHeaderAnnotations,
   errors: errorAnnotations,
   directives: directiveAnnotations,
+  logs: logAnnotations,
 } as const;
 
 type Families = typeof families;
