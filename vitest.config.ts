@@ -18,6 +18,7 @@ const passGenerationTests = [
   'test/integration/stream-services.test.ts',
   'test/integration/snippets.test.ts',
   'test/integration/stickiness-traffic.test.ts',
+  'test/integration/headers-traffic.test.ts',
 ];
 
 export default defineConfig({

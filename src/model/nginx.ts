@@ -41,6 +41,8 @@ export interface NginxConfig {
   readonly accessLog: string;
   /** `log-format-escape-json`: the people's log escapes its variables for JSON instead of nginx's default. */
   readonly accessLogEscapeJson: boolean;
+  /** `log-format-upstream`: the people's log format (checked variables and text, for a single-quoted string); else ingress-nginx's default. */
+  readonly accessLogFormat?: string;
   /**
    * Absolute path of the file nginx appends one line per request and per passthrough connection to, in
    * buffers (`buffer=64k flush=1s`), for the cluster mode's request metrics: it reads and truncates it.
@@ -278,6 +280,19 @@ export interface HttpConfig {
   readonly proxyDefaults: ProxyDefaults;
   /** Headers every proxied request carries, as ingress-nginx sends them. */
   readonly requestHeaders: RequestHeaders;
+  /**
+   * ConfigMap `add-headers`: `add_header … always` on every response. A server or location with an
+   * `add_header` of its own repeats them (nginx inherits `add_header` all or nothing).
+   */
+  readonly responseHeaders: readonly Header[];
+  /** `proxy_hide_header` (and `grpc_hide_header`): ConfigMap `hide-headers`, and the names `add-headers` replaces. */
+  readonly hiddenHeaders: readonly string[];
+  /** ConfigMap `keep-alive`: `keepalive_timeout` for clients, in seconds (0: no keep-alive). */
+  readonly keepaliveTimeout: number;
+  /** ConfigMap `use-gzip` and its companions, as ingress-nginx renders them; absent when gzip is off. */
+  readonly gzip?: Gzip;
+  /** ConfigMap keys without annotations that set a directive in every upstream block that keeps connections (directive-slices.ts). */
+  readonly upstreamDirectives: readonly Directive[];
   /** A gRPC location inherits them (`inheritsRequestHeaders`), so the http block sets them for gRPC too. */
   readonly grpcInheritsRequestHeaders: boolean;
   /** http-level blocks that locations refer to by variable or zone name: canaries, CORS, rate limits. */
@@ -363,6 +378,23 @@ export interface RequestHeaders {
    * header; `$i2n_client_addr` holds it, and address checks and limits use it.
    */
   readonly clientFromForwardedChain: boolean;
+  /** ConfigMap `proxy-set-headers`, after ours. */
+  readonly custom: readonly Header[];
+}
+
+export interface Gzip {
+  readonly level: number;
+  readonly minLength: number;
+  /** Space-separated MIME types, or `*`. */
+  readonly types: string;
+  /** `gzip_disable` (quoted in the config): `msie6` or a safe regex over the User-Agent. */
+  readonly disable?: string;
+}
+
+/** A header name (an allow-listed token) and its value as nginx reads it (a quoted string, variables as allowed). */
+export interface Header {
+  readonly name: string;
+  readonly value: string;
 }
 
 /** http-level blocks, each already in nginx's terms; every key and value passed an allow-list. */
@@ -575,10 +607,21 @@ export interface LocationBehaviour {
   /** `custom-http-errors`: `error_page code = @name;` for each. */
   readonly errorPages: readonly { readonly code: number; readonly target: string }[];
   /**
-   * The location adds response headers (CORS, auth cookies), which in nginx replaces the server's
+   * The location adds response headers (CORS, auth cookies, `custom-headers`), which in nginx replaces the server's
    * `add_header`: the HSTS header is repeated here.
    */
   readonly repeatHsts: boolean;
+  /**
+   * When the location adds response headers: ConfigMap `add-headers` repeated (those `custom-headers`
+   * does not set), then `custom-headers`; each `add_header … always`.
+   */
+  readonly responseHeaders?: readonly Header[];
+  /** With `custom-headers`: the http block's hidden headers repeated, and the names it replaces. */
+  readonly hiddenHeaders?: readonly string[];
+  /** `enable-access-log: "false"`: no access log here (the request-metrics line stays). */
+  readonly accessLogOff?: true;
+  /** `enable-rewrite-log`: `rewrite_log on`. */
+  readonly rewriteLog?: true;
 }
 
 export interface ClientCertificateCheck {

@@ -94,6 +94,9 @@ const help: Readonly<Record<string, string>> = {
   'configmap-not-found': 'The ConfigMap named with --configmap is not in the input; defaults are used.',
   'configmap-invalid': 'A ConfigMap key has a value it does not accept; the default is used for it.',
   'configmap-key-unsupported': 'The ConfigMap key is not implemented and is ignored.',
+  'header-configmap-not-found': 'The ConfigMap that add-headers or proxy-set-headers names is not in the input; no headers are added from it.',
+  'header-invalid': 'A header of the add-headers or proxy-set-headers ConfigMap has a name or value that cannot be sent (not a token, a header nginx or ingress2nginx sets itself, a line break, an unknown variable); that header is left out, the others are sent.',
+  'custom-headers-denied': 'The custom-headers ConfigMap is missing, in another namespace, or has a header that is invalid or not in global-allowed-response-headers; the Ingress\'s paths answer 503, as ingress-nginx denies them.',
   'default-certificate-invalid': 'The --default-certificate Secret is unusable; the bundled self-signed certificate is used instead.',
   'nginx-rejected': 'nginx -t fails with this resource in the config; it is left out so everything else is served. The message carries nginx\'s words.',
   // Gateway API

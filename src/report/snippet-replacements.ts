@@ -39,7 +39,10 @@ const rules: readonly Rule[] = [
   { pattern: /^more_set_headers\s+["']?([^:"']+):\s*([^"']*)["']?$/, replace: (m) => ({ text: `custom-headers: a ConfigMap with ${quoted(`${m[1]}: ${m[2]}`)}`, name: 'custom-headers' }) },
   { pattern: /^proxy_set_header\s+(\S+)\s+(.+)$/, replace: (m) => ({ text: `proxy-set-headers: a ConfigMap with ${quoted(`${m[1]}: ${m[2]}`)}`, name: 'proxy-set-headers', configMap: true }) },
   { pattern: /^add_header\s+(\S+)\s+(.+?)(\s+always)?$/, replace: (m) => ({ text: `add-headers: a ConfigMap with ${quoted(`${m[1]}: ${m[2]}`)}`, name: 'add-headers', configMap: true }) },
-  { pattern: /^(?:more_clear_headers|proxy_hide_header)\s+["']?([^"'\s]+)["']?$/, replace: (m) => ({ text: `hide-headers: ${quoted(m[1]!)}`, name: 'hide-headers' }) },
+  { pattern: /^(?:more_clear_headers|proxy_hide_header)\s+["']?([^"'\s]+)["']?$/, replace: (m) => ({ text: `hide-headers: ${quoted(m[1]!)} in the controller ConfigMap`, name: 'hide-headers', configMap: true }) },
+  { pattern: /^proxy_cookie_domain\s+(\S+)\s+(\S+)$/, replace: (m) => ({ text: `proxy-cookie-domain: ${quoted(`${m[1]} ${m[2]}`)}`, name: 'proxy-cookie-domain' }) },
+  { pattern: /^proxy_cookie_path\s+(\S+)\s+(\S+)$/, replace: (m) => ({ text: `proxy-cookie-path: ${quoted(`${m[1]} ${m[2]}`)}`, name: 'proxy-cookie-path' }) },
+  { pattern: /^large_client_header_buffers\s+(\d+)\s+(\S+)$/, replace: (m) => ({ text: `large-client-header-buffers: ${quoted(`${m[1]} ${m[2]}`)} in the controller ConfigMap`, name: 'large-client-header-buffers', configMap: true }) },
   { pattern: /^return\s+(301|308)\s+(\S+)$/, replace: (m) => ({ text: `permanent-redirect: ${quoted(m[2]!)}${m[1] === '308' ? ', permanent-redirect-code: "308"' : ''}`, name: 'permanent-redirect' }) },
   { pattern: /^return\s+(302|307)\s+(\S+)$/, replace: (m) => ({ text: `temporal-redirect: ${quoted(m[2]!)}${m[1] === '307' ? ', temporal-redirect-code: "307"' : ''}`, name: 'temporal-redirect' }) },
   { pattern: /^rewrite\s+\S+\s+(\S+)\s+permanent$/, replace: (m) => ({ text: `permanent-redirect: ${quoted(m[1]!)}`, name: 'permanent-redirect' }) },
@@ -54,6 +57,8 @@ const rules: readonly Rule[] = [
   { pattern: /^allow\s+(\S+)$/, replace: (m) => ({ text: `whitelist-source-range: ${quoted(m[1]!)}`, name: 'whitelist-source-range' }) },
   { pattern: /^deny\s+(\S+)$/, replace: (m) => ({ text: m[1] === 'all' ? 'whitelist-source-range (denies every other address)' : `denylist-source-range: ${quoted(m[1]!)}`, name: m[1] === 'all' ? 'whitelist-source-range' : 'denylist-source-range' }) },
   { pattern: /^gzip\s+on$/, replace: () => ({ text: 'use-gzip: "true" in the controller ConfigMap', name: 'use-gzip', configMap: true }) },
+  { pattern: /^access_log\s+off$/, replace: () => ({ text: 'enable-access-log: "false"', name: 'enable-access-log' }) },
+  { pattern: /^rewrite_log\s+on$/, replace: () => ({ text: 'enable-rewrite-log: "true"', name: 'enable-rewrite-log' }) },
   { pattern: /^limit_rate\s+(\d+)k$/, replace: (m) => ({ text: `limit-rate: ${quoted(m[1]!)}`, name: 'limit-rate' }) },
 ];
 

@@ -324,3 +324,62 @@ export function isHttpUrl(value: string): boolean {
   const [, authority = '', rest = ''] = match;
   return isHostWithPort(authority.toLowerCase()) && (rest === '' || isPathWithQuery(rest) || /^\?/.test(rest) && isPathWithQuery(`/${rest}`));
 }
+
+/**
+ * A header name for headers of our own choosing (`add-headers`, `proxy-set-headers`, `custom-headers`,
+ * `hide-headers`): an RFC 9110 token that starts with a letter or digit, so that it stays one word of
+ * nginx syntax (no quotes, `;`, braces, `#` or spaces can appear in it).
+ */
+export function isHeaderToken(value: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9!#$%&'*+.^_`|~-]{0,255}$/.test(value);
+}
+
+/**
+ * Variables an operator's header value may name (`add-headers`, `proxy-set-headers`, as ingress-nginx
+ * expands them): nginx's own that exist in every http context, so a value can never make `nginx -t`
+ * fail on an unknown variable.
+ */
+const headerVariable =
+  /^((http|sent_http|upstream_http|cookie|arg)_[a-z0-9_]{1,64}|args|binary_remote_addr|connection|connection_requests|content_length|content_type|host|hostname|msec|nginx_version|pid|proxy_add_x_forwarded_for|query_string|realip_remote_addr|remote_addr|remote_port|remote_user|request_id|request_length|request_method|request_time|request_uri|scheme|server_addr|server_name|server_port|server_protocol|ssl_cipher|ssl_client_escaped_cert|ssl_client_fingerprint|ssl_client_i_dn|ssl_client_s_dn|ssl_client_serial|ssl_client_verify|ssl_protocol|ssl_server_name|status|time_iso8601|time_local|uri)$/;
+
+export const maxHeaderValueLength = 1024;
+
+/**
+ * A header value as one double-quoted nginx string: printable ASCII (never CR, LF or another control
+ * character), `"` and `\` escaped. `variables: 'expand'` (the operator's ConfigMaps) keeps `$name` and
+ * `${name}` for the variables above and refuses any other `$`; `'literal'` (a tenant's ConfigMap, as
+ * ingress-nginx escapes it) turns every `$` into `${literalDollar}`, a variable that holds `$`.
+ */
+export function quotedHeaderValue(value: string, variables: 'expand' | 'literal', literalDollar: string): Checked<string> {
+  if (value.length > maxHeaderValueLength) return { ok: false, problem: `is longer than ${maxHeaderValueLength} characters` };
+  if (!/^[\x20-\x7e]*$/.test(value)) return { ok: false, problem: 'has a character that is not printable ASCII (a line break, a tab, or beyond ASCII)' };
+  let quoted = '';
+  for (let index = 0; index < value.length; index++) {
+    const character = value[index]!;
+    if (character === '"' || character === '\\') quoted += `\\${character}`;
+    else if (character !== '$') quoted += character;
+    else if (variables === 'literal') quoted += `\${${literalDollar}}`;
+    else {
+      const match = /^\$(?:\{([a-z0-9_]+)\}|([a-z0-9_]+))/.exec(value.slice(index));
+      const name = match?.[1] ?? match?.[2];
+      if (match === null || name === undefined || !headerVariable.test(name)) {
+        return { ok: false, problem: 'has a "$" that is not one of the nginx variables allowed in headers ($host, $request_id, $remote_addr, $scheme, $http_<name>, …)' };
+      }
+      quoted += `\${${name}}`;
+      index += match[0].length - 1;
+    }
+  }
+  return { ok: true, value: `"${quoted}"` };
+}
+
+/** Comma-separated header names (`hide-headers`, `global-allowed-response-headers`); empty items skipped, duplicates dropped. */
+export const headerNameList = z.string().transform((value, context) => {
+  const items = value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length > 256 || !items.every(isHeaderToken)) {
+    context.addIssue({ code: 'custom', message: 'has an item that is not a header name' });
+    return z.NEVER;
+  }
+  return [...new Set(items)];
+});
+
+export const headerNameListText = 'comma-separated header names (letters, digits and -_.!#$%&\'*+^`|~, starting with a letter or digit)';

@@ -8,6 +8,7 @@ import type { OutputFile, TlsFiles } from '../model/files.js';
 import {
   generationPlaceholder,
   type CertificateMap,
+  type Directive,
   type ForwardedHeaders,
   type Handoff,
   type HttpExtensions,
@@ -20,7 +21,7 @@ import {
 } from '../model/nginx.js';
 import { withFields } from '../model/objects.js';
 import { internalErrorServer, type ResolvedBackend } from './backends.js';
-import { directiveSlices } from './ingress/annotations/directive-slices.js';
+import { directiveSlices, httpDirectiveSlices } from './ingress/annotations/directive-slices.js';
 import { hstsHeaderValue, type ControllerSettings } from './ingress/configmap.js';
 import type { HttpExtensionRegistry } from './ingress/extensions.js';
 import type { MergedHosts } from './ingress/hosts.js';
@@ -36,6 +37,7 @@ import { hashSizes, type StreamParts } from './stream.js';
 import { readablePart } from './upstream-names.js';
 import type { StreamServices } from './stream-services.js';
 import type { ConfigMapSnippets } from './ingress/snippets.js';
+import type { HeaderDefaults } from './ingress/header-configmaps.js';
 
 /** What the data plane is made from: the settled Ingress hosts, the SNI stream, and what they refer to. */
 export interface DataPlaneInput {
@@ -56,6 +58,8 @@ export interface DataPlaneInput {
   readonly streamServices: StreamServices;
   /** Allowed snippets of the controller ConfigMap, and the Ingresses' `stream-snippet`s (oldest first). */
   readonly snippets: ConfigMapSnippets & { readonly streamSnippets: readonly string[] };
+  /** The header ConfigMaps the controller ConfigMap names (`add-headers`, `proxy-set-headers`, `hide-headers`). */
+  readonly headers: HeaderDefaults;
 }
 
 export function nginxConfig(input: DataPlaneInput): NginxConfig {
@@ -75,6 +79,7 @@ export function nginxConfig(input: DataPlaneInput): NginxConfig {
     workerProcesses: settings.workerProcesses,
     accessLog: options.accessLog,
     accessLogEscapeJson: settings.logFormatEscapeJson,
+    ...(settings.logFormatUpstream !== undefined && { accessLogFormat: settings.logFormatUpstream }),
     ...(options.requestLog !== undefined && { requestLog: options.requestLog, stubStatus: options.stubStatus ?? false }),
     workerConnections: settings.maxWorkerConnections,
     ...(snippets['main-snippet'] !== undefined && { mainSnippet: snippets['main-snippet'] }),
@@ -146,7 +151,20 @@ function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
       generateRequestId: settings.generateRequestId,
       fullForwardedFor: settings.computeFullForwardedFor && settings.useForwardedHeaders,
       clientFromForwardedChain: settings.useForwardedHeaders && settings.useProxyProtocol,
+      custom: input.headers.request,
     },
+    responseHeaders: input.headers.response,
+    hiddenHeaders: input.headers.hidden,
+    keepaliveTimeout: settings.keepAlive,
+    ...(settings.useGzip && {
+      gzip: {
+        level: settings.gzipLevel,
+        minLength: settings.gzipMinLength,
+        types: settings.gzipTypes,
+        ...(settings.gzipDisable !== undefined && { disable: settings.gzipDisable }),
+      },
+    }),
+    upstreamDirectives: sliceDirectives(settings, 'upstream'),
     grpcInheritsRequestHeaders: [
       ...shared.virtualHosts.flatMap((h) => h.locations),
       ...(shared.redirectServer?.locations ?? []),
@@ -210,11 +228,22 @@ function proxyDefaults(settings: ControllerSettings): ProxyDefaults {
     nextUpstreamTimeout: settings.proxyNextUpstreamTimeout,
     limitReqStatus: settings.limitReqStatusCode,
     limitConnStatus: settings.limitConnStatusCode,
-    directives: directiveSlices.flatMap((slice) => {
-      const value = settings[slice.name];
-      return value === undefined ? [] : [{ name: slice.directive, value }];
-    }),
+    directives: [
+      ...directiveSlices.flatMap((slice) => {
+        const value = settings[slice.name];
+        return value === undefined ? [] : [{ name: slice.directive, value }];
+      }),
+      ...sliceDirectives(settings, 'http'),
+    ],
   };
+}
+
+/** The ConfigMap-only slices that are set, for the http block or for every upstream block. */
+function sliceDirectives(settings: ControllerSettings, context: 'http' | 'upstream'): Directive[] {
+  return httpDirectiveSlices.flatMap((slice) => {
+    const value = settings[slice.name];
+    return slice.context !== context || value === undefined ? [] : [{ name: slice.directive, value }];
+  });
 }
 
 /** The upstream blocks a location uses: its backend, its canary's, its auth service's, its error pages'. */

@@ -24,6 +24,8 @@ export interface ObjectRef {
 /** A Secret or ConfigMap that the build read, so the cluster mode watches it. */
 export interface Reference extends ObjectRef {
   readonly kind: 'Secret' | 'ConfigMap';
+  /** Named by the operator (the controller ConfigMap's `add-headers`, `proxy-set-headers`): followed in any namespace. */
+  readonly operator?: true;
 }
 
 const keyMaterialMode = 0o600;
@@ -211,6 +213,12 @@ export class SecretFiles {
     const path = `auth/${fileStem('', ref)}.htpasswd`;
     this.output.set(path, { path, contents: `${lines.join('\n')}\n`, mode: keyMaterialMode, readByWorkers: true });
     return { ok: true, value: path };
+  }
+
+  /** A ConfigMap a claim reads as it is (`custom-headers`), recorded so that the cluster mode follows it. */
+  configMap(ref: ObjectRef): Readonly<Record<string, string>> | undefined {
+    this.reads('ConfigMap', ref);
+    return this.resources.configMaps.get(key(ref.namespace, ref.name))?.spec;
   }
 
   /**

@@ -28,6 +28,8 @@ import { indexResources, withoutDuplicates, type IngressSpec, type Resources, ty
 import { SecretFiles, type CertificateSummary, type Reference } from './secrets.js';
 import { buildStream, type StreamParts } from './stream.js';
 import { streamServices, type StreamServices } from './stream-services.js';
+import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
+import type { NamespacedName } from './ingress/annotations/references.js';
 import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -65,6 +67,8 @@ interface Inputs {
   /** Where snippets are allowed, and the controller ConfigMap's own allowed snippets (ingress/snippets.ts). */
   readonly snippetScope: SnippetScope;
   readonly configMapSnippets: ConfigMapSnippets;
+  /** The header ConfigMaps the controller ConfigMap names. */
+  readonly headers: HeaderDefaults;
 }
 
 /** The Ingress front end's output: the Ingresses of our class, and the claims each makes. */
@@ -120,6 +124,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     backends: ingress.backends,
     extensions: ingress.extensions,
     secrets,
+    headers: inputs.headers,
   });
   return {
     model,
@@ -130,7 +135,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
     ]),
     ingresses: ingress.ours.map((i) => ({ namespace: i.object.metadata.namespace, name: i.object.metadata.name })).sort(byString((i) => `${i.namespace}/${i.name}`)),
     certificates: servedCertificates(model, gateways.ports, secrets),
-    references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap]),
+    references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap], inputs.headers.configMaps),
   };
 }
 
@@ -150,7 +155,9 @@ function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Repor
     endpoints: options.upstreams === 'endpoints',
     clusterAssignsAddresses: options.expectClusterProvided ?? false,
   };
-  return { objects, resources, settings, secrets, defaultTls, backendPolicy, snippetScope, configMapSnippets: configMapSnippetTexts };
+  const controller = options.configMap === undefined ? undefined : resources.configMaps.get(options.configMap)?.object;
+  const headers = headerDefaults(settings, resources, controller, report);
+  return { objects, resources, settings, secrets, defaultTls, backendPolicy, snippetScope, configMapSnippets: configMapSnippetTexts, headers };
 }
 
 /** The Ingress front end: the Ingresses of our class, oldest first, each turned into its claims. */
@@ -167,6 +174,7 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
     allowCrossNamespaceSecrets: options.allowCrossNamespaceSecrets,
     backends,
     settings,
+    headers: inputs.headers,
     extensions,
     // Behind PROXY protocol with forwarded headers the client is in X-Forwarded-For (see the http maps).
     clientAddress: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$remote_addr',
@@ -277,14 +285,21 @@ function servedCertificates(model: NginxConfig, ports: GatewayPlan['ports'], sec
   return [...served.values()].sort(byString((c) => c.host));
 }
 
-/** The controller's ConfigMaps (settings, TCP and UDP services) and what the winners read. */
-function referencesOf(secrets: SecretFiles, configMaps: readonly (string | undefined)[]): Reference[] {
-  const controller: Reference[] = configMaps.flatMap((configMap): Reference[] => {
-    const [namespace, name] = configMap?.split('/') ?? [];
-    return namespace !== undefined && name !== undefined ? [{ kind: 'ConfigMap', namespace, name }] : [];
-  });
+/**
+ * The controller's ConfigMaps (settings, TCP and UDP services), the header ConfigMaps its settings name
+ * (the operator's choice too, so followed in any namespace), and what the winners read.
+ */
+function referencesOf(secrets: SecretFiles, configMaps: readonly (string | undefined)[], headerConfigMaps: readonly NamespacedName[]): Reference[] {
+  const controller: Reference[] = [
+    ...configMaps.flatMap((configMap): Reference[] => {
+      const [namespace, name] = configMap?.split('/') ?? [];
+      return namespace !== undefined && name !== undefined ? [{ kind: 'ConfigMap', namespace, name }] : [];
+    }),
+    ...headerConfigMaps.map((ref): Reference => ({ kind: 'ConfigMap', namespace: ref.namespace, name: ref.name, operator: true })),
+  ];
   const id = (r: Reference) => `${r.kind}/${r.namespace}/${r.name}`;
-  return [...new Map([...controller, ...secrets.references()].map((r) => [id(r), r])).values()].sort(byString(id));
+  // The operator's come last, so that their flag stays when a tenant names the same ConfigMap.
+  return [...new Map([...secrets.references(), ...controller].map((r) => [id(r), r])).values()].sort(byString(id));
 }
 
 /** Leaves out what nginx rejected (apply/quarantine.ts), each with an error that carries nginx's words. */

@@ -442,6 +442,20 @@ describe('the same bytes as render', () => {
     await sidecar.stop();
   });
 
+  it("follows the add-headers ConfigMap the controller ConfigMap names, in the operator's namespace, outside --namespace", async () => {
+    const configMap = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ops' }, data });
+    api.create(namespace('ops'));
+    api.create(configMap('header-settings', { 'add-headers': 'ops/response-headers' }));
+    api.create(configMap('response-headers', { 'X-Team': 'first' }));
+    const sidecar = await startSidecar({ api, kubeconfig, run: { namespaces: ['data'] }, translate: { configMap: 'ops/header-settings' } });
+    await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
+    const conf = () => readFile(join(sidecar.outDir, 'nginx.conf'), 'utf8');
+    expect(await eventually(conf, (text) => text.includes('add_header X-Team "first" always;'))).toContain('add_header X-Team "first" always;');
+    api.update(configMap('response-headers', { 'X-Team': 'second' }));
+    expect(await eventually(conf, (text) => text.includes('add_header X-Team "second" always;'))).not.toContain('"first"');
+    await sidecar.stop();
+  });
+
   it('renders a snippet while its namespace carries the label --snippet-namespace-selector asks for, and refuses it once the label is gone', async () => {
     const peer = await backend('snippet');
     api.create(service('data', 'snippet', peer));

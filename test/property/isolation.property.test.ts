@@ -103,6 +103,22 @@ const annotationValues: Record<string, readonly string[]> = {
   'limit-rps': ['5', '0', `${marker}`],
   'limit-connections': ['10'],
   'limit-whitelist': ['127.0.0.1', `${marker}`],
+  'custom-headers': ['headers', 'team-b/hostile-headers', 'missing', `${marker}`],
+  'proxy-cookie-domain': ['backend.internal $host', 'off', `${marker}; x`, `a.example $${marker}`],
+  'proxy-cookie-path': ['/app/ /', `/a ${marker}{`, `/a /b;${marker}`],
+  'enable-access-log': ['false', 'true', `${marker};`],
+  'enable-rewrite-log': ['true', `${marker}`],
+};
+
+/**
+ * The header ConfigMaps: usable entries that try to leave their quoted string (they must stay inside,
+ * and nginx must load them), and entries that carry the marker and must be refused.
+ */
+const headerConfigMaps = {
+  response: { 'X-Frame-Options': 'DENY', 'X-Host': '$host', 'X-Tricky': '"; } server { listen 1; \\', [`X-${marker}{`]: '1', 'X-Crlf': `a\r\nX-${marker}: 1`, 'X-Var': `$${marker}` },
+  request: { 'X-Team': 'payments ${request_id}', [`X-${marker};`]: '1', 'X-Var': `\${${marker}}`, Host: marker },
+  tenant: { 'X-Price': 'costs $5 ${host}', 'X-Tricky': `'"{};\\` },
+  hostile: { 'X-Price': `1\n${marker}` },
 };
 
 interface IngressCase {
@@ -167,6 +183,16 @@ const world: fc.Arbitrary<World> = fc.record(
         'server-snippet': fc.constant(`location /${marker} { return 200; }`),
         'location-snippet': fc.constant(`add_header X-${marker} 1;`),
         'allow-snippet-annotations': fc.constant('false'),
+        'add-headers': fc.constantFrom('infra/response-headers', 'infra/missing', `infra/${marker}`),
+        'proxy-set-headers': fc.constantFrom('infra/request-headers', `${marker}/x`),
+        'hide-headers': fc.constantFrom('X-Powered-By', `X-${marker};`),
+        'global-allowed-response-headers': fc.constantFrom('X-Price,X-Tricky', `X-Price,X-${marker} }`),
+        'use-gzip': fc.constantFrom('true', 'false'),
+        'gzip-types': fc.constantFrom('application/json text/css', `text/${marker};`),
+        'gzip-disable': fc.constantFrom('msie6', 'MSIE [1-6]\\.', `${marker}"`, `(${marker}+)+$`),
+        'large-client-header-buffers': fc.constantFrom('4 16k', `4 ${marker}`),
+        'enable-underscores-in-headers': fc.constantFrom('true', marker),
+        'upstream-keepalive-time': fc.constantFrom('1h', `1h;${marker}`),
       },
       { requiredKeys: [] },
     ),
@@ -257,6 +283,12 @@ function toObjects(w: World): SourceObject[] {
     objects.push(tlsRoute(r.namespace, `route-${index}`, { hostnames: [...r.hostnames], backendRefs: [{ name: r.service, port: 443 }] }, { creationTimestamp: r.created }));
   });
   if (w.controller) objects.push(configMap('infra', 'controller', { ...w.controller }));
+  objects.push(
+    configMap('infra', 'response-headers', headerConfigMaps.response),
+    configMap('infra', 'request-headers', headerConfigMaps.request),
+    configMap('team-a', 'headers', headerConfigMaps.tenant),
+    configMap('team-b', 'hostile-headers', headerConfigMaps.hostile),
+  );
   return objects;
 }
 

@@ -441,3 +441,28 @@ export function httpGet(options: {
 export function parseEcho(body: string): EchoResponse {
   return JSON.parse(body) as EchoResponse;
 }
+
+/**
+ * A backend for header and compression tests: every response carries `X-Powered-By: backend`,
+ * `X-Frame-Options: BACKEND` and a cookie for `Domain=backend.internal; Path=/app/`. `/json/<n>` and
+ * `/png/<n>` answer n bytes of that type; anything else the `EchoResponse` (request headers included).
+ */
+export async function startHeaderBackend(name: string): Promise<CountingPeer> {
+  let count = 0;
+  const echo = echoHandler(name, () => count++);
+  const peer = await listenOnLoopback(
+    http.createServer((request, response) => {
+      response.setHeader('x-powered-by', 'backend');
+      response.setHeader('x-frame-options', 'BACKEND');
+      response.setHeader('set-cookie', 'sid=1; Domain=backend.internal; Path=/app/');
+      const sized = /^\/(json|png)\/([0-9]{1,6})$/.exec(request.url ?? '');
+      if (!sized) return echo(request, response);
+      count++;
+      request.resume();
+      // With a length: nginx compares gzip_min_length with it.
+      response.writeHead(200, { 'content-type': sized[1] === 'json' ? 'application/json' : 'image/png', 'content-length': sized[2] });
+      response.end('a'.repeat(Number(sized[2])));
+    }),
+  );
+  return { ...peer, requestCount: () => count };
+}

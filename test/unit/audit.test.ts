@@ -65,7 +65,7 @@ describe('audit', () => {
     expect(Object.fromEntries(report.configMapKeys.map((k) => [k.key, k.status]))).toMatchObject({
       'proxy-body-size': 'supported',
       'compute-full-forwarded-for': 'differs',
-      'use-gzip': 'ignored',
+      'use-gzip': 'supported',
     });
   });
 

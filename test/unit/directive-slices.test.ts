@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { build } from '../../src/render/build.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import { annotationCatalog, configMapCatalog } from '../../src/translate/ingress/annotations/catalog.js';
-import { directiveSlices } from '../../src/translate/ingress/annotations/directive-slices.js';
+import { directiveSlices, httpDirectiveSlices } from '../../src/translate/ingress/annotations/directive-slices.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
 import { configMap, object, service } from '../support/gateway.js';
 import { checkBuiltFiles, requireNginx } from '../support/nginx.js';
@@ -19,6 +19,22 @@ import { testTranslateOptions } from '../support/options.js';
 /** A value each slice accepts (as rendered) and one it refuses. */
 const samples: Readonly<Record<string, { readonly accepted: string; readonly renders: string; readonly refused: string }>> = {
   'proxy-max-temp-file-size': { accepted: '1M', renders: '1m', refused: '512k' },
+  'proxy-cookie-domain': { accepted: ' backend.internal  $host', renders: 'backend.internal $host', refused: 'a;b example.com' },
+  'proxy-cookie-path': { accepted: '/app/ /', renders: '/app/ /', refused: '/a {' },
+};
+
+/** A value each ConfigMap-only slice accepts (as rendered) and one it refuses. */
+const httpSamples: Readonly<Record<string, { readonly accepted: string; readonly renders: string; readonly refused: string }>> = {
+  'large-client-header-buffers': { accepted: ' 4  16K ', renders: '4 16k', refused: '64 1m' },
+  'client-header-buffer-size': { accepted: '2k', renders: '2k', refused: '2m' },
+  'client-header-timeout': { accepted: '30', renders: '30s', refused: '30s;' },
+  'client-body-timeout': { accepted: '30', renders: '30s', refused: '-1' },
+  'keep-alive-requests': { accepted: '500', renders: '500', refused: '1e3' },
+  'enable-underscores-in-headers': { accepted: 'true', renders: 'on', refused: 'yes' },
+  'ignore-invalid-headers': { accepted: 'false', renders: 'off', refused: 'off;' },
+  'upstream-keepalive-requests': { accepted: '10000', renders: '10000', refused: '0' },
+  'upstream-keepalive-timeout': { accepted: '30', renders: '30s', refused: '30 s' },
+  'upstream-keepalive-time': { accepted: '30m', renders: '30m', refused: '1 h' },
 };
 
 const options: TranslateOptions = testTranslateOptions();
@@ -89,6 +105,32 @@ describe.each(directiveSlices)('directive slice $name', (slice) => {
       runDir,
       ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }),
     });
+    expect(await checkBuiltFiles(result.files, runDir)).toMatchObject({ ok: true });
+  });
+});
+
+describe.each(httpDirectiveSlices)('ConfigMap-only slice $name', (slice) => {
+  const sample = httpSamples[slice.name]!;
+  const block = (conf: string) =>
+    slice.context === 'http' ? conf.slice(conf.indexOf('http {'), conf.indexOf('server {', conf.indexOf('http {'))) : conf.slice(conf.search(/upstream \S+ \{/), conf.indexOf('}', conf.search(/upstream \S+ \{/)));
+
+  it('has a sample here, and is in the catalog', () => {
+    expect(sample).toBeDefined();
+    expect(configMapCatalog.find((entry) => entry.key === slice.name)).toMatchObject({ status: slice.status ?? 'supported', defaultValue: slice.defaultValue });
+  });
+
+  it('keeps nginx\'s default unless the ConfigMap sets it, then sets it in its block; refuses a value outside its schema', () => {
+    expect(buildOf({}, {}).files[0]!.contents).not.toContain(`${slice.directive} ${sample.renders};`);
+    expect(block(buildOf({}, { [slice.name]: sample.accepted }).files[0]!.contents)).toContain(`${slice.directive} ${sample.renders};`);
+    const refused = buildOf({}, { [slice.name]: sample.refused });
+    expect(refused.files[0]!.contents).not.toContain(`${slice.directive} ${sample.renders};`);
+    expect(refused.diagnostics.filter((d) => d.field?.includes(slice.name)).map((d) => d.code)).toEqual(['configmap-invalid']);
+  });
+
+  it('loads in nginx', async () => {
+    const nginx = requireNginx();
+    const runDir = join(tmpdir(), 'i2n-directive-slices-run');
+    const result = buildOf({}, { [slice.name]: sample.accepted }, { runDir, ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }) });
     expect(await checkBuiltFiles(result.files, runDir)).toMatchObject({ ok: true });
   });
 });

@@ -9,6 +9,8 @@ export interface FollowedObject {
   readonly kind: 'Secret' | 'ConfigMap';
   readonly namespace: string;
   readonly name: string;
+  /** Named by the operator (a ConfigMap the controller ConfigMap names): followed in any namespace. */
+  readonly operator?: boolean;
 }
 
 export interface ClusterSourceOptions {
@@ -91,13 +93,13 @@ export class ClusterSource {
 
   /**
    * Follows exactly these referenced Secrets and ConfigMaps: starts watches for new ones, stops the rest.
-   * With `namespaces`, a reference outside them opens no watch (only the controller's ConfigMaps may be elsewhere).
+   * With `namespaces`, a reference outside them opens no watch (only the operator's ConfigMaps may be elsewhere).
    */
   follow(objects: readonly FollowedObject[]): void {
     const { namespaces, controllerConfigMap, servicesConfigMaps = [] } = this.options;
     const operators = new Set([controllerConfigMap, ...servicesConfigMaps]);
     const readable = (o: FollowedObject) =>
-      namespaces.length === 0 || namespaces.includes(o.namespace) || (o.kind === 'ConfigMap' && operators.has(`${o.namespace}/${o.name}`));
+      namespaces.length === 0 || namespaces.includes(o.namespace) || (o.kind === 'ConfigMap' && (o.operator === true || operators.has(`${o.namespace}/${o.name}`)));
     const wanted = new Map(objects.filter(readable).map((o) => [`${o.kind}/${o.namespace}/${o.name}`, o]));
     for (const [key, reflector] of this.followed) {
       if (wanted.has(key)) continue;

@@ -12,6 +12,7 @@ import type {
   CorsHeaders,
   ExternalAuthUse,
   GeoBlock,
+  Header,
   LimitZone,
   Location,
   LocationBehaviour,
@@ -26,10 +27,12 @@ import type { AuthUrl } from './annotations/external-auth.js';
 import type { CorsOrigins } from './annotations/cors.js';
 import { permanentCode, temporalCode } from './annotations/paths.js';
 import type { ControllerSettings } from './configmap.js';
-import { sizeInBytes } from '../allowlist.js';
+import { quoteKey, sizeInBytes } from '../allowlist.js';
 import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
 import { directiveSlices } from './annotations/directive-slices.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
+import { headerEntries, literalDollarVariable } from './header-configmaps.js';
+import { compareStrings } from '../../model/order.js';
 import type { ClientCertificateRequest, IngressBehaviour, IngressContext } from './claims.js';
 
 /** Where the internal auth locations live: no Ingress path may be under it (internal-locations.ts). */
@@ -91,6 +94,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
   if (paths.xForwardedPrefix !== undefined) headers.push({ name: 'X-Forwarded-Prefix', value: paths.xForwardedPrefix });
 
   if (!ok) return undefined;
+  const headerSection = responseHeaders(sections, cors !== undefined || externalAuth !== undefined);
   const proxy = annotations.proxy;
   const ranges = sourceRanges(annotations.sourceRange.deny ?? settings.denylistSourceRange, annotations.sourceRange.allow ?? settings.whitelistSourceRange, ctx);
   references.push(...ranges);
@@ -113,7 +117,12 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
       ...(proxy.clientBodyBufferSize !== undefined && { clientBodyBufferSize: proxy.clientBodyBufferSize }),
       errorPages: [],
       repeatHsts: false,
+      ...(headerSection.responseHeaders && { responseHeaders: headerSection.responseHeaders }),
+      ...(headerSection.hiddenHeaders && { hiddenHeaders: headerSection.hiddenHeaders }),
+      ...(!annotations.logs.accessLog && { accessLogOff: true }),
+      ...(annotations.logs.rewriteLog && { rewriteLog: true }),
     },
+    ...(headerSection.denied && { denied: true }),
     companions,
     ...(clientCertificate && { clientCertificate }),
     headers,
@@ -273,7 +282,46 @@ function requestLimits({ object, annotations, ctx, references }: Sections): {
 
 /** The location adds response headers, which in nginx replaces the server's `add_header` (HSTS). */
 export function addsResponseHeaders(behaviour: LocationBehaviour): boolean {
-  return behaviour.cors !== undefined || behaviour.externalAuth !== undefined || behaviour.stickyCookie !== undefined;
+  return behaviour.cors !== undefined || behaviour.externalAuth !== undefined || behaviour.stickyCookie !== undefined || (behaviour.responseHeaders ?? []).length > 0;
+}
+
+/**
+ * Response headers of the locations: ConfigMap `add-headers` repeated wherever the location has an
+ * `add_header` of its own (`addsOthers`; nginx inherits them all or nothing), then `custom-headers`,
+ * which replace the backend's headers of the same names. A `custom-headers` ConfigMap that cannot be
+ * used denies the locations (503), as ingress-nginx does.
+ */
+function responseHeaders({ object, annotations, ctx }: Sections, addsOthers: boolean): { responseHeaders?: Header[]; hiddenHeaders?: string[]; denied: boolean } {
+  const defaults = ctx.headers;
+  const ref = annotations.customHeaders.configMap;
+  if (ref === undefined) return addsOthers ? { responseHeaders: [...defaults.response], denied: false } : { denied: false };
+  const configMap = secretIn(object, ref);
+  const id = `${configMap.namespace}/${configMap.name}`;
+  const deny = (problem: string) => {
+    ctx.report.error('custom-headers-denied', object, `custom-headers: ${problem}; the Ingress's paths answer 503 until this is fixed, as in ingress-nginx`, annotationField('custom-headers'));
+    return { denied: true };
+  };
+  if (!crossNamespaceAllowed(object, configMap, ctx)) return deny(`ConfigMap ${id} is in another namespace; move it to ${object.metadata.namespace} or pass --allow-cross-namespace-secrets`);
+  const data = ctx.secrets.configMap(configMap);
+  if (!data) return deny(`ConfigMap ${id} is not in the input`);
+  const entries = headerEntries(data, 'response', 'literal');
+  const notAllowed = entries.headers.find((header) => !defaults.allowedResponseHeaders.has(header.name));
+  const problem =
+    entries.problems[0]?.problem ??
+    (notAllowed && `header ${quoteKey(notAllowed.name)} is not listed in the controller ConfigMap's global-allowed-response-headers (ingress-nginx 1.12+ requires it)`);
+  if (problem !== undefined) return deny(`ConfigMap ${id}: ${problem}`);
+  if (Object.values(data).some((value) => value.includes('$'))) {
+    ctx.extensions.define(literalDollarVariable, {
+      geos: [{ comment: 'a literal "$" in custom-headers values', source: '$remote_addr', variable: literalDollarVariable, defaultValue: '"$"', entries: [] }],
+    });
+  }
+  const replaced = new Set(entries.headers.map((header) => header.name.toLowerCase()));
+  const hidden = new Map([...defaults.hidden, ...entries.headers.map((header) => header.name)].map((name) => [name.toLowerCase(), name]));
+  return {
+    responseHeaders: [...defaults.response.filter((header) => !replaced.has(header.name.toLowerCase())), ...entries.headers],
+    hiddenHeaders: [...hidden.values()].sort(compareStrings),
+    denied: false,
+  };
 }
 
 function secretIn(object: SourceObject, ref: SecretReference): { namespace: string; name: string } {

@@ -12,6 +12,7 @@ import type { ReferenceGrants } from '../gateway/reference-grants.js';
 import type { Reporter } from '../report.js';
 import type { Resources } from '../resources.js';
 import type { ObjectRef, SecretFiles } from '../secrets.js';
+import type { HeaderDefaults } from './header-configmaps.js';
 import type { ControllerSettings } from './configmap.js';
 import type { HttpExtensionRegistry } from './extensions.js';
 import type { SnippetRegistry, SnippetScope } from './snippets.js';
@@ -26,6 +27,8 @@ export interface IngressContext {
   readonly backends: Map<string, ResolvedBackend>;
   /** The controller ConfigMap: defaults for the annotations. */
   readonly settings: ControllerSettings;
+  /** The header ConfigMaps the controller ConfigMap names, and which names `custom-headers` may set. */
+  readonly headers: HeaderDefaults;
   /** http-level blocks the locations refer to. */
   readonly extensions: HttpExtensionRegistry;
   /** The client address as access checks see it: `$remote_addr`, or `$i2n_client_addr` behind PROXY protocol with forwarded headers. */
@@ -118,6 +121,8 @@ export interface ClientCertificateRequest {
 /** The per-Ingress part of every location of the Ingress. */
 export interface IngressBehaviour {
   readonly behaviour: LocationBehaviour;
+  /** `custom-headers` names a ConfigMap that cannot be used: the locations answer 503, as ingress-nginx denies them. */
+  readonly denied?: true;
   /** Locations the behaviour needs beside its own on each host (the auth endpoint). */
   readonly companions: readonly Location[];
   readonly clientCertificate?: ClientCertificateRequest;

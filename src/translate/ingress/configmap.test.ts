@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { defaultGzipTypes } from './gzip.js';
 import {
   defaultControllerSettings,
   hstsHeaderValue,
@@ -54,6 +55,17 @@ describe('parseControllerSettings', () => {
       denylistSourceRange: [],
       limitReqStatusCode: 503,
       limitConnStatusCode: 503,
+      addHeaders: undefined,
+      proxySetHeaders: undefined,
+      hideHeaders: [],
+      globalAllowedResponseHeaders: [],
+      keepAlive: 75,
+      useGzip: false,
+      gzipLevel: 1,
+      gzipMinLength: 256,
+      gzipTypes: defaultGzipTypes,
+      gzipDisable: undefined,
+      logFormatUpstream: undefined,
     } satisfies ControllerSettings);
   });
 
@@ -103,6 +115,17 @@ describe('parseControllerSettings', () => {
       'limit-conn-status-code': '429',
       'allow-snippet-annotations': 'true',
       'annotations-risk-level': 'High',
+      'add-headers': 'ingress/response-headers',
+      'proxy-set-headers': ' ingress/request-headers ',
+      'hide-headers': 'X-Powered-By, Server-Timing,X-Powered-By',
+      'global-allowed-response-headers': 'X-Frame-Options,Content-Security-Policy',
+      'keep-alive': '30',
+      'use-gzip': 'true',
+      'gzip-level': '5',
+      'gzip-min-length': '1000',
+      'gzip-types': 'application/json  text/plain',
+      'gzip-disable': 'msie6',
+      'log-format-upstream': '$the_real_ip [$time_local] "$request" $status ${req_id}',
     });
     expect(issues).toEqual([]);
     expect(value).toEqual({
@@ -145,6 +168,17 @@ describe('parseControllerSettings', () => {
       denylistSourceRange: ['192.0.2.0/24'],
       limitReqStatusCode: 429,
       limitConnStatusCode: 429,
+      addHeaders: { namespace: 'ingress', name: 'response-headers' },
+      proxySetHeaders: { namespace: 'ingress', name: 'request-headers' },
+      hideHeaders: ['X-Powered-By', 'Server-Timing'],
+      globalAllowedResponseHeaders: ['X-Frame-Options', 'Content-Security-Policy'],
+      keepAlive: 30,
+      useGzip: true,
+      gzipLevel: 5,
+      gzipMinLength: 1000,
+      gzipTypes: 'application/json text/plain',
+      gzipDisable: 'msie6',
+      logFormatUpstream: '${remote_addr} [${time_local}] "${request}" ${status} ${i2n_request_id}',
     } satisfies ControllerSettings);
   });
 
@@ -221,14 +255,14 @@ describe('parseControllerSettings', () => {
 
   it('reports unsupported keys as info, naming them, in key order', () => {
     const { issues } = parseControllerSettings({
-      'use-gzip': 'true',
-      'keep-alive': '75',
+      'use-geoip2': 'true',
+      'enable-brotli': 'true',
     });
     expect(issues.map((issue) => [issue.severity, issue.code, issue.key])).toEqual([
-      ['info', 'configmap-key-unsupported', 'keep-alive'],
-      ['info', 'configmap-key-unsupported', 'use-gzip'],
+      ['info', 'configmap-key-unsupported', 'enable-brotli'],
+      ['info', 'configmap-key-unsupported', 'use-geoip2'],
     ]);
-    expect(issues[1]?.message).toContain('"use-gzip"');
+    expect(issues[1]?.message).toContain('"use-geoip2"');
   });
 });
 

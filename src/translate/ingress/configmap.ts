@@ -8,6 +8,8 @@ import type { RedirectCode } from '../../model/nginx.js';
 import {
   cidrList,
   cidrListText,
+  headerNameList,
+  headerNameListText,
   cipherListDescription,
   describeRejectedValue,
   goBool,
@@ -20,7 +22,10 @@ import {
   quoteKey,
 } from '../allowlist.js';
 import { maxBodyBufferBytes, maxProxyBufferBytes, minProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
-import { directiveSlices } from './annotations/directive-slices.js';
+import { directiveSlices, httpDirectiveSlices } from './annotations/directive-slices.js';
+import { namespacedName, type NamespacedName } from './annotations/references.js';
+import { logFormat, logFormatText } from './log-format.js';
+import { defaultGzipTypes, gzipDisable, gzipDisableText, gzipTypes, gzipTypesText } from './gzip.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
 import { compareStrings } from '../../model/order.js';
 
@@ -64,6 +69,17 @@ interface TableSettings {
   denylistSourceRange: string[];
   limitReqStatusCode: number;
   limitConnStatusCode: number;
+  addHeaders: NamespacedName | undefined;
+  proxySetHeaders: NamespacedName | undefined;
+  hideHeaders: string[];
+  globalAllowedResponseHeaders: string[];
+  keepAlive: number;
+  useGzip: boolean;
+  gzipLevel: number;
+  gzipMinLength: number;
+  gzipTypes: string;
+  gzipDisable: string | undefined;
+  logFormatUpstream: string | undefined;
 }
 
 /** The directive slices' values (annotations/directive-slices.ts), under their keys: undefined keeps nginx's default. */
@@ -115,6 +131,10 @@ const trueOrFalse = goBool;
 const seconds = integerInRange(0, maxTimeoutSeconds);
 const secondsText = `a number of seconds from 0 to ${maxTimeoutSeconds}`;
 const errorStatus = integerInRange(400, 599);
+/** `namespace/name` of a ConfigMap, or empty for none (as ingress-nginx reads an empty value). */
+const optionalReference = z.union([z.literal('').transform(() => undefined), namespacedName]);
+/** The slices' ConfigMap keys: the annotations' defaults, and the http-level ones. */
+const allSlices = [...directiveSlices, ...httpDirectiveSlices];
 
 // Defaults verified against ingress-nginx's internal/ingress/controller/config/config.go (NewDefault).
 const settingTable: SettingTable = {
@@ -290,9 +310,25 @@ const settingTable: SettingTable = {
   // ingress-nginx: LimitReqStatusCode 503, LimitConnStatusCode 503.
   limitReqStatusCode: { key: 'limit-req-status-code', schema: errorStatus, defaultValue: 503, accepted: 'a status code from 400 to 599' },
   limitConnStatusCode: { key: 'limit-conn-status-code', schema: errorStatus, defaultValue: 503, accepted: 'a status code from 400 to 599' },
+  // ingress-nginx: AddHeaders and ProxySetHeaders name ConfigMaps (namespace/name) of header → value; empty by default.
+  addHeaders: { key: 'add-headers', schema: optionalReference, defaultValue: undefined, accepted: 'namespace/name of a ConfigMap' },
+  proxySetHeaders: { key: 'proxy-set-headers', schema: optionalReference, defaultValue: undefined, accepted: 'namespace/name of a ConfigMap' },
+  // ingress-nginx: HideHeaders and AllowedResponseHeaders (global-allowed-response-headers) empty.
+  hideHeaders: { key: 'hide-headers', schema: headerNameList, defaultValue: [], accepted: headerNameListText },
+  globalAllowedResponseHeaders: { key: 'global-allowed-response-headers', schema: headerNameList, defaultValue: [], accepted: headerNameListText },
+  // ingress-nginx: KeepAlive 75 (keepalive_timeout, seconds; 0 turns client keep-alive off).
+  keepAlive: { key: 'keep-alive', schema: integerInRange(0, 3600), defaultValue: 75, accepted: 'a number of seconds from 0 to 3600' },
+  // ingress-nginx: UseGzip false, GzipLevel 1, GzipMinLength 256, GzipTypes its list (gzip.ts), GzipDisable empty.
+  useGzip: { key: 'use-gzip', schema: trueOrFalse, defaultValue: false, accepted: trueOrFalseText },
+  gzipLevel: { key: 'gzip-level', schema: integerInRange(1, 9), defaultValue: 1, accepted: 'an integer from 1 to 9' },
+  gzipMinLength: { key: 'gzip-min-length', schema: integerInRange(0, 1_073_741_824), defaultValue: 256, accepted: 'a number of bytes' },
+  gzipTypes: { key: 'gzip-types', schema: gzipTypes, defaultValue: defaultGzipTypes, accepted: gzipTypesText },
+  gzipDisable: { key: 'gzip-disable', schema: gzipDisable, defaultValue: undefined, accepted: gzipDisableText },
+  // ingress-nginx: LogFormatUpstream its upstreaminfo format (requestLog.hbs renders it while this is unset).
+  logFormatUpstream: { key: 'log-format-upstream', schema: logFormat, defaultValue: undefined, accepted: logFormatText },
 };
 
-const knownKeys: ReadonlySet<string> = new Set([...Object.values(settingTable).map((rule) => rule.key), ...directiveSlices.map((slice) => slice.name)]);
+const knownKeys: ReadonlySet<string> = new Set([...Object.values(settingTable).map((rule) => rule.key), ...allSlices.map((slice) => slice.name)]);
 
 /** Builds settings field by field; `pick` supplies each field's value. */
 function assembleSettings(
@@ -338,6 +374,17 @@ function assembleSettings(
     denylistSourceRange: pick('denylistSourceRange'),
     limitReqStatusCode: pick('limitReqStatusCode'),
     limitConnStatusCode: pick('limitConnStatusCode'),
+    addHeaders: pick('addHeaders'),
+    proxySetHeaders: pick('proxySetHeaders'),
+    hideHeaders: pick('hideHeaders'),
+    globalAllowedResponseHeaders: pick('globalAllowedResponseHeaders'),
+    keepAlive: pick('keepAlive'),
+    useGzip: pick('useGzip'),
+    gzipLevel: pick('gzipLevel'),
+    gzipMinLength: pick('gzipMinLength'),
+    gzipTypes: pick('gzipTypes'),
+    gzipDisable: pick('gzipDisable'),
+    logFormatUpstream: pick('logFormatUpstream'),
     ...slices,
   };
 }
@@ -345,7 +392,7 @@ function assembleSettings(
 export const defaultControllerSettings: ControllerSettings = Object.freeze(
   assembleSettings(
     (field) => copyValue(settingTable[field].defaultValue),
-    Object.fromEntries(directiveSlices.map((slice) => [slice.name, undefined])),
+    Object.fromEntries(allSlices.map((slice) => [slice.name, undefined])),
   ),
 );
 
@@ -375,7 +422,7 @@ export function parseControllerSettings(data: Readonly<Record<string, string>>):
   }
 
   const slices: SliceSettings = Object.fromEntries(
-    directiveSlices.map((slice) => [slice.name, readSetting({ key: slice.name, schema: slice.schema, defaultValue: undefined, accepted: slice.accepted }, data, issues)]),
+    allSlices.map((slice) => [slice.name, readSetting({ key: slice.name, schema: slice.schema, defaultValue: undefined, accepted: slice.accepted }, data, issues)]),
   );
   const value = assembleSettings((field) => readSetting(settingTable[field], data, issues), slices);
   issues.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.code, b.code));

@@ -13,6 +13,7 @@ import type { SecretFiles } from '../secrets.js';
 import type { HostClaimant, HostOwnership } from '../ownership.js';
 import { losersOf, provenanceOf } from '../provenance.js';
 import { addsResponseHeaders } from './behaviour.js';
+import { literalDollarVariable } from './header-configmaps.js';
 import { splitWithCanary } from './canary.js';
 import type { CanaryClaim } from './claims.js';
 import type { HttpExtensionRegistry } from './extensions.js';
@@ -150,6 +151,7 @@ function locationReferences(location: Location): string[] {
     ...(behaviour?.refusedWhen ?? []),
     ...(behaviour?.stickyCookie?.references ?? []),
     ...(location.authEndpoint?.servedHost !== undefined ? [location.authEndpoint.servedHost] : []),
+    ...((behaviour?.responseHeaders ?? []).some((header) => header.value.includes(`\${${literalDollarVariable}}`)) ? [literalDollarVariable] : []),
   ];
 }
 

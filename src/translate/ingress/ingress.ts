@@ -180,7 +180,7 @@ function translateTerminating(
         object,
         ctx,
       );
-      const behaviour = withStickyCookie(locationBehaviour(built, errorPages, object, p.backend, path, rewriteTarget, regex), stickyCookie);
+      const behaviour = withStickyCookie(locationBehaviour(built, errorPages, object, p.backend, path, rewriteTarget, regex), stickyCookie, ctx);
       const comment = `${object.metadata.namespace}/${object.metadata.name} ${p.pathType} ${path}`;
       // A regex path is quoted: its braces and backslashes must not reach nginx's config parser bare.
       const locations = regex ? [{ modifier: '~*' as const, path: `"^${path}"`, exact: false }] : locationsFor(p.pathType, path);
@@ -259,7 +259,7 @@ function defaultBackendRoutes(
   const routes: RouteClaim[] = [];
   let ordinal = firstOrdinal;
   const { target, stickyCookie } = balanced(backendFor(backend, annotations, built, errorPages, object, ['spec', 'defaultBackend'], ctx), annotations, '/', object, ctx);
-  const behaviour = withStickyCookie(locationBehaviour(built, errorPages, object, backend, '/', undefined, false), stickyCookie);
+  const behaviour = withStickyCookie(locationBehaviour(built, errorPages, object, backend, '/', undefined, false), stickyCookie, ctx);
   const comment = `${object.metadata.namespace}/${object.metadata.name} defaultBackend`;
   // The default backend catches what no path of this Ingress matches on its hosts, and on the default server.
   for (const host of new Set(['', ...hosts])) {
@@ -372,9 +372,14 @@ const emptyBehaviour: LocationBehaviour = {
   repeatHsts: false,
 };
 
-/** The Ingress's behaviour with what depends on the path: the rewrite, and the variables error pages read. */
-function withStickyCookie(behaviour: LocationBehaviour, stickyCookie: LocationBehaviour['stickyCookie']): LocationBehaviour {
-  return stickyCookie ? withAddedFields(behaviour, { stickyCookie }) : behaviour;
+/**
+ * The behaviour with the affinity cookie's Set-Cookie. That is an `add_header` of the location's own, so
+ * nginx no longer inherits the ConfigMap's `add-headers` there: they are repeated, as for CORS.
+ */
+function withStickyCookie(behaviour: LocationBehaviour, stickyCookie: LocationBehaviour['stickyCookie'], ctx: IngressContext): LocationBehaviour {
+  if (!stickyCookie) return behaviour;
+  const repeated = behaviour.responseHeaders === undefined && ctx.headers.response.length > 0 ? { responseHeaders: [...ctx.headers.response] } : {};
+  return withAddedFields(behaviour, { stickyCookie, ...repeated });
 }
 
 /**
@@ -392,6 +397,7 @@ function cookiePaths(regex: boolean, annotations: IngressAnnotations, object: So
   return () => '/';
 }
 
+/** The Ingress's behaviour with what depends on the path: the rewrite, and the variables error pages read. */
 function locationBehaviour(
   built: IngressBehaviour,
   errorPages: CustomErrorPages,
@@ -569,6 +575,7 @@ function backendFor(
   field: FieldPath,
   ctx: IngressContext,
 ): Pick<RouteClaim, 'proxy' | 'backend' | 'implicitSslName'> {
+  if (built.denied) return { implicitSslName: false };
   const resolved = resolveBackend(ref, object, field, ctx, 'this path answers 503', defaultBackend);
   if (!resolved) return { implicitSslName: false };
   const proxied = proxyFor(resolved, annotations, object, ctx);

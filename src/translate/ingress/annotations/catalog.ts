@@ -15,7 +15,7 @@
  * ConfigMap defaults (internal/ingress/controller/config/config.go).
  */
 
-import { directiveSlices } from './directive-slices.js';
+import { directiveSlices, httpDirectiveSlices } from './directive-slices.js';
 
 export type CatalogStatus = 'supported' | 'differs' | 'ignored' | 'refused';
 
@@ -481,8 +481,6 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     note: '`off`, `default`, or a URL prefix rewritten in `Location`/`Refresh` to `proxy-redirect-to`',
   },
   { name: 'proxy-redirect-to', family: proxy, status: 'supported', defaultValue: '`off`', note: 'replacement for `proxy-redirect-from`' },
-  { name: 'proxy-cookie-domain', family: proxy, status: 'ignored', defaultValue: '`off`', note: 'cookies are passed unchanged' },
-  { name: 'proxy-cookie-path', family: proxy, status: 'ignored', defaultValue: '`off`', note: 'cookies are passed unchanged' },
   {
     name: 'connection-proxy-header',
     family: proxy,
@@ -493,9 +491,9 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'custom-headers',
     family: proxy,
-    status: 'ignored',
+    status: 'differs',
     defaultValue: '',
-    note: 'response headers from a ConfigMap need the headers-more module; set them in the application',
+    note: 'a ConfigMap (`name` or `namespace/name`; another namespace only with `--allow-cross-namespace-secrets`) of response headers for the Ingress\'s paths; every name must be in ConfigMap `global-allowed-response-headers`, else the paths answer 503, as in ingress-nginx 1.12+. Stock nginx has no `more_set_headers`: each is `proxy_hide_header` (the backend\'s header of that name is dropped) plus `add_header … always` (every status), and names nginx writes itself (`Server`, `Date`, `Content-Length`, `Connection`, …) are refused; a `$` in a value stays a literal `$`',
   },
   { name: 'http2-push-preload', family: proxy, status: 'ignored', defaultValue: '`false`', note: 'HTTP/2 push was removed from nginx 1.25.1' },
   {
@@ -649,8 +647,14 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   },
   { name: 'upstream-hash-by-subset-size', family: balancing, status: 'ignored', defaultValue: '`3`', note: 'see `upstream-hash-by-subset`' },
   // ------------------------------------------------------------------ logging, tracing, WAF
-  { name: 'enable-access-log', family: observability, status: 'ignored', defaultValue: '`true`', note: 'the access log is set for the whole config (`--access-log`)' },
-  { name: 'enable-rewrite-log', family: observability, status: 'ignored', defaultValue: '`false`', note: 'not rendered' },
+  {
+    name: 'enable-access-log',
+    family: observability,
+    status: 'supported',
+    defaultValue: '`true`',
+    note: '`false` turns the access log (`--access-log`) off in the Ingress\'s locations; the cluster mode\'s request metrics still count their requests',
+  },
+  { name: 'enable-rewrite-log', family: observability, status: 'supported', defaultValue: '`false`', note: '`rewrite_log on` in the Ingress\'s locations (notice level, in the error log)' },
   { name: 'enable-opentelemetry', family: observability, status: 'ignored', defaultValue: '`false`', note: 'needs the OpenTelemetry module, which stock nginx does not have' },
   { name: 'opentelemetry-trust-incoming-span', family: observability, status: 'ignored', defaultValue: '', note: 'see `enable-opentelemetry`' },
   { name: 'opentelemetry-operation-name', family: observability, status: 'ignored', defaultValue: '', note: 'see `enable-opentelemetry`' },
@@ -761,6 +765,38 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
     note: 'read for snippets only: below `Critical` the snippet annotations stay refused. ingress-nginx 1.12+ defaults to `High`; ours is `Critical`, so that `allow-snippet-annotations` alone allows them, as before 1.12',
   },
   ...directiveSlices.map(({ name, defaultValue, note }): ConfigMapEntry => ({ key: name, status: 'supported', defaultValue, note })),
+  ...httpDirectiveSlices.map(({ name, defaultValue, note, status }): ConfigMapEntry => ({ key: name, status: status ?? 'supported', defaultValue, note })),
+  {
+    key: 'log-format-upstream',
+    status: 'differs',
+    defaultValue: 'ingress-nginx\'s `upstreaminfo` format',
+    note: 'the access log\'s format (`--access-log`): text without quotes or backslashes, and nginx\'s request and upstream variables, `$http_<name>`, `$proxy_upstream_name`, `$proxy_alternative_upstream_name`, `$req_id`, `$the_real_ip`; ingress-nginx\'s `$namespace`, `$ingress_name`, `$service_name`, `$service_port` and `$location_path` are refused (the default format is used then, with an error)',
+  },
+  {
+    key: 'add-headers',
+    status: 'differs',
+    defaultValue: '',
+    note: '`namespace/name` of a ConfigMap of response headers for every response; values may use nginx variables (`$host`, `$request_id`, `$http_<name>`, …, a fixed list). Stock nginx has no `more_set_headers`: each is `proxy_hide_header` plus `add_header … always`, which replaces the backend\'s header on every status; names nginx writes itself (`Server`, `Date`, `Content-Length`, `Connection`, …) are refused',
+  },
+  {
+    key: 'proxy-set-headers',
+    status: 'differs',
+    defaultValue: '',
+    note: '`namespace/name` of a ConfigMap of request headers for every backend (`proxy_set_header`, after ours); values may use the same nginx variables as `add-headers`. Headers we already send (`Host`, `X-Forwarded-*`, `X-Real-IP`, `X-Request-ID`, …) are refused: set them with their own keys',
+  },
+  { key: 'hide-headers', status: 'supported', defaultValue: '', note: 'comma-separated backend response headers never passed to clients (`proxy_hide_header`)' },
+  {
+    key: 'global-allowed-response-headers',
+    status: 'supported',
+    defaultValue: '',
+    note: 'comma-separated names (exact case) that a `custom-headers` ConfigMap may set',
+  },
+  { key: 'keep-alive', status: 'supported', defaultValue: '`75`', note: 'seconds a client connection is kept idle (`keepalive_timeout`), `0` = off' },
+  { key: 'use-gzip', status: 'supported', defaultValue: '`false`', note: 'gzip responses of `gzip-types` (and `text/html`) at least `gzip-min-length` long, also to proxied requests, with `Vary: Accept-Encoding`' },
+  { key: 'gzip-level', status: 'supported', defaultValue: '`1`', note: '1 to 9' },
+  { key: 'gzip-min-length', status: 'supported', defaultValue: '`256`', note: 'bytes' },
+  { key: 'gzip-types', status: 'supported', defaultValue: 'ingress-nginx\'s list (`application/atom+xml application/javascript … text/x-component`)', note: 'space-separated MIME types, or `*`' },
+  { key: 'gzip-disable', status: 'supported', defaultValue: '', note: '`msie6` or a regex over the User-Agent (safe grammar)' },
 ];
 
 const byName = new Map(annotationCatalog.map((entry) => [entry.name, entry]));

@@ -13,10 +13,12 @@ import { canaryAnnotations } from './canary.js';
 import { catalogEntry } from './catalog.js';
 import { clientCertificateAnnotations } from './client-certificate.js';
 import { corsAnnotations } from './cors.js';
+import { customHeaderAnnotations } from './custom-headers.js';
 import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
 import { externalAuthAnnotations } from './external-auth.js';
 import { loadBalancingAnnotations } from './load-balancing.js';
+import { logAnnotations } from './logs.js';
 import { pathAnnotations } from './paths.js';
 import { proxySslAnnotations } from './proxy-ssl.js';
 import { proxyAnnotations } from './proxy.js';
@@ -54,10 +56,12 @@ const families = {
   externalAuth: externalAuthAnnotations,
   rateLimit: rateLimitAnnotations,
   cors: corsAnnotations,
+  customHeaders: customHeaderAnnotations,
   errors: errorAnnotations,
   directives: directiveAnnotations,
   affinity: affinityAnnotations,
   loadBalancing: loadBalancingAnnotations,
+  logs: logAnnotations,
 } as const;
 
 type Families = typeof families;
