@@ -18,7 +18,7 @@ import { requireKubectl } from '../support/kubectl.js';
 const root = join(import.meta.dirname, '..', '..');
 const deploy = join(root, 'deploy');
 
-type Manifest = Record<string, unknown> & { kind: string; apiVersion: string; metadata: { name: string; namespace?: string } };
+type Manifest = Record<string, unknown> & { kind: string; apiVersion: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } };
 
 interface Container {
   name: string;
