@@ -93,6 +93,14 @@ describe('add-headers, proxy-set-headers and hide-headers', () => {
     expect(locationOf(conf, 'plain.example.test')).not.toContain('proxy_set_header');
   });
 
+  it("repeats them beside the affinity cookie's Set-Cookie, which is an add_header of the location's own", () => {
+    const endpoints = object('discovery.k8s.io/v1', 'EndpointSlice', 'web', 'app-x', { addressType: 'IPv4', ports: [{ port: 8080 }], endpoints: [{ addresses: ['10.1.0.1'] }] }, { labels: { 'kubernetes.io/service-name': 'app' } });
+    const conf = buildOf([...objects, endpoints, ingress('sticky', { affinity: 'cookie' })], { upstreams: 'endpoints' }).files[0]!.contents;
+    const sticky = locationOf(conf, 'sticky.example.test');
+    expect(sticky).toContain('add_header Set-Cookie $i2n_sticky_set_');
+    expect(sticky).toContain('add_header X-Frame-Options "DENY" always;');
+  });
+
   it('reports each refused header at its ConfigMap key, and a ConfigMap that is not there', () => {
     const result = buildOf(objects);
     expect(result.diagnostics.filter((d) => d.code === 'header-invalid').map((d) => [d.resource?.name, d.field])).toEqual([
