@@ -16,6 +16,7 @@ const passGenerationTests = [
   'test/integration/backend-proxy-protocol.test.ts',
   'test/integration/stream-services.test.ts',
   'test/integration/snippets.test.ts',
+  'test/integration/migration-breadth-traffic.test.ts',
 ];
 
 export default defineConfig({

@@ -520,6 +520,8 @@ export interface Location {
   readonly behaviour?: LocationBehaviour;
   /** An internal location that `auth_request` asks (`auth-url`); nothing else is set then. */
   readonly authEndpoint?: AuthEndpoint;
+  /** An internal location that `mirror` sends copies of requests to (`mirror-target`); nothing else is set then. */
+  readonly mirrorEndpoint?: MirrorEndpoint;
   /** A named location that answers `custom-http-errors` from the `default-backend`. */
   readonly errorPage?: ErrorPageLocation;
   /**
@@ -549,6 +551,8 @@ export interface LocationBehaviour {
   readonly refusedWhen: readonly string[];
   readonly basicAuth?: { readonly realm: string; readonly userFile: string };
   readonly externalAuth?: ExternalAuthUse;
+  /** `mirror-target`: the internal location copies go to, and whether they carry the request body. */
+  readonly mirror?: { readonly endpoint: string; readonly requestBody: boolean };
   readonly rateLimits: readonly { readonly zone: string; readonly burst: number }[];
   readonly connectionLimit?: { readonly zone: string; readonly limit: number };
   /** `limit_rate` / `limit_rate_after`, in KB. */
@@ -598,18 +602,30 @@ export interface ExternalAuthUse {
   readonly responseHeaders: readonly { readonly header: string; readonly variable: string; readonly upstreamVariable: string }[];
 }
 
-export interface AuthEndpoint {
-  /** `proxy_pass` argument: a URL to an upstream block, or one with a variable set by `resolve`. */
+/** A URL a tenant named that nginx sends requests to from an internal location (auth-url, mirror-target). */
+export interface ProxiedTarget {
+  /** `proxy_pass` argument: a URL to an upstream block, or a variable set by `resolve`. */
   readonly pass: string;
-  /** `set $i2n_auth_target <value>;` for a name nginx resolves per request. */
+  /** The URL, for a name nginx resolves per request: set into the variable `pass` names. */
   readonly resolve?: string;
-  /** `Host` of the subrequest: the URL's authority, or `$host`. */
+  /** `Host` of the request: the URL's authority, or `$host`. */
   readonly host: string;
-  readonly method?: string;
-  /** HTTPS to the auth service: its name for SNI. */
+  /** HTTPS to the target: its name for SNI. */
   readonly sslServerName?: string;
-  /** The upstream block `pass` names, when the auth service is a Service in the input. */
+  /** The upstream block `pass` names, when the target is a Service in the input. */
   readonly upstream?: string;
+}
+
+export interface MirrorEndpoint extends ProxiedTarget {
+  /**
+   * The copy carries the request body (`mirror_request_body`). Without it, the copy must not announce
+   * the body either: a `Content-Length` with no body would leave the target waiting, and nginx with it.
+   */
+  readonly requestBody: boolean;
+}
+
+export interface AuthEndpoint extends ProxiedTarget {
+  readonly method?: string;
   /**
    * A variable (without `$`) that is empty unless the request's host is one the server serves: the
    * auth target is `$host`, and the client must not choose it (403 otherwise).

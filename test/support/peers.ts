@@ -188,6 +188,50 @@ export async function startAuthBackend(): Promise<CountingPeer & { lastHeaders()
   return { ...peer, requestCount: () => count, lastHeaders: () => last };
 }
 
+/** A request as a recording backend received it, body and all. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/**
+ * A backend that answers 200 `recorded` and keeps every request it received, for a copy nginx sends on
+ * its own (`mirror`): `nextRequest` waits for the next one, so a test never guesses how long it takes.
+ */
+export async function startRecordingBackend(): Promise<Peer & { requests(): readonly RecordedRequest[]; nextRequest(): Promise<RecordedRequest> }> {
+  const received: RecordedRequest[] = [];
+  let waiting: ((request: RecordedRequest) => void)[] = [];
+  let delivered = 0;
+  const peer = await listenOnLoopback(
+    http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.once('end', () => {
+        const recorded = { method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') };
+        received.push(recorded);
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.end('recorded');
+        const wake = waiting;
+        waiting = [];
+        for (const resolve of wake) resolve(recorded);
+      });
+    }),
+  );
+  return {
+    ...peer,
+    requests: () => received,
+    // The requests in order, each once: the next one not yet handed out, waiting for it when needed.
+    nextRequest: () =>
+      new Promise<RecordedRequest>((resolve) => {
+        const index = delivered++;
+        const take = () => (received[index] !== undefined ? resolve(received[index]) : waiting.push(take));
+        take();
+      }),
+  };
+}
+
 /**
  * HTTPS backend answering with an `EchoResponse`. With `requestClientCert` it demands a client
  * certificate issued by `ca` and refuses the handshake otherwise, like a backend that requires mTLS.

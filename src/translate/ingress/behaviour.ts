@@ -16,11 +16,12 @@ import type {
   Location,
   LocationBehaviour,
   MapBlock,
+  MirrorEndpoint,
   ProxyTuning,
 } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { internalLocationPrefix } from '../internal-locations.js';
-import { authEndpoint } from './auth-endpoint.js';
+import { authEndpoint, targetEndpoint } from './auth-endpoint.js';
 import { annotationPrefix, type IngressAnnotations, type SecretReference } from './annotations/index.js';
 import type { AuthUrl } from './annotations/external-auth.js';
 import type { CorsOrigins } from './annotations/cors.js';
@@ -34,6 +35,8 @@ import type { ClientCertificateRequest, IngressBehaviour, IngressContext } from 
 
 /** Where the internal auth locations live: no Ingress path may be under it (internal-locations.ts). */
 const authEndpointPrefix = `${internalLocationPrefix}auth/`;
+/** Where the internal mirror locations live. */
+const mirrorEndpointPrefix = `${internalLocationPrefix}mirror/`;
 
 const annotationField = (name: string): FieldPath => ['metadata', 'annotations', annotationPrefix + name];
 
@@ -71,6 +74,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
   const { clientCertificate, clientCertificateCheck } = clientCertificates(sections);
   const basicAuth = basicAuthentication(sections);
   const externalAuth = externalAuthentication(sections, served);
+  const mirror = mirroring(sections);
   const { rateLimits, connectionLimit } = requestLimits(sections);
   const limits = annotations.rateLimit;
 
@@ -105,6 +109,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
       refusedWhen: ranges,
       ...(basicAuth && { basicAuth }),
       ...(externalAuth && { externalAuth }),
+      ...(mirror && { mirror }),
       rateLimits,
       ...(connectionLimit && { connectionLimit }),
       ...(limits.rate !== undefined && { limitRate: limits.rate }),
@@ -232,6 +237,40 @@ function externalAuthentication({ object, annotations, ctx, headers, companions,
     fail('auth-url-missing', 'auth-signin, auth-method and auth-response-headers do nothing without auth-url', 'auth-url');
   }
   return externalAuth;
+}
+
+/**
+ * `mirror-target`: an internal location that proxies to the target, which `mirror` sends a copy of each
+ * request to (nginx drops its answer). A target nginx may not reach leaves the mirror out: the copy is
+ * the tenant's convenience, and the Ingress serves its clients the same without it.
+ */
+function mirroring({ object, annotations, ctx, companions }: Sections): LocationBehaviour['mirror'] {
+  const { target, requestBody, host } = annotations.mirror;
+  if (target === undefined) {
+    if (host !== undefined) ctx.report.warning('mirror-target-missing', object, 'mirror-host does nothing without mirror-target', annotationField('mirror-host'));
+    return undefined;
+  }
+  const checked = targetEndpoint('mirror-target', object, { ...target, authority: target.authority ?? '' }, '$i2n_mirror_target', ctx);
+  if (!checked.ok) {
+    ctx.report.error('mirror-target-unreachable', object, `${checked.problem}; requests are not mirrored`, annotationField('mirror-target'));
+    return undefined;
+  }
+  // As ingress-nginx: the Host of the copy is mirror-host, else the target's host name without its port.
+  const endpoint: MirrorEndpoint = { ...checked.value, host: host ?? hostName(checked.value.host), requestBody };
+  const path = `${mirrorEndpointPrefix}${digestOf(JSON.stringify(endpoint))}`;
+  companions.push({
+    modifier: '=',
+    path,
+    comment: `mirror-target of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
+    plainHttp: { redirect: false, serve: true },
+    mirrorEndpoint: endpoint,
+  });
+  return { endpoint: path, requestBody };
+}
+
+/** The host of `host[:port]` or `[v6][:port]`. */
+function hostName(authority: string): string {
+  return authority.startsWith('[') ? authority.slice(0, authority.indexOf(']') + 1) : authority.replace(/:\d+$/, '');
 }
 
 /** `limit-rps`, `limit-rpm`, `limit-connections`: zones at http level, keyed by client unless allow-listed. */

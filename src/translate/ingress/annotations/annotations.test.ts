@@ -132,7 +132,7 @@ describe('parseIngressAnnotations', () => {
       expect(issuesOf({ [name]: 'true' })).toEqual([['annotation-refused', 'error', name, true]]);
     });
 
-    it.each(['affinity', 'session-cookie-name', 'upstream-hash-by', 'load-balance', 'enable-opentelemetry', 'mirror-target'])(
+    it.each(['affinity', 'session-cookie-name', 'upstream-hash-by', 'load-balance', 'enable-opentelemetry', 'mirror-uri'])(
       'warns that %s is ignored, saying what to do instead',
       (name) => {
         const { issues } = parse({ [name]: 'x' });

@@ -38,24 +38,29 @@ export interface AuthUrl {
 const variablePattern = /\$[a-z_]+/g;
 
 /**
- * Parses `http(s)://authority/path?query` with the variables above in the path and query, and one of
- * `hostVariables` as the whole authority.
+ * Parses `http(s)://authority/path?query` with `variables` (by the name written, to the name nginx
+ * knows) in the path and query, and one of `hostVariables` as the whole authority. Used by every
+ * annotation that names a URL nginx sends requests to (`auth-url`, `auth-signin`, `mirror-target`).
  */
-function parseAuthUrl(value: string, hostVariables: readonly string[]): AuthUrl | undefined {
-  const match = /^(https?):\/\/([^/?#]+)(.*)$/.exec(value);
+export function parseTargetUrl(value: string, hostVariables: readonly string[], variables: Readonly<Record<string, string>> = authUrlVariables): AuthUrl | undefined {
+  const match = /^(https?):\/\/(\$[a-z_]+(?::\d+)?|[^/?#$]+)(.*)$/.exec(value);
   if (!match || value.length > 2048) return undefined;
   const [, scheme = 'http', authority = '', rest = ''] = match;
+  // The path may start with the request URI itself (`https://mirror.example$request_uri`), which
+  // always starts with `/`; no other variable may follow the authority, or it would extend the host.
+  const leading = /^\$[a-z_]+/.exec(rest)?.[0];
+  if (leading !== undefined && (!Object.hasOwn(variables, leading) || variables[leading] !== '$request_uri')) return undefined;
   let unknown = false;
   const spell = (text: string) =>
     text.replace(variablePattern, (name) => {
-      const known = authUrlVariables[name];
+      const known = Object.hasOwn(variables, name) ? variables[name] : undefined;
       if (known === undefined) unknown = true;
       return known ?? name;
     });
   // A placeholder of path characters stands for each variable while the rest is checked.
   const literal = (text: string) => text.replace(variablePattern, 'x');
   const path = rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest;
-  if (!isPathWithQuery(literal(path))) return undefined;
+  if (!isPathWithQuery(literal(leading === undefined ? path : `/${path}`))) return undefined;
   let literalAuthority: string | undefined;
   // A host variable, alone or with a literal port: `$host:8443`.
   const [hostPart = '', port] = authority.split(/:(?=\d+$)/);
@@ -70,7 +75,7 @@ function parseAuthUrl(value: string, hostVariables: readonly string[]): AuthUrl 
 
 const urlSchema = (hostVariables: readonly string[]) =>
   z.string().trim().transform((value, context) => {
-    const parsed = parseAuthUrl(value, hostVariables);
+    const parsed = parseTargetUrl(value, hostVariables);
     if (!parsed) {
       context.addIssue({ code: 'custom', message: 'is not an accepted URL' });
       return z.NEVER;
@@ -122,7 +127,7 @@ export const externalAuthAnnotations = {
   }),
 };
 
-function isPort(text: string): boolean {
+export function isPort(text: string): boolean {
   const port = Number(text);
   return /^[1-9][0-9]{0,4}$/.test(text) && port <= 65535;
 }

@@ -15,6 +15,7 @@ import { corsAnnotations } from './cors.js';
 import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
 import { externalAuthAnnotations } from './external-auth.js';
+import { mirrorAnnotations } from './mirror.js';
 import { pathAnnotations } from './paths.js';
 import { proxySslAnnotations } from './proxy-ssl.js';
 import { proxyAnnotations } from './proxy.js';
@@ -53,6 +54,7 @@ const families = {
   rateLimit: rateLimitAnnotations,
   cors: corsAnnotations,
   errors: errorAnnotations,
+  mirror: mirrorAnnotations,
   directives: directiveAnnotations,
 } as const;
 
