@@ -367,6 +367,14 @@ export interface HttpExtensions {
   readonly maps: readonly MapBlock[];
   readonly splits: readonly SplitBlock[];
   readonly limitZones: readonly LimitZone[];
+  /** `proxy_cache_path` zones under the run dir (`auth-cache-key`). */
+  readonly cacheZones: readonly CacheZone[];
+}
+
+/** `proxy_cache_path <runDir>/<name> … keys_zone=<name>:10m`, sized as ingress-nginx sizes its auth cache. */
+export interface CacheZone {
+  readonly comment: string;
+  readonly name: string;
 }
 
 /** `geo $source $variable { default …; network value; … }` */
@@ -598,6 +606,8 @@ export interface ExternalAuthUse {
   readonly endpoint: string;
   /** Where a 401 is redirected (`auth-signin`), variables and all. */
   readonly signin?: string;
+  /** `auth-always-set-cookie`: the auth service's `Set-Cookie` goes with every response, errors too. */
+  readonly alwaysSetCookie: boolean;
   /** `auth_request_set $variable $upstream_http_…` then a request header to the backend. */
   readonly responseHeaders: readonly { readonly header: string; readonly variable: string; readonly upstreamVariable: string }[];
 }
@@ -626,6 +636,10 @@ export interface MirrorEndpoint extends ProxiedTarget {
 
 export interface AuthEndpoint extends ProxiedTarget {
   readonly method?: string;
+  /** `X-Auth-Request-Redirect` (`auth-request-redirect`, quoted); the request URI when absent. */
+  readonly requestRedirect?: string;
+  /** `auth-cache-key`: answers kept in `zone` under `key` (quoted), for the `proxy_cache_valid` entries. */
+  readonly cache?: { readonly zone: string; readonly key: string; readonly valid: readonly string[] };
   /**
    * A variable (without `$`) that is empty unless the request's host is one the server serves: the
    * auth target is `$host`, and the client must not choose it (403 otherwise).

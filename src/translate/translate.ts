@@ -158,6 +158,7 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
     report,
     backendPolicy,
     allowCrossNamespaceSecrets: options.allowCrossNamespaceSecrets,
+    allowCrossNamespaceAuthUrl: options.allowCrossNamespaceAuthUrl ?? false,
     backends,
     settings,
     extensions,

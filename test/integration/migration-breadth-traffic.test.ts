@@ -1,18 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliRun } from '../support/cli.js';
-import { httpGet, parseEcho, startHttpBackend, startRecordingBackend, type CountingPeer } from '../support/peers.js';
-import { cleanUp, createTarget, documents, ingressManifest, renderInto, serviceManifest, settle, startPeer, startTarget, type Target } from './harness.js';
+import { httpGet, parseEcho, startAuthBackend, startHttpBackend, startRecordingBackend, type CountingPeer } from '../support/peers.js';
+import { cleanUp, configMapManifest, createTarget, documents, ingressManifest, renderInto, serviceManifest, settle, startPeer, startTarget, type Target } from './harness.js';
 
 /**
  * The annotations of the migration-breadth work with real traffic through one real nginx: request
- * mirroring.
+ * mirroring, the auth cache, and the ConfigMap's global auth.
  */
 
 afterAll(cleanUp);
 
 let target: Target;
 let rendered: CliRun;
-let backends: { main: CountingPeer; mirror: Awaited<ReturnType<typeof startRecordingBackend>> };
+let backends: { main: CountingPeer; mirror: Awaited<ReturnType<typeof startRecordingBackend>>; cachedAuth: CountingPeer; globalAuth: CountingPeer };
+
+/** Global auth is on for every Ingress without its own auth-url; these opt out. */
+const noGlobalAuth = { 'enable-global-auth': 'false' };
 
 /** An Ingress in namespace web with one host and path `/` to the main backend. */
 function site(name: string, host: string, annotations: Record<string, string>): string {
@@ -27,20 +30,37 @@ function site(name: string, host: string, annotations: Record<string, string>): 
 const get = (host: string, path = '/', more: Omit<Parameters<typeof httpGet>[0], 'port' | 'host' | 'path'> = {}) => httpGet({ port: target.httpPort, host, path, ...more });
 
 beforeAll(async () => {
-  backends = await settle({ main: startPeer(startHttpBackend('main')), mirror: startPeer(startRecordingBackend()) });
+  backends = await settle({
+    main: startPeer(startHttpBackend('main')),
+    mirror: startPeer(startRecordingBackend()),
+    cachedAuth: startPeer(startAuthBackend({ setCookie: false })),
+    globalAuth: startPeer(startAuthBackend()),
+  });
   const mirrorService = `mirror.web.svc.cluster.local:${backends.mirror.port}`;
   const manifests = documents(
     serviceManifest('web', 'main', backends.main),
     serviceManifest('web', 'mirror', backends.mirror),
-    site('mirrored', 'mirror.example.test', { 'mirror-target': `http://${mirrorService}$request_uri` }),
+    serviceManifest('web', 'cached-auth', backends.cachedAuth),
+    // The operator's auth service, in a namespace of its own: global-auth-url needs no ReferenceGrant.
+    serviceManifest('sso', 'global-auth', backends.globalAuth),
+    configMapManifest('ingress-nginx', 'controller', { 'global-auth-url': `http://global-auth.sso.svc.cluster.local:${backends.globalAuth.port}/check` }),
+    site('mirrored', 'mirror.example.test', { ...noGlobalAuth, 'mirror-target': `http://${mirrorService}$request_uri` }),
     site('mirrored-no-body', 'mirror-no-body.example.test', {
+      ...noGlobalAuth,
       'mirror-target': `http://${mirrorService}/copy$request_uri`,
       'mirror-request-body': 'off',
       'mirror-host': 'shadow.example.test',
     }),
+    site('cached', 'cached.example.test', {
+      'auth-url': `http://cached-auth.web.svc.cluster.local:${backends.cachedAuth.port}/check`,
+      'auth-cache-key': '$http_x_token',
+      'auth-cache-duration': '200 401 5m',
+    }),
+    site('global', 'global.example.test', {}),
+    site('opted-out', 'opted-out.example.test', noGlobalAuth),
   );
   target = await createTarget();
-  rendered = await renderInto(target, manifests);
+  rendered = await renderInto(target, manifests, ['--configmap', 'ingress-nginx/controller']);
   expect(rendered.exitCode, rendered.stderr).toBe(0);
   await startTarget(target);
 });
@@ -63,5 +83,38 @@ describe('mirror-target', () => {
     const mirrored = await copy;
     expect(mirrored).toMatchObject({ method: 'POST', path: '/copy/upload', body: '' });
     expect(mirrored.headers.host).toBe('shadow.example.test');
+  });
+});
+
+describe('auth-cache-key', () => {
+  it('asks the auth service once per key within the duration, for grants and refusals alike', async () => {
+    const before = backends.cachedAuth.requestCount();
+    for (let i = 0; i < 3; i++) {
+      const response = await get('cached.example.test', `/page/${i}`, { headers: { 'x-token': 'good' } });
+      expect(parseEcho(response.body).backend).toBe('main');
+    }
+    expect(backends.cachedAuth.requestCount()).toBe(before + 1);
+    for (let i = 0; i < 3; i++) expect((await get('cached.example.test', '/', { headers: { 'x-token': 'stolen' } })).status).toBe(401);
+    expect(backends.cachedAuth.requestCount()).toBe(before + 2);
+    // A cached grant is for its key only: no token is asked about, and refused.
+    expect((await get('cached.example.test', '/')).status).toBe(401);
+    expect(backends.cachedAuth.requestCount()).toBe(before + 3);
+  });
+});
+
+describe('global-auth-url', () => {
+  it('guards an Ingress without auth-url', async () => {
+    const before = backends.globalAuth.requestCount();
+    expect((await get('global.example.test', '/')).status).toBe(401);
+    const granted = await get('global.example.test', '/', { headers: { 'x-token': 'good' } });
+    expect(parseEcho(granted.body).backend).toBe('main');
+    expect(backends.globalAuth.requestCount()).toBe(before + 2);
+  });
+
+  it('leaves out an Ingress with enable-global-auth "false", and one with its own auth-url', async () => {
+    const before = backends.globalAuth.requestCount();
+    expect(parseEcho((await get('opted-out.example.test', '/')).body).backend).toBe('main');
+    await get('cached.example.test', '/', { headers: { 'x-token': 'good' } });
+    expect(backends.globalAuth.requestCount()).toBe(before);
   });
 });

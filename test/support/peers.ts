@@ -167,9 +167,10 @@ export async function startStatusBackend(name: string): Promise<CountingPeer> {
 
 /**
  * An external auth service for `auth-url`: 200 with `X-Auth-Request-User: alice` and a session cookie
- * when the request carries `X-Token: good`, 401 otherwise. It records the headers of the last request.
+ * (unless `setCookie` is false: nginx caches no answer that sets one) when the request carries
+ * `X-Token: good`, 401 otherwise. It records the headers of the last request.
  */
-export async function startAuthBackend(): Promise<CountingPeer & { lastHeaders(): http.IncomingHttpHeaders | undefined }> {
+export async function startAuthBackend(options: { setCookie?: boolean } = {}): Promise<CountingPeer & { lastHeaders(): http.IncomingHttpHeaders | undefined }> {
   let count = 0;
   let last: http.IncomingHttpHeaders | undefined;
   const peer = await listenOnLoopback(
@@ -178,7 +179,7 @@ export async function startAuthBackend(): Promise<CountingPeer & { lastHeaders()
       last = request.headers;
       request.resume();
       if (request.headers['x-token'] === 'good') {
-        response.writeHead(200, { 'x-auth-request-user': 'alice', 'set-cookie': 'session=granted' });
+        response.writeHead(200, { 'x-auth-request-user': 'alice', ...(options.setCookie !== false && { 'set-cookie': 'session=granted' }) });
       } else {
         response.writeHead(401);
       }

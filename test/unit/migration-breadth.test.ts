@@ -111,3 +111,73 @@ describe('mirror-target: where the copy may go', () => {
     });
   });
 });
+
+describe('auth-* extras', () => {
+  const parse = (annotations: Record<string, string>) => parseIngressAnnotations(Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v])));
+
+  it('reads the cache key, durations, redirect header, sign-in parameter and cookie switch', () => {
+    const parsed = parse({
+      'auth-cache-key': '$remote_user$http_authorization-${cookie_session}',
+      'auth-cache-duration': '200 202 10m, 401   30s',
+      'auth-request-redirect': 'https://shop.example.test/back?x=1',
+      'auth-signin-redirect-param': 'return_to',
+      'auth-always-set-cookie': 'true',
+    });
+    expect(parsed.value.externalAuth).toMatchObject({
+      cacheKey: '$remote_user$http_authorization-${cookie_session}',
+      cacheDuration: ['200 202 10m', '401 30s'],
+      requestRedirect: 'https://shop.example.test/back?x=1',
+      signinRedirectParam: 'return_to',
+      alwaysSetCookie: true,
+    });
+    expect(parse({}).value.externalAuth).toMatchObject({ cacheDuration: ['200 202 401 5m'], signinRedirectParam: 'rd', alwaysSetCookie: false, enableGlobalAuth: true });
+  });
+
+  it.each([
+    ['auth-cache-key', '$request_body'],
+    ['auth-cache-key', '$http_x"; deny all'],
+    ['auth-cache-key', 'a b'],
+    ['auth-cache-duration', '5m 200'],
+    ['auth-cache-duration', '200 5m; proxy_pass x'],
+    ['auth-request-redirect', '$scheme://x'],
+    ['auth-signin-redirect-param', 'rd&x='],
+  ])('rejects %s %j', (name, value) => {
+    const issues = parse({ 'auth-url': 'http://10.1.2.3/check', [name]: value }).issues.filter((issue) => issue.code === 'annotation-invalid');
+    expect(issues.map((issue) => issue.annotation)).toEqual([`nginx.ingress.kubernetes.io/${name}`]);
+  });
+
+  it('keys cached answers by the Ingress and the host as well, in one zone', () => {
+    const { model } = run([...services, ingress('shop', 'a.example.test', { 'auth-url': 'http://shadow.web.svc.cluster.local:8080/auth', 'auth-cache-key': '$http_authorization' })]);
+    const endpoint = locations(model, 'a.example.test').find((l) => l.authEndpoint)?.authEndpoint;
+    expect(endpoint?.cache).toEqual({ zone: 'i2n_auth_cache', key: 'web/shop:$host:$http_authorization', valid: ['200 202 401 5m'] });
+    expect(model.http.extensions.cacheZones.map((zone) => zone.name)).toEqual(['i2n_auth_cache']);
+  });
+});
+
+describe('global-auth-url and the cross-namespace auth-url flag', () => {
+  const controller = (data: Record<string, string>) => object('v1', 'ConfigMap', 'ingress-nginx', 'controller', { data });
+  const withController: Partial<TranslateOptions> = { configMap: 'ingress-nginx/controller' };
+
+  it('guards an Ingress without auth-url unless it opts out, with another namespace\'s Service and no ReferenceGrant', () => {
+    const objects = [
+      ...services,
+      controller({ 'global-auth-url': 'http://shadow.other.svc.cluster.local:8080/check', 'global-auth-signin': 'https://login.example.test/start', 'global-auth-signin-redirect-param': 'back' }),
+      ingress('guarded', 'a.example.test', {}),
+      ingress('open', 'b.example.test', { 'enable-global-auth': 'false' }),
+    ];
+    const { model, diagnostics } = run(objects, withController);
+    expect(errors(diagnostics)).toEqual([]);
+    const guarded = locations(model, 'a.example.test').find((l) => l.path === '/')?.behaviour?.externalAuth;
+    expect(guarded?.signin).toBe('https://login.example.test/start?back=$scheme://$http_host$request_uri');
+    expect(locations(model, 'a.example.test').find((l) => l.authEndpoint)?.comment).toBe('global-auth-url of Ingress web/guarded');
+    expect(locations(model, 'b.example.test').find((l) => l.path === '/')?.behaviour?.externalAuth).toBeUndefined();
+  });
+
+  it('lets auth-url name another namespace\'s Service only with a ReferenceGrant, or with --allow-cross-namespace-auth-url', () => {
+    const objects = [...services, ingress('sso', 'a.example.test', { 'auth-url': 'http://shadow.other.svc.cluster.local:8080/check' })];
+    expect(errors(run(objects).diagnostics)).toEqual(['auth-url-unreachable web/sso', 'ingress-skipped web/sso']);
+    const allowed = run(objects, { allowCrossNamespaceAuthUrl: true });
+    expect(errors(allowed.diagnostics)).toEqual([]);
+    expect(locations(allowed.model, 'a.example.test').find((l) => l.authEndpoint)?.authEndpoint?.upstream).toMatch(/_other_shadow_8080$/);
+  });
+});

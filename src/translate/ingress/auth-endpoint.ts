@@ -24,10 +24,19 @@ import type { IngressContext } from './claims.js';
  * serves (`served`), so that neither the Host header nor an absolute request URI can point the
  * subrequest anywhere else. Other names are held to the ExternalName rules.
  */
-export function authEndpoint(object: SourceObject, url: AuthUrl, method: string | undefined, served: readonly string[], ctx: IngressContext): Checked<AuthEndpoint> {
+export function authEndpoint(
+  object: SourceObject,
+  url: AuthUrl,
+  method: string | undefined,
+  served: readonly string[],
+  ctx: IngressContext,
+  what: 'auth-url' | 'global-auth-url' = 'auth-url',
+): Checked<AuthEndpoint> {
   const base = { ...(method !== undefined && { method }) };
   if (url.authority === undefined) return hostVariableEndpoint(object, url, base, served, ctx);
-  const target = targetEndpoint('auth-url', object, { ...url, authority: url.authority }, '$i2n_auth_target', ctx);
+  // The operator's global-auth-url, or any auth-url when the operator allows it, may name any namespace's Service.
+  const anyNamespace = what === 'global-auth-url' || ctx.allowCrossNamespaceAuthUrl;
+  const target = targetEndpoint(what, object, { ...url, authority: url.authority }, '$i2n_auth_target', ctx, anyNamespace);
   return target.ok ? { ok: true, value: { ...base, ...target.value } } : target;
 }
 
@@ -36,7 +45,14 @@ export function authEndpoint(object: SourceObject, url: AuthUrl, method: string 
  * `what` names the annotation in problems, `variable` is the one `resolve` sets for a name nginx looks
  * up per request.
  */
-export function targetEndpoint(what: string, object: SourceObject, url: AuthUrl & { readonly authority: string }, variable: string, ctx: IngressContext): Checked<ProxiedTarget> {
+export function targetEndpoint(
+  what: string,
+  object: SourceObject,
+  url: AuthUrl & { readonly authority: string },
+  variable: string,
+  ctx: IngressContext,
+  anyNamespace = false,
+): Checked<ProxiedTarget> {
   const policy = ctx.backendPolicy;
   const defaultPort = url.scheme === 'https' ? 443 : 80;
   const [host = '', portText] = url.authority.startsWith('[') ? [url.authority.slice(0, url.authority.indexOf(']') + 1), url.authority.split(']:')[1]] : url.authority.split(':');
@@ -45,10 +61,10 @@ export function targetEndpoint(what: string, object: SourceObject, url: AuthUrl 
   if (service) {
     const [, name = '', namespace = ''] = service;
     const from = object.metadata.namespace;
-    if (!ctx.referenceGrants.permits({ from: { group: 'networking.k8s.io', kind: 'Ingress', namespace: from }, to: { group: '', kind: 'Service', namespace, name } })) {
+    if (!anyNamespace && !ctx.referenceGrants.permits({ from: { group: 'networking.k8s.io', kind: 'Ingress', namespace: from }, to: { group: '', kind: 'Service', namespace, name } })) {
       return {
         ok: false,
-        problem: `${what} names Service ${namespace}/${name}, in another namespace, and no ReferenceGrant in ${namespace} allows Ingresses from ${from} to use it (as for any backend); add one (from: networking.k8s.io Ingress in ${from}, to: Service ${name})`,
+        problem: `${what} names Service ${namespace}/${name}, in another namespace, and no ReferenceGrant in ${namespace} allows Ingresses from ${from} to use it (as for any backend); add one (from: networking.k8s.io Ingress in ${from}, to: Service ${name})${what === 'auth-url' ? ', or the operator may pass --allow-cross-namespace-auth-url' : ''}`,
       };
     }
     const resolution = resolveServiceBackend(ctx.resources, namespace, { name, port: { number: port } }, policy);

@@ -8,6 +8,7 @@
  */
 import type { FieldPath } from '../../model/diagnostics.js';
 import type {
+  AuthEndpoint,
   ClientCertificateCheck,
   CorsHeaders,
   ExternalAuthUse,
@@ -203,40 +204,64 @@ function basicAuthentication({ object, annotations, ctx, headers, fail }: Sectio
   return basicAuth;
 }
 
-/** `auth-url`: an internal location beside the Ingress's, which `auth_request` asks. */
+/**
+ * `auth-url` (or the ConfigMap's `global-auth-url` for an Ingress without one, unless it says
+ * `enable-global-auth: "false"`): an internal location beside the Ingress's, which `auth_request` asks.
+ */
 function externalAuthentication({ object, annotations, ctx, headers, companions, fail }: Sections, served: readonly string[]): ExternalAuthUse | undefined {
-  const external = annotations.externalAuth;
-  let externalAuth: ExternalAuthUse | undefined;
-  if (external.url) {
-    const checked = authEndpoint(object, external.url, external.method, served, ctx);
-    // An allowed auth-snippet goes into the subrequest's location, as in ingress-nginx (and into its name, so it is the Ingress's own).
-    const target = checked.ok ? { ...checked, value: ctx.snippets.withAuthSnippet(object, checked.value) } : checked;
-    if (!target.ok) {
-      fail('auth-url-unreachable', target.problem, 'auth-url');
-    } else {
-      const path = `${authEndpointPrefix}${digestOf(JSON.stringify(target.value))}`;
-      companions.push({
-        modifier: '=',
-        path,
-        comment: `auth-url of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
-        plainHttp: { redirect: false, serve: true },
-        authEndpoint: target.value,
-      });
-      const responseHeaders = external.responseHeaders.map((header) => {
-        const variable = header.toLowerCase().replaceAll('-', '_');
-        return { header, variable: `i2n_auth_${variable}`, upstreamVariable: `upstream_http_${variable}` };
-      });
-      for (const header of responseHeaders) headers.push({ name: header.header, value: `$${header.variable}` });
-      externalAuth = {
-        endpoint: path,
-        ...(external.signin && { signin: signinUrl(external.signin) }),
-        responseHeaders,
-      };
+  const own = annotations.externalAuth;
+  const global = own.url === undefined && own.enableGlobalAuth ? ctx.settings.globalAuth : undefined;
+  const external = global ?? own;
+  const what = global ? 'global-auth-url' : 'auth-url';
+  if (!external.url) {
+    if (own.signin !== undefined || own.method !== undefined || own.responseHeaders.length > 0) {
+      fail('auth-url-missing', 'auth-signin, auth-method and auth-response-headers do nothing without auth-url', 'auth-url');
     }
-  } else if (external.signin !== undefined || external.method !== undefined || external.responseHeaders.length > 0) {
-    fail('auth-url-missing', 'auth-signin, auth-method and auth-response-headers do nothing without auth-url', 'auth-url');
+    return undefined;
   }
-  return externalAuth;
+  const checked = authEndpoint(object, external.url, external.method, served, ctx, what);
+  // An allowed auth-snippet goes into the subrequest's location, as in ingress-nginx (and into its name, so it is the Ingress's own).
+  const target = checked.ok && !global ? { ...checked, value: ctx.snippets.withAuthSnippet(object, checked.value) } : checked;
+  if (!target.ok) {
+    fail('auth-url-unreachable', target.problem, 'auth-url');
+    return undefined;
+  }
+  const cache = external.cacheKey === undefined ? undefined : authCache(object, external.cacheKey, external.cacheDuration, ctx);
+  const endpoint: AuthEndpoint = {
+    ...target.value,
+    ...(external.requestRedirect !== undefined && { requestRedirect: external.requestRedirect }),
+    ...(cache && { cache }),
+  };
+  const path = `${authEndpointPrefix}${digestOf(JSON.stringify(endpoint))}`;
+  companions.push({
+    modifier: '=',
+    path,
+    comment: `${what} of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
+    plainHttp: { redirect: false, serve: true },
+    authEndpoint: endpoint,
+  });
+  const responseHeaders = external.responseHeaders.map((header) => {
+    const variable = header.toLowerCase().replaceAll('-', '_');
+    return { header, variable: `i2n_auth_${variable}`, upstreamVariable: `upstream_http_${variable}` };
+  });
+  for (const header of responseHeaders) headers.push({ name: header.header, value: `$${header.variable}` });
+  return {
+    endpoint: path,
+    ...(external.signin && { signin: signinUrl(external.signin, external.signinRedirectParam) }),
+    alwaysSetCookie: external.alwaysSetCookie,
+    responseHeaders,
+  };
+}
+
+/**
+ * `auth-cache-key`: the auth service's answers kept in one http-level zone (ingress-nginx's size),
+ * under the Ingress's name, the request's host and the key, so that no other Ingress or host is
+ * admitted by an answer given for this one.
+ */
+function authCache(object: SourceObject, key: string, valid: readonly string[], ctx: IngressContext): AuthEndpoint['cache'] {
+  const zone = 'i2n_auth_cache';
+  ctx.extensions.define(zone, { cacheZones: [{ comment: 'auth-cache-key: answers of auth services', name: zone }] });
+  return { zone, key: `${object.metadata.namespace}/${object.metadata.name}:$host:${key}`, valid };
 }
 
 /**
@@ -323,10 +348,10 @@ function crossNamespaceAllowed(object: SourceObject, ref: { namespace: string },
   return ref.namespace === object.metadata.namespace || ctx.allowCrossNamespaceSecrets;
 }
 
-/** ingress-nginx appends `rd=<original URL>` to the sign-in URL unless it has its own `rd=`. */
-function signinUrl(signin: AuthUrl): string {
-  if (/[?&]rd=/.test(signin.url)) return signin.url;
-  return `${signin.url}${signin.url.includes('?') ? '&' : '?'}rd=$scheme://$http_host$request_uri`;
+/** ingress-nginx appends `<param>=<original URL>` (`rd` unless `auth-signin-redirect-param`) to the sign-in URL unless it has that parameter. */
+function signinUrl(signin: AuthUrl, param: string): string {
+  if (new RegExp(`[?&]${param}=`).test(signin.url)) return signin.url;
+  return `${signin.url}${signin.url.includes('?') ? '&' : '?'}${param}=$scheme://$http_host$request_uri`;
 }
 
 /**

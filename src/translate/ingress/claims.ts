@@ -22,6 +22,8 @@ export interface IngressContext {
   readonly report: Reporter;
   readonly backendPolicy: BackendPolicy;
   readonly allowCrossNamespaceSecrets: boolean;
+  /** `auth-url` may name another namespace's Service without a ReferenceGrant. */
+  readonly allowCrossNamespaceAuthUrl: boolean;
   /** Every backend resolved so far, by upstream name. */
   readonly backends: Map<string, ResolvedBackend>;
   /** The controller ConfigMap: defaults for the annotations. */

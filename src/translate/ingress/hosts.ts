@@ -149,6 +149,7 @@ function locationReferences(location: Location): string[] {
     ...(behaviour?.cors ? [behaviour.cors.preflight.slice(1)] : []),
     ...(behaviour?.refusedWhen ?? []),
     ...(location.authEndpoint?.servedHost !== undefined ? [location.authEndpoint.servedHost] : []),
+    ...(location.authEndpoint?.cache !== undefined ? [location.authEndpoint.cache.zone] : []),
   ];
 }
 
