@@ -481,6 +481,10 @@ export interface VirtualHost {
   readonly origin?: VirtualHostOrigin;
   /** An allowed `server-snippet`, raw operator-chosen text (ingress/snippets.ts). */
   readonly serverSnippet?: string;
+  /** `ssl-ciphers` of the host (an OpenSSL cipher list); needs the server's own SSL context. */
+  readonly sslCiphers?: string;
+  /** `ssl-prefer-server-ciphers` of the host. */
+  readonly sslPreferServerCiphers?: 'on' | 'off';
   /** Client certificates are asked for in the handshake; the locations that require one check it. */
   readonly clientCertificate?: ServerClientCertificate;
 }

@@ -76,6 +76,7 @@ const help: Readonly<Record<string, string>> = {
   'service-dns-name': 'The Service is not in the input (or is headless); nginx resolves its cluster DNS name at request time with --resolver.',
   'auth-url-unreachable': 'auth-url cannot be reached as a backend could: a special address, another namespace\'s Service without a ReferenceGrant, a name without --resolver, or $host on a rule without host. The Ingress is not rendered.',
   'global-auth-url-missing': 'A global-auth-* ConfigMap key does nothing without global-auth-url, the auth service every Ingress without auth-url asks.',
+  'server-tls-not-used': 'A server has one cipher list: the oldest Ingress on the host that sets ssl-ciphers or ssl-prefer-server-ciphers decides, and a newer one that asks for others is not followed.',
   'mirror-target-unreachable': 'mirror-target is held to the rules of auth-url: a special address, another namespace\'s Service without a ReferenceGrant, or a name without --resolver is refused. The Ingress is served without the mirror.',
   'mirror-target-missing': 'mirror-host sets the Host of the mirrored copy and does nothing without mirror-target, the URL copies go to.',
   'endpoint-address-refused': 'An EndpointSlice address is the node itself, link-local, a cloud metadata service or another address no tenant may reach; it is left out.',

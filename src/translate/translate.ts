@@ -27,6 +27,7 @@ import { indexResources, withoutDuplicates, type IngressSpec, type Resources, ty
 import { SecretFiles, type CertificateSummary, type Reference } from './secrets.js';
 import { buildStream, type StreamParts } from './stream.js';
 import { streamServices, type StreamServices } from './stream-services.js';
+import { placeServerTls } from './ingress/server-tls.js';
 import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -237,7 +238,11 @@ function settle(
   // Allowed snippets go into the hosts' servers and locations (ingress/snippets.ts).
   const hosts: MergedHosts = {
     ...merged,
-    virtualHosts: ingress.snippets.place(merged.virtualHosts, report),
+    virtualHosts: placeServerTls(
+      ingress.snippets.place(merged.virtualHosts, report),
+      new Map(ingress.ours.map((i) => [`${i.object.metadata.namespace}/${i.object.metadata.name}`, i.object])),
+      report,
+    ),
     defaultLocations: merged.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
   };
   const stream = buildStream({

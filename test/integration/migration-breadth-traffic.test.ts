@@ -1,11 +1,26 @@
+import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliRun } from '../support/cli.js';
 import { httpGet, parseEcho, startAuthBackend, startHttpBackend, startRecordingBackend, type CountingPeer } from '../support/peers.js';
-import { cleanUp, configMapManifest, createTarget, documents, ingressManifest, renderInto, serviceManifest, settle, startPeer, startTarget, type Target } from './harness.js';
+import { createCa, issueCertificate, tlsSecretManifest } from '../support/pki.js';
+import {
+  cleanUp,
+  configMapManifest,
+  createTarget,
+  documents,
+  ingressManifest,
+  renderInto,
+  serviceManifest,
+  settle,
+  startPeer,
+  startTarget,
+  temporaryDir,
+  type Target,
+} from './harness.js';
 
 /**
  * The annotations of the migration-breadth work with real traffic through one real nginx: request
- * mirroring, the auth cache, and the ConfigMap's global auth.
+ * mirroring, the auth cache, the ConfigMap's global auth, and a host's own cipher list.
  */
 
 afterAll(cleanUp);
@@ -18,11 +33,12 @@ let backends: { main: CountingPeer; mirror: Awaited<ReturnType<typeof startRecor
 const noGlobalAuth = { 'enable-global-auth': 'false' };
 
 /** An Ingress in namespace web with one host and path `/` to the main backend. */
-function site(name: string, host: string, annotations: Record<string, string>): string {
+function site(name: string, host: string, annotations: Record<string, string>, options: { tls?: boolean } = {}): string {
   return ingressManifest({
     namespace: 'web',
     name,
     annotations,
+    ...(options.tls && { tls: [{ hosts: [host], secretName: 'wild-tls' }] }),
     rules: [{ host, paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'main', port: backends.main.port } }] }],
   });
 }
@@ -36,6 +52,8 @@ beforeAll(async () => {
     cachedAuth: startPeer(startAuthBackend({ setCookie: false })),
     globalAuth: startPeer(startAuthBackend()),
   });
+  const ca = await createCa(await temporaryDir(), 'Breadth CA');
+  const wildcard = await issueCertificate(ca, { commonName: '*.example.test', sans: ['*.example.test'] });
   const mirrorService = `mirror.web.svc.cluster.local:${backends.mirror.port}`;
   const manifests = documents(
     serviceManifest('web', 'main', backends.main),
@@ -58,6 +76,9 @@ beforeAll(async () => {
     }),
     site('global', 'global.example.test', {}),
     site('opted-out', 'opted-out.example.test', noGlobalAuth),
+    tlsSecretManifest({ name: 'wild-tls', namespace: 'web', certificate: wildcard }),
+    site('strict-ciphers', 'strict.example.test', { ...noGlobalAuth, 'ssl-ciphers': 'ECDHE-ECDSA-AES128-GCM-SHA256', 'ssl-prefer-server-ciphers': 'true' }, { tls: true }),
+    site('default-ciphers', 'default.example.test', noGlobalAuth, { tls: true }),
   );
   target = await createTarget();
   rendered = await renderInto(target, manifests, ['--configmap', 'ingress-nginx/controller']);
@@ -116,5 +137,25 @@ describe('global-auth-url', () => {
     expect(parseEcho((await get('opted-out.example.test', '/')).body).backend).toBe('main');
     await get('cached.example.test', '/', { headers: { 'x-token': 'good' } });
     expect(backends.globalAuth.requestCount()).toBe(before);
+  });
+});
+
+/** A TLS 1.2 handshake offering only `cipher`: the cipher agreed, or the error that ended it. */
+function handshake(servername: string, cipher: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = tls.connect({ host: '127.0.0.1', port: target.httpsPort, servername, ciphers: cipher, maxVersion: 'TLSv1.2', rejectUnauthorized: false });
+    socket.once('secureConnect', () => {
+      resolve(socket.getCipher().standardName);
+      socket.destroy();
+    });
+    socket.once('error', (error) => resolve(`error: ${error.message}`));
+  });
+}
+
+describe('ssl-ciphers on a host', () => {
+  it('refuses a client that offers only a cipher outside the host\'s list, which another host accepts', async () => {
+    expect(await handshake('strict.example.test', 'ECDHE-ECDSA-AES256-GCM-SHA384')).toMatch(/^error: .*handshake failure/);
+    expect(await handshake('strict.example.test', 'ECDHE-ECDSA-AES128-GCM-SHA256')).toBe('TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256');
+    expect(await handshake('default.example.test', 'ECDHE-ECDSA-AES256-GCM-SHA384')).toBe('TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384');
   });
 });

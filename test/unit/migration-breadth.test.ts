@@ -181,3 +181,41 @@ describe('global-auth-url and the cross-namespace auth-url flag', () => {
     expect(locations(allowed.model, 'a.example.test').find((l) => l.authEndpoint)?.authEndpoint?.upstream).toMatch(/_other_shadow_8080$/);
   });
 });
+
+describe('ssl-ciphers and ssl-prefer-server-ciphers', () => {
+  const tlsIngress = (name: string, created: string, annotations: Record<string, string>, path = '/'): SourceObject => {
+    const base = object(
+      'networking.k8s.io/v1',
+      'Ingress',
+      'web',
+      name,
+      {
+        spec: {
+          ingressClassName: 'nginx',
+          tls: [{ hosts: ['a.example.test'] }],
+          rules: [{ host: 'a.example.test', http: { paths: [{ path, pathType: 'Prefix', backend: { service: { name: 'app', port: { number: 80 } } } }] } }],
+        },
+      },
+      { creationTimestamp: created },
+    );
+    return { ...base, metadata: { ...base.metadata, annotations: Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v])) } };
+  };
+
+  it('the oldest Ingress on the host decides, with its own SSL context; a newer one asking otherwise is told', () => {
+    const { model, diagnostics } = run([
+      ...services,
+      tlsIngress('newer', '2025-06-01T00:00:00Z', { 'ssl-ciphers': 'HIGH' }, '/b'),
+      tlsIngress('older', '2025-01-01T00:00:00Z', { 'ssl-ciphers': 'ECDHE-ECDSA-AES128-GCM-SHA256', 'ssl-prefer-server-ciphers': 'false' }, '/a'),
+    ]);
+    const host = model.http.virtualHosts.find((h) => h.serverName === 'a.example.test' && h.tls !== undefined);
+    expect(host).toMatchObject({ sslCiphers: 'ECDHE-ECDSA-AES128-GCM-SHA256', sslPreferServerCiphers: 'off' });
+    expect(host?.sharesDefaultTls).toBeUndefined();
+    expect(diagnostics.filter((d) => d.code === 'server-tls-not-used').map((d) => d.resource?.name)).toEqual(['newer']);
+  });
+
+  it('rejects a cipher list OpenSSL would not load, keeping the host on the ConfigMap\'s', () => {
+    const { model, diagnostics } = run([...services, tlsIngress('bogus', '2025-01-01T00:00:00Z', { 'ssl-ciphers': 'BOGUS' })]);
+    expect(errors(diagnostics)).toEqual(['annotation-invalid web/bogus']);
+    expect(model.http.virtualHosts.find((h) => h.tls !== undefined)?.sslCiphers).toBeUndefined();
+  });
+});

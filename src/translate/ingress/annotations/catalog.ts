@@ -132,11 +132,17 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'ssl-ciphers',
     family: tls,
-    status: 'ignored',
-    defaultValue: '',
-    note: 'cipher lists are per listener here; set ConfigMap `ssl-ciphers`',
+    status: 'supported',
+    defaultValue: 'ConfigMap `ssl-ciphers`',
+    note: '`ssl_ciphers` of the host\'s server (TLS 1.2 and older), checked by OpenSSL; the oldest Ingress on the host that sets it decides (a newer one that asks otherwise gets a warning). The host gets an SSL context of its own, also with `--certificates-per-handshake`',
   },
-  { name: 'ssl-prefer-server-ciphers', family: tls, status: 'ignored', defaultValue: '', note: 'always `on`' },
+  {
+    name: 'ssl-prefer-server-ciphers',
+    family: tls,
+    status: 'supported',
+    defaultValue: '`on` (with ConfigMap `ssl-ciphers`)',
+    note: '`ssl_prefer_server_ciphers` of the host\'s server, decided as `ssl-ciphers`',
+  },
   {
     name: 'auth-tls-secret',
     family: access,

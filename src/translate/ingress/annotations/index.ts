@@ -16,6 +16,7 @@ import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
 import { externalAuthAnnotations } from './external-auth.js';
 import { mirrorAnnotations } from './mirror.js';
+import { serverTlsAnnotations } from './server-tls.js';
 import { pathAnnotations } from './paths.js';
 import { proxySslAnnotations } from './proxy-ssl.js';
 import { proxyAnnotations } from './proxy.js';
@@ -55,6 +56,7 @@ const families = {
   cors: corsAnnotations,
   errors: errorAnnotations,
   mirror: mirrorAnnotations,
+  serverTls: serverTlsAnnotations,
   directives: directiveAnnotations,
 } as const;
 
