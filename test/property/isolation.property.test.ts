@@ -110,6 +110,7 @@ const annotationValues: Record<string, readonly string[]> = {
   'enable-global-auth': ['false', 'true'],
   'ssl-ciphers': ['ECDHE-ECDSA-AES128-GCM-SHA256:HIGH', 'BOGUS', `HIGH;${marker}`, '!ALL'],
   'ssl-prefer-server-ciphers': ['true', 'false', marker],
+  'relative-redirects': ['true', 'false', `${marker};`],
   'mirror-host': ['shadow.example.org:8080', `${marker};`],
   'limit-rps': ['5', '0', `${marker}`],
   'limit-connections': ['10'],

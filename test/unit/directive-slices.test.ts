@@ -19,6 +19,7 @@ import { testTranslateOptions } from '../support/options.js';
 /** A value each slice accepts (as rendered) and one it refuses. */
 const samples: Readonly<Record<string, { readonly accepted: string; readonly renders: string; readonly refused: string }>> = {
   'proxy-max-temp-file-size': { accepted: '1M', renders: '1m', refused: '512k' },
+  'relative-redirects': { accepted: 'true', renders: 'off', refused: 'maybe' },
 };
 
 const options: TranslateOptions = testTranslateOptions();

@@ -449,13 +449,6 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     note: 'the `www.` twin of each host redirects to it (ConfigMap `http-redirect-code`), unless any other resource claims that name; its TLS uses this Ingress\'s certificate when it covers the name, else the default certificate',
   },
   {
-    name: 'relative-redirects',
-    family: paths,
-    status: 'ignored',
-    defaultValue: '`false`',
-    note: 'redirects issued by nginx are absolute',
-  },
-  {
     name: 'server-alias',
     family: paths,
     status: 'differs',

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { nginxSize, sizeInBytes } from '../../allowlist.js';
+import { goBool, goBoolText, nginxSize, sizeInBytes } from '../../allowlist.js';
 import { maxProxyBufferBytes } from './proxy.js';
 import type { AnnotationRule } from './rule.js';
 
@@ -37,6 +37,16 @@ export const directiveSlices: readonly DirectiveSlice[] = [
     defaultValue: '`1024m`',
     note: 'the most of a response buffered to a temporary file when it does not fit the buffers; sizes between 0 and 1m, which nginx refuses next to larger buffers, are refused',
     family: 'Proxy tuning',
+  },
+  {
+    name: 'relative-redirects',
+    directive: 'absolute_redirect',
+    // `true` asks for relative redirects: nginx's own redirects (a directory's trailing slash) then name no scheme and host.
+    schema: goBool.transform((relative) => (relative ? 'off' : 'on')),
+    accepted: goBoolText,
+    defaultValue: '`false`',
+    note: 'redirects issued by nginx itself (`absolute_redirect off` when `true`) leave out the scheme and host',
+    family: 'Paths and redirects',
   },
 ];
 
