@@ -20,7 +20,8 @@ import {
 
 /**
  * The annotations of the migration-breadth work with real traffic through one real nginx: request
- * mirroring, the auth cache, the ConfigMap's global auth, and a host's own cipher list.
+ * mirroring, the auth cache, the ConfigMap's global auth, a host's own cipher list, and the redirect
+ * from plain HTTP on a passthrough host.
  */
 
 afterAll(cleanUp);
@@ -79,6 +80,16 @@ beforeAll(async () => {
     tlsSecretManifest({ name: 'wild-tls', namespace: 'web', certificate: wildcard }),
     site('strict-ciphers', 'strict.example.test', { ...noGlobalAuth, 'ssl-ciphers': 'ECDHE-ECDSA-AES128-GCM-SHA256', 'ssl-prefer-server-ciphers': 'true' }, { tls: true }),
     site('default-ciphers', 'default.example.test', noGlobalAuth, { tls: true }),
+    // Passthrough hosts: plain HTTP is redirected when the Ingress asks for it, else 404.
+    site('passthrough-forced', 'pt-forced.example.test', { 'ssl-passthrough': 'true', 'force-ssl-redirect': 'true' }),
+    ingressManifest({
+      namespace: 'web',
+      name: 'passthrough-tls',
+      annotations: { 'ssl-passthrough': 'true' },
+      tls: [{ hosts: ['pt-tls.example.test'] }],
+      rules: [{ host: 'pt-tls.example.test', paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'main', port: backends.main.port } }] }],
+    }),
+    site('passthrough-plain', 'pt-plain.example.test', { 'ssl-passthrough': 'true' }),
   );
   target = await createTarget();
   rendered = await renderInto(target, manifests, ['--configmap', 'ingress-nginx/controller']);
@@ -157,5 +168,21 @@ describe('ssl-ciphers on a host', () => {
     expect(await handshake('strict.example.test', 'ECDHE-ECDSA-AES256-GCM-SHA384')).toMatch(/^error: .*handshake failure/);
     expect(await handshake('strict.example.test', 'ECDHE-ECDSA-AES128-GCM-SHA256')).toBe('TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256');
     expect(await handshake('default.example.test', 'ECDHE-ECDSA-AES256-GCM-SHA384')).toBe('TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384');
+  });
+});
+
+describe('plain HTTP to a passthrough host', () => {
+  it('is redirected to HTTPS with force-ssl-redirect, or ssl-redirect (the default) when spec.tls lists the host', async () => {
+    for (const host of ['pt-forced.example.test', 'pt-tls.example.test']) {
+      const response = await get(host, '/account?tab=2');
+      expect(response.status, host).toBe(308);
+      expect(response.headers.location).toBe(`https://${host}:${target.httpsPort}/account?tab=2`);
+    }
+  });
+
+  it('answers 404 otherwise, never reaching the passthrough backend in plain HTTP', async () => {
+    const before = backends.main.requestCount();
+    expect((await get('pt-plain.example.test', '/')).status).toBe(404);
+    expect(backends.main.requestCount()).toBe(before);
   });
 });

@@ -50,6 +50,8 @@ export interface PassthroughClaim extends Claim {
   readonly host: string;
   /** Absent when the backend cannot be used: the host's connections are closed. */
   readonly backend?: ResolvedBackend;
+  /** Plain HTTP to the host is redirected to HTTPS (`force-ssl-redirect`, or `ssl-redirect` with spec.tls for the host). */
+  readonly redirectsPlainHttp?: boolean;
 }
 
 /**
