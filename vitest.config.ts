@@ -19,6 +19,7 @@ const passGenerationTests = [
   'test/integration/snippets.test.ts',
   'test/integration/stickiness-traffic.test.ts',
   'test/integration/headers-traffic.test.ts',
+  'test/integration/migration-breadth-traffic.test.ts',
 ];
 
 export default defineConfig({

@@ -96,6 +96,7 @@ export function withTranslateOptions(command: Command): Command {
     .option('--snippet-namespace-selector <key=value,...>', 'with snippets allowed: only in namespaces with these labels', parseLabelSelector)
     .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)
     .option('--allow-cross-namespace-secrets', 'let proxy-ssl-secret name a Secret in another namespace', false)
+    .option('--allow-cross-namespace-auth-url', 'let auth-url name a Service in another namespace without a ReferenceGrant there', false)
     .option('--cluster-domain <domain>', 'cluster DNS domain for Services not in the input', parseDomain, defaults.clusterDomain)
     .option('--resolver <address>', 'DNS server nginx uses to resolve backends known only by name, per request (repeatable; "auto": /etc/resolv.conf)', parseResolver)
     .option('--disable-svc-external-name', 'never use ExternalName Services as backends', false)

@@ -28,6 +28,7 @@ export interface TranslateFlags {
   readonly udpServicesConfigmap?: string;
   readonly defaultCertificate?: string;
   readonly allowCrossNamespaceSecrets: boolean;
+  readonly allowCrossNamespaceAuthUrl?: boolean;
   readonly clusterDomain: string;
   readonly resolver?: string[];
   readonly disableSvcExternalName: boolean;
@@ -243,6 +244,7 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
     },
     ...(flags.defaultCertificate !== undefined && { defaultCertificate: flags.defaultCertificate }),
     allowCrossNamespaceSecrets: flags.allowCrossNamespaceSecrets,
+    allowCrossNamespaceAuthUrl: flags.allowCrossNamespaceAuthUrl ?? false,
     clusterDomain: flags.clusterDomain,
     ...(flags.resolver && { resolvers: resolverAddresses(flags.resolver, resolvConf) }),
     disableExternalName: flags.disableSvcExternalName,

@@ -403,6 +403,14 @@ export interface HttpExtensions {
   readonly maps: readonly MapBlock[];
   readonly splits: readonly SplitBlock[];
   readonly limitZones: readonly LimitZone[];
+  /** `proxy_cache_path` zones under the run dir (`auth-cache-key`). */
+  readonly cacheZones: readonly CacheZone[];
+}
+
+/** `proxy_cache_path <runDir>/<name> … keys_zone=<name>:10m`, sized as ingress-nginx sizes its auth cache. */
+export interface CacheZone {
+  readonly comment: string;
+  readonly name: string;
 }
 
 /** `geo $source $variable { default …; network value; … }` */
@@ -515,6 +523,10 @@ export interface VirtualHost {
   readonly origin?: VirtualHostOrigin;
   /** An allowed `server-snippet`, raw operator-chosen text (ingress/snippets.ts). */
   readonly serverSnippet?: string;
+  /** `ssl-ciphers` of the host (an OpenSSL cipher list); needs the server's own SSL context. */
+  readonly sslCiphers?: string;
+  /** `ssl-prefer-server-ciphers` of the host. */
+  readonly sslPreferServerCiphers?: 'on' | 'off';
   /** Client certificates are asked for in the handshake; the locations that require one check it. */
   readonly clientCertificate?: ServerClientCertificate;
 }
@@ -562,6 +574,8 @@ export interface Location {
   readonly behaviour?: LocationBehaviour;
   /** An internal location that `auth_request` asks (`auth-url`); nothing else is set then. */
   readonly authEndpoint?: AuthEndpoint;
+  /** An internal location that `mirror` sends copies of requests to (`mirror-target`); nothing else is set then. */
+  readonly mirrorEndpoint?: MirrorEndpoint;
   /** A named location that answers `custom-http-errors` from the `default-backend`. */
   readonly errorPage?: ErrorPageLocation;
   /**
@@ -591,6 +605,8 @@ export interface LocationBehaviour {
   readonly refusedWhen: readonly string[];
   readonly basicAuth?: { readonly realm: string; readonly userFile: string };
   readonly externalAuth?: ExternalAuthUse;
+  /** `mirror-target`: the internal location copies go to, and whether they carry the request body. */
+  readonly mirror?: { readonly endpoint: string; readonly requestBody: boolean };
   readonly rateLimits: readonly { readonly zone: string; readonly burst: number }[];
   readonly connectionLimit?: { readonly zone: string; readonly limit: number };
   /** `limit_rate` / `limit_rate_after`, in KB. */
@@ -653,22 +669,40 @@ export interface ExternalAuthUse {
   readonly endpoint: string;
   /** Where a 401 is redirected (`auth-signin`), variables and all. */
   readonly signin?: string;
+  /** `auth-always-set-cookie`: the auth service's `Set-Cookie` goes with every response, errors too. */
+  readonly alwaysSetCookie: boolean;
   /** `auth_request_set $variable $upstream_http_…` then a request header to the backend. */
   readonly responseHeaders: readonly { readonly header: string; readonly variable: string; readonly upstreamVariable: string }[];
 }
 
-export interface AuthEndpoint {
-  /** `proxy_pass` argument: a URL to an upstream block, or one with a variable set by `resolve`. */
+/** A URL a tenant named that nginx sends requests to from an internal location (auth-url, mirror-target). */
+export interface ProxiedTarget {
+  /** `proxy_pass` argument: a URL to an upstream block, or a variable set by `resolve`. */
   readonly pass: string;
-  /** `set $i2n_auth_target <value>;` for a name nginx resolves per request. */
+  /** The URL, for a name nginx resolves per request: set into the variable `pass` names. */
   readonly resolve?: string;
-  /** `Host` of the subrequest: the URL's authority, or `$host`. */
+  /** `Host` of the request: the URL's authority, or `$host`. */
   readonly host: string;
-  readonly method?: string;
-  /** HTTPS to the auth service: its name for SNI. */
+  /** HTTPS to the target: its name for SNI. */
   readonly sslServerName?: string;
-  /** The upstream block `pass` names, when the auth service is a Service in the input. */
+  /** The upstream block `pass` names, when the target is a Service in the input. */
   readonly upstream?: string;
+}
+
+export interface MirrorEndpoint extends ProxiedTarget {
+  /**
+   * The copy carries the request body (`mirror_request_body`). Without it, the copy must not announce
+   * the body either: a `Content-Length` with no body would leave the target waiting, and nginx with it.
+   */
+  readonly requestBody: boolean;
+}
+
+export interface AuthEndpoint extends ProxiedTarget {
+  readonly method?: string;
+  /** `X-Auth-Request-Redirect` (`auth-request-redirect`, quoted); the request URI when absent. */
+  readonly requestRedirect?: string;
+  /** `auth-cache-key`: answers kept in `zone` under `key` (quoted), for the `proxy_cache_valid` entries. */
+  readonly cache?: { readonly zone: string; readonly key: string; readonly valid: readonly string[] };
   /**
    * A variable (without `$`) that is empty unless the request's host is one the server serves: the
    * auth target is `$host`, and the client must not choose it (403 otherwise).

@@ -246,12 +246,13 @@ function sliceDirectives(settings: ControllerSettings, context: 'http' | 'upstre
   });
 }
 
-/** The upstream blocks a location uses: its backend, its canary's, its auth service's, its error pages'. */
+/** The upstream blocks a location uses: its backend, its canary's, its auth service's, its mirror's, its error pages'. */
 function upstreamsOf(location: Location): string[] {
   return [
     ...(location.proxy ? [location.proxy.upstream] : []),
     ...(location.proxy?.canary ? [location.proxy.canary.upstream] : []),
     ...(location.authEndpoint?.upstream !== undefined ? [location.authEndpoint.upstream] : []),
+    ...(location.mirrorEndpoint?.upstream !== undefined ? [location.mirrorEndpoint.upstream] : []),
     ...(location.errorPage?.proxy ? [location.errorPage.proxy.upstream] : []),
   ];
 }

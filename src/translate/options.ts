@@ -26,6 +26,11 @@ export interface TranslateOptions {
   readonly firstNamespaceOwnsHost?: boolean;
   /** Allow `proxy-ssl-secret` to name a Secret in another namespace. */
   readonly allowCrossNamespaceSecrets: boolean;
+  /**
+   * Let `auth-url` name a Service in another namespace without a ReferenceGrant there
+   * (`--allow-cross-namespace-auth-url`), as ingress-nginx lets it name any URL.
+   */
+  readonly allowCrossNamespaceAuthUrl?: boolean;
   readonly clusterDomain: string;
   /**
    * `resolver` addresses (`IP` or `IP:port`, `--resolver`). Given, backends known only by a DNS name

@@ -67,12 +67,12 @@ function isPrefix(location: Location): boolean {
 }
 
 /**
- * A location for request paths: not a named error location, the auth subrequest target, or plain HTTP's
+ * A location for request paths: not a named error location, the auth or mirror subrequest target, or plain HTTP's
  * ACME location. A `proxy_pass` with a URI replaces the matched location prefix, so its path matters.
  */
 function isRoute(location: Location): boolean {
   const passesUri = location.proxy !== undefined && /^[^:]+:\/\/[^/]+\//.test(location.proxy.pass);
-  return location.path.startsWith('/') && !location.authEndpoint && !location.errorPage && !location.plainHttpOnly && !passesUri;
+  return location.path.startsWith('/') && !location.authEndpoint && !location.mirrorEndpoint && !location.errorPage && !location.plainHttpOnly && !passesUri;
 }
 
 /**

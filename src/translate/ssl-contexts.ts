@@ -13,7 +13,8 @@ const certificateVariable = 'i2n_certificate';
  * reload at 10,000 hosts; per handshake, the nginx workers read the key file on every handshake, so
  * they must be allowed to (README, "Data plane and performance"). A host that asks for client
  * certificates always has its own: nginx sets the handshake's verification from the chosen server's
- * context, and a server without one would ask for nothing.
+ * context, and a server without one would ask for nothing; so does one with `ssl-ciphers` or
+ * `ssl-prefer-server-ciphers`, which are settings of the context.
  */
 export function shareSslContexts(
   virtualHosts: readonly VirtualHost[],
@@ -22,7 +23,8 @@ export function shareSslContexts(
 ): { virtualHosts: VirtualHost[]; certificateMap?: CertificateMap } {
   if (!defaultTls) return { virtualHosts: [...virtualHosts] };
   const isDefault = (tls: TlsFiles) => tls.certificate === defaultTls.certificate && tls.certificateKey === defaultTls.certificateKey;
-  const shares = (host: VirtualHost) => host.tls !== undefined && !host.clientCertificate && (perHandshake || isDefault(host.tls));
+  const ownSettings = (host: VirtualHost) => host.clientCertificate !== undefined || host.sslCiphers !== undefined || host.sslPreferServerCiphers !== undefined;
+  const shares = (host: VirtualHost) => host.tls !== undefined && !ownSettings(host) && (perHandshake || isDefault(host.tls));
   const own = virtualHosts.filter((host) => shares(host) && host.tls && !isDefault(host.tls));
   const hosts = virtualHosts.map((host) => (shares(host) ? withFields(host, { sharesDefaultTls: true }) : host));
   if (!perHandshake || own.length === 0) return { virtualHosts: hosts };

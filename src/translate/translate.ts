@@ -30,6 +30,7 @@ import { buildStream, type StreamParts } from './stream.js';
 import { streamServices, type StreamServices } from './stream-services.js';
 import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
 import type { NamespacedName } from './ingress/annotations/references.js';
+import { placeServerTls } from './ingress/server-tls.js';
 import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -172,6 +173,7 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
     report,
     backendPolicy,
     allowCrossNamespaceSecrets: options.allowCrossNamespaceSecrets,
+    allowCrossNamespaceAuthUrl: options.allowCrossNamespaceAuthUrl ?? false,
     backends,
     settings,
     headers: inputs.headers,
@@ -254,7 +256,11 @@ function settle(
   // Allowed snippets go into the hosts' servers and locations (ingress/snippets.ts).
   const hosts: MergedHosts = {
     ...merged,
-    virtualHosts: ingress.snippets.place(merged.virtualHosts, report),
+    virtualHosts: placeServerTls(
+      ingress.snippets.place(merged.virtualHosts, report),
+      new Map(ingress.ours.map((i) => [`${i.object.metadata.namespace}/${i.object.metadata.name}`, i.object])),
+      report,
+    ),
     defaultLocations: merged.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
   };
   const stream = buildStream({

@@ -167,9 +167,10 @@ export async function startStatusBackend(name: string): Promise<CountingPeer> {
 
 /**
  * An external auth service for `auth-url`: 200 with `X-Auth-Request-User: alice` and a session cookie
- * when the request carries `X-Token: good`, 401 otherwise. It records the headers of the last request.
+ * (unless `setCookie` is false: nginx caches no answer that sets one) when the request carries
+ * `X-Token: good`, 401 otherwise. It records the headers of the last request.
  */
-export async function startAuthBackend(): Promise<CountingPeer & { lastHeaders(): http.IncomingHttpHeaders | undefined }> {
+export async function startAuthBackend(options: { setCookie?: boolean } = {}): Promise<CountingPeer & { lastHeaders(): http.IncomingHttpHeaders | undefined }> {
   let count = 0;
   let last: http.IncomingHttpHeaders | undefined;
   const peer = await listenOnLoopback(
@@ -178,7 +179,7 @@ export async function startAuthBackend(): Promise<CountingPeer & { lastHeaders()
       last = request.headers;
       request.resume();
       if (request.headers['x-token'] === 'good') {
-        response.writeHead(200, { 'x-auth-request-user': 'alice', 'set-cookie': 'session=granted' });
+        response.writeHead(200, { 'x-auth-request-user': 'alice', ...(options.setCookie !== false && { 'set-cookie': 'session=granted' }) });
       } else {
         response.writeHead(401);
       }
@@ -186,6 +187,50 @@ export async function startAuthBackend(): Promise<CountingPeer & { lastHeaders()
     }),
   );
   return { ...peer, requestCount: () => count, lastHeaders: () => last };
+}
+
+/** A request as a recording backend received it, body and all. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/**
+ * A backend that answers 200 `recorded` and keeps every request it received, for a copy nginx sends on
+ * its own (`mirror`): `nextRequest` waits for the next one, so a test never guesses how long it takes.
+ */
+export async function startRecordingBackend(): Promise<Peer & { requests(): readonly RecordedRequest[]; nextRequest(): Promise<RecordedRequest> }> {
+  const received: RecordedRequest[] = [];
+  let waiting: ((request: RecordedRequest) => void)[] = [];
+  let delivered = 0;
+  const peer = await listenOnLoopback(
+    http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.once('end', () => {
+        const recorded = { method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') };
+        received.push(recorded);
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.end('recorded');
+        const wake = waiting;
+        waiting = [];
+        for (const resolve of wake) resolve(recorded);
+      });
+    }),
+  );
+  return {
+    ...peer,
+    requests: () => received,
+    // The requests in order, each once: the next one not yet handed out, waiting for it when needed.
+    nextRequest: () =>
+      new Promise<RecordedRequest>((resolve) => {
+        const index = delivered++;
+        const take = () => (received[index] !== undefined ? resolve(received[index]) : waiting.push(take));
+        take();
+      }),
+  };
 }
 
 /**

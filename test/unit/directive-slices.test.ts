@@ -21,6 +21,7 @@ const samples: Readonly<Record<string, { readonly accepted: string; readonly ren
   'proxy-max-temp-file-size': { accepted: '1M', renders: '1m', refused: '512k' },
   'proxy-cookie-domain': { accepted: ' backend.internal  $host', renders: 'backend.internal $host', refused: 'a;b example.com' },
   'proxy-cookie-path': { accepted: '/app/ /', renders: '/app/ /', refused: '/a {' },
+  'relative-redirects': { accepted: 'true', renders: 'off', refused: 'maybe' },
 };
 
 /** A value each ConfigMap-only slice accepts (as rendered) and one it refuses. */

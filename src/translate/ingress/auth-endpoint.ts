@@ -6,7 +6,7 @@
  * service) wherever it liked.
  */
 import type { Checked } from '../allowlist.js';
-import type { AuthEndpoint, MapBlock } from '../../model/nginx.js';
+import type { AuthEndpoint, MapBlock, ProxiedTarget } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { specialAddress } from '../addresses.js';
 import { isDnsHostname, isIpAddress, isWildcardHostname } from '../allowlist.js';
@@ -24,10 +24,36 @@ import type { IngressContext } from './claims.js';
  * serves (`served`), so that neither the Host header nor an absolute request URI can point the
  * subrequest anywhere else. Other names are held to the ExternalName rules.
  */
-export function authEndpoint(object: SourceObject, url: AuthUrl, method: string | undefined, served: readonly string[], ctx: IngressContext): Checked<AuthEndpoint> {
-  const policy = ctx.backendPolicy;
+export function authEndpoint(
+  object: SourceObject,
+  url: AuthUrl,
+  method: string | undefined,
+  served: readonly string[],
+  ctx: IngressContext,
+  what: 'auth-url' | 'global-auth-url' = 'auth-url',
+): Checked<AuthEndpoint> {
   const base = { ...(method !== undefined && { method }) };
   if (url.authority === undefined) return hostVariableEndpoint(object, url, base, served, ctx);
+  // The operator's global-auth-url, or any auth-url when the operator allows it, may name any namespace's Service.
+  const anyNamespace = what === 'global-auth-url' || ctx.allowCrossNamespaceAuthUrl;
+  const target = targetEndpoint(what, object, { ...url, authority: url.authority }, '$i2n_auth_target', ctx, anyNamespace);
+  return target.ok ? { ok: true, value: { ...base, ...target.value } } : target;
+}
+
+/**
+ * How nginx reaches a URL with a literal host that a tenant named (`auth-url`, `mirror-target`):
+ * `what` names the annotation in problems, `variable` is the one `resolve` sets for a name nginx looks
+ * up per request.
+ */
+export function targetEndpoint(
+  what: string,
+  object: SourceObject,
+  url: AuthUrl & { readonly authority: string },
+  variable: string,
+  ctx: IngressContext,
+  anyNamespace = false,
+): Checked<ProxiedTarget> {
+  const policy = ctx.backendPolicy;
   const defaultPort = url.scheme === 'https' ? 443 : 80;
   const [host = '', portText] = url.authority.startsWith('[') ? [url.authority.slice(0, url.authority.indexOf(']') + 1), url.authority.split(']:')[1]] : url.authority.split(':');
   const port = portText === undefined ? defaultPort : Number(portText);
@@ -35,45 +61,45 @@ export function authEndpoint(object: SourceObject, url: AuthUrl, method: string 
   if (service) {
     const [, name = '', namespace = ''] = service;
     const from = object.metadata.namespace;
-    if (!ctx.referenceGrants.permits({ from: { group: 'networking.k8s.io', kind: 'Ingress', namespace: from }, to: { group: '', kind: 'Service', namespace, name } })) {
+    if (!anyNamespace && !ctx.referenceGrants.permits({ from: { group: 'networking.k8s.io', kind: 'Ingress', namespace: from }, to: { group: '', kind: 'Service', namespace, name } })) {
       return {
         ok: false,
-        problem: `auth-url names Service ${namespace}/${name}, in another namespace, and no ReferenceGrant in ${namespace} allows Ingresses from ${from} to use it (as for any backend); add one (from: networking.k8s.io Ingress in ${from}, to: Service ${name})`,
+        problem: `${what} names Service ${namespace}/${name}, in another namespace, and no ReferenceGrant in ${namespace} allows Ingresses from ${from} to use it (as for any backend); add one (from: networking.k8s.io Ingress in ${from}, to: Service ${name})${what === 'auth-url' ? ', or the operator may pass --allow-cross-namespace-auth-url' : ''}`,
       };
     }
     const resolution = resolveServiceBackend(ctx.resources, namespace, { name, port: { number: port } }, policy);
-    if (!resolution.ok) return { ok: false, problem: `auth-url: ${resolution.problem}` };
+    if (!resolution.ok) return { ok: false, problem: `${what}: ${resolution.problem}` };
     const backend = resolution.value;
     ctx.backends.set(backend.upstream, backend);
     const ssl = url.scheme === 'https' ? { sslServerName: host } : {};
     if (backend.runtimeName !== undefined) {
-      return { ok: true, value: { ...base, ...ssl, pass: '$i2n_auth_target', resolve: `${url.scheme}://${backend.runtimeName}${url.path}`, host: url.authority } };
+      return { ok: true, value: { ...ssl, pass: variable, resolve: `${url.scheme}://${backend.runtimeName}${url.path}`, host: url.authority } };
     }
-    return { ok: true, value: { ...base, ...ssl, pass: `${url.scheme}://${backend.upstream}${url.path}`, host: url.authority, upstream: backend.upstream } };
+    return { ok: true, value: { ...ssl, pass: `${url.scheme}://${backend.upstream}${url.path}`, host: url.authority, upstream: backend.upstream } };
   }
   if (host.endsWith(`.${policy.clusterDomain}`)) {
     return {
       ok: false,
-      problem: `auth-url names ${host}, in the cluster domain but not a Service (<service>.<namespace>.svc.${policy.clusterDomain}): such names (Pods, endpoints of headless Services) reach any namespace; name the Service`,
+      problem: `${what} names ${host}, in the cluster domain but not a Service (<service>.<namespace>.svc.${policy.clusterDomain}): such names (Pods, endpoints of headless Services) reach any namespace; name the Service`,
     };
   }
   const bare = host.startsWith('[') ? host.slice(1, -1) : host;
   if (isIpAddress(bare)) {
     const special = specialAddress(bare);
-    if (special) return { ok: false, problem: `auth-url points at ${bare}, ${special.what}; refused` };
+    if (special) return { ok: false, problem: `${what} points at ${bare}, ${special.what}; refused` };
     const owner = serviceAt(bare, object.metadata.namespace, ctx);
-    if (owner !== undefined) return { ok: false, problem: `auth-url points at ${bare}, an address of Service ${owner} in another namespace, which no Ingress may use as a backend; name the Service and add a ReferenceGrant` };
-    return { ok: true, value: { ...base, pass: url.url, host: url.authority } };
+    if (owner !== undefined) return { ok: false, problem: `${what} points at ${bare}, an address of Service ${owner} in another namespace, which no Ingress may use as a backend; name the Service and add a ReferenceGrant` };
+    return { ok: true, value: { pass: url.url, host: url.authority } };
   }
   const external = externalNameProblem(host, { externalNameDisabled: false, externalNameSuffixes: policy.externalNameSuffixes });
-  if (!external.ok) return { ok: false, problem: `auth-url: ${external.problem.replace('spec.externalName', 'the host')}` };
+  if (!external.ok) return { ok: false, problem: `${what}: ${external.problem.replace('spec.externalName', 'the host')}` };
   if (!policy.runtimeDns) {
     return {
       ok: false,
-      problem: `auth-url names ${host}, which is not a Service in the input; nginx can look it up per request only with --resolver (at load time, a name that does not resolve would stop the whole config)`,
+      problem: `${what} names ${host}, which is not a Service in the input; nginx can look it up per request only with --resolver (at load time, a name that does not resolve would stop the whole config)`,
     };
   }
-  return { ok: true, value: { ...base, pass: '$i2n_auth_target', resolve: url.url, host: url.authority, ...(url.scheme === 'https' && { sslServerName: host }) } };
+  return { ok: true, value: { pass: variable, resolve: url.url, host: url.authority, ...(url.scheme === 'https' && { sslServerName: host }) } };
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 import type { FieldPath } from '../../model/diagnostics.js';
 import type {
+  AuthEndpoint,
   ClientCertificateCheck,
   CorsHeaders,
   ExternalAuthUse,
@@ -17,11 +18,12 @@ import type {
   Location,
   LocationBehaviour,
   MapBlock,
+  MirrorEndpoint,
   ProxyTuning,
 } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { internalLocationPrefix } from '../internal-locations.js';
-import { authEndpoint } from './auth-endpoint.js';
+import { authEndpoint, targetEndpoint } from './auth-endpoint.js';
 import { annotationPrefix, type IngressAnnotations, type SecretReference } from './annotations/index.js';
 import type { AuthUrl } from './annotations/external-auth.js';
 import type { CorsOrigins } from './annotations/cors.js';
@@ -37,6 +39,8 @@ import type { ClientCertificateRequest, IngressBehaviour, IngressContext } from 
 
 /** Where the internal auth locations live: no Ingress path may be under it (internal-locations.ts). */
 const authEndpointPrefix = `${internalLocationPrefix}auth/`;
+/** Where the internal mirror locations live. */
+const mirrorEndpointPrefix = `${internalLocationPrefix}mirror/`;
 
 const annotationField = (name: string): FieldPath => ['metadata', 'annotations', annotationPrefix + name];
 
@@ -74,6 +78,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
   const { clientCertificate, clientCertificateCheck } = clientCertificates(sections);
   const basicAuth = basicAuthentication(sections);
   const externalAuth = externalAuthentication(sections, served);
+  const mirror = mirroring(sections);
   const { rateLimits, connectionLimit } = requestLimits(sections);
   const limits = annotations.rateLimit;
 
@@ -109,6 +114,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
       refusedWhen: ranges,
       ...(basicAuth && { basicAuth }),
       ...(externalAuth && { externalAuth }),
+      ...(mirror && { mirror }),
       rateLimits,
       ...(connectionLimit && { connectionLimit }),
       ...(limits.rate !== undefined && { limitRate: limits.rate }),
@@ -207,40 +213,98 @@ function basicAuthentication({ object, annotations, ctx, headers, fail }: Sectio
   return basicAuth;
 }
 
-/** `auth-url`: an internal location beside the Ingress's, which `auth_request` asks. */
+/**
+ * `auth-url` (or the ConfigMap's `global-auth-url` for an Ingress without one, unless it says
+ * `enable-global-auth: "false"`): an internal location beside the Ingress's, which `auth_request` asks.
+ */
 function externalAuthentication({ object, annotations, ctx, headers, companions, fail }: Sections, served: readonly string[]): ExternalAuthUse | undefined {
-  const external = annotations.externalAuth;
-  let externalAuth: ExternalAuthUse | undefined;
-  if (external.url) {
-    const checked = authEndpoint(object, external.url, external.method, served, ctx);
-    // An allowed auth-snippet goes into the subrequest's location, as in ingress-nginx (and into its name, so it is the Ingress's own).
-    const target = checked.ok ? { ...checked, value: ctx.snippets.withAuthSnippet(object, checked.value) } : checked;
-    if (!target.ok) {
-      fail('auth-url-unreachable', target.problem, 'auth-url');
-    } else {
-      const path = `${authEndpointPrefix}${digestOf(JSON.stringify(target.value))}`;
-      companions.push({
-        modifier: '=',
-        path,
-        comment: `auth-url of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
-        plainHttp: { redirect: false, serve: true },
-        authEndpoint: target.value,
-      });
-      const responseHeaders = external.responseHeaders.map((header) => {
-        const variable = header.toLowerCase().replaceAll('-', '_');
-        return { header, variable: `i2n_auth_${variable}`, upstreamVariable: `upstream_http_${variable}` };
-      });
-      for (const header of responseHeaders) headers.push({ name: header.header, value: `$${header.variable}` });
-      externalAuth = {
-        endpoint: path,
-        ...(external.signin && { signin: signinUrl(external.signin) }),
-        responseHeaders,
-      };
+  const own = annotations.externalAuth;
+  const global = own.url === undefined && own.enableGlobalAuth ? ctx.settings.globalAuth : undefined;
+  const external = global ?? own;
+  const what = global ? 'global-auth-url' : 'auth-url';
+  if (!external.url) {
+    if (own.signin !== undefined || own.method !== undefined || own.responseHeaders.length > 0) {
+      fail('auth-url-missing', 'auth-signin, auth-method and auth-response-headers do nothing without auth-url', 'auth-url');
     }
-  } else if (external.signin !== undefined || external.method !== undefined || external.responseHeaders.length > 0) {
-    fail('auth-url-missing', 'auth-signin, auth-method and auth-response-headers do nothing without auth-url', 'auth-url');
+    return undefined;
   }
-  return externalAuth;
+  const checked = authEndpoint(object, external.url, external.method, served, ctx, what);
+  // An allowed auth-snippet goes into the subrequest's location, as in ingress-nginx (and into its name, so it is the Ingress's own).
+  const target = checked.ok && !global ? { ...checked, value: ctx.snippets.withAuthSnippet(object, checked.value) } : checked;
+  if (!target.ok) {
+    fail('auth-url-unreachable', target.problem, 'auth-url');
+    return undefined;
+  }
+  const cache = external.cacheKey === undefined ? undefined : authCache(object, external.cacheKey, external.cacheDuration, ctx);
+  const endpoint: AuthEndpoint = {
+    ...target.value,
+    ...(external.requestRedirect !== undefined && { requestRedirect: external.requestRedirect }),
+    ...(cache && { cache }),
+  };
+  const path = `${authEndpointPrefix}${digestOf(JSON.stringify(endpoint))}`;
+  companions.push({
+    modifier: '=',
+    path,
+    comment: `${what} of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
+    plainHttp: { redirect: false, serve: true },
+    authEndpoint: endpoint,
+  });
+  const responseHeaders = external.responseHeaders.map((header) => {
+    const variable = header.toLowerCase().replaceAll('-', '_');
+    return { header, variable: `i2n_auth_${variable}`, upstreamVariable: `upstream_http_${variable}` };
+  });
+  for (const header of responseHeaders) headers.push({ name: header.header, value: `$${header.variable}` });
+  return {
+    endpoint: path,
+    ...(external.signin && { signin: signinUrl(external.signin, external.signinRedirectParam) }),
+    alwaysSetCookie: external.alwaysSetCookie,
+    responseHeaders,
+  };
+}
+
+/**
+ * `auth-cache-key`: the auth service's answers kept in one http-level zone (ingress-nginx's size),
+ * under the Ingress's name, the request's host and the key, so that no other Ingress or host is
+ * admitted by an answer given for this one.
+ */
+function authCache(object: SourceObject, key: string, valid: readonly string[], ctx: IngressContext): AuthEndpoint['cache'] {
+  const zone = 'i2n_auth_cache';
+  ctx.extensions.define(zone, { cacheZones: [{ comment: 'auth-cache-key: answers of auth services', name: zone }] });
+  return { zone, key: `${object.metadata.namespace}/${object.metadata.name}:$host:${key}`, valid };
+}
+
+/**
+ * `mirror-target`: an internal location that proxies to the target, which `mirror` sends a copy of each
+ * request to (nginx drops its answer). A target nginx may not reach leaves the mirror out: the copy is
+ * the tenant's convenience, and the Ingress serves its clients the same without it.
+ */
+function mirroring({ object, annotations, ctx, companions }: Sections): LocationBehaviour['mirror'] {
+  const { target, requestBody, host } = annotations.mirror;
+  if (target === undefined) {
+    if (host !== undefined) ctx.report.warning('mirror-target-missing', object, 'mirror-host does nothing without mirror-target', annotationField('mirror-host'));
+    return undefined;
+  }
+  const checked = targetEndpoint('mirror-target', object, { ...target, authority: target.authority ?? '' }, '$i2n_mirror_target', ctx);
+  if (!checked.ok) {
+    ctx.report.error('mirror-target-unreachable', object, `${checked.problem}; requests are not mirrored`, annotationField('mirror-target'));
+    return undefined;
+  }
+  // As ingress-nginx: the Host of the copy is mirror-host, else the target's host name without its port.
+  const endpoint: MirrorEndpoint = { ...checked.value, host: host ?? hostName(checked.value.host), requestBody };
+  const path = `${mirrorEndpointPrefix}${digestOf(JSON.stringify(endpoint))}`;
+  companions.push({
+    modifier: '=',
+    path,
+    comment: `mirror-target of Ingress ${object.metadata.namespace}/${object.metadata.name}`,
+    plainHttp: { redirect: false, serve: true },
+    mirrorEndpoint: endpoint,
+  });
+  return { endpoint: path, requestBody };
+}
+
+/** The host of `host[:port]` or `[v6][:port]`. */
+function hostName(authority: string): string {
+  return authority.startsWith('[') ? authority.slice(0, authority.indexOf(']') + 1) : authority.replace(/:\d+$/, '');
 }
 
 /** `limit-rps`, `limit-rpm`, `limit-connections`: zones at http level, keyed by client unless allow-listed. */
@@ -332,10 +396,10 @@ function crossNamespaceAllowed(object: SourceObject, ref: { namespace: string },
   return ref.namespace === object.metadata.namespace || ctx.allowCrossNamespaceSecrets;
 }
 
-/** ingress-nginx appends `rd=<original URL>` to the sign-in URL unless it has its own `rd=`. */
-function signinUrl(signin: AuthUrl): string {
-  if (/[?&]rd=/.test(signin.url)) return signin.url;
-  return `${signin.url}${signin.url.includes('?') ? '&' : '?'}rd=$scheme://$http_host$request_uri`;
+/** ingress-nginx appends `<param>=<original URL>` (`rd` unless `auth-signin-redirect-param`) to the sign-in URL unless it has that parameter. */
+function signinUrl(signin: AuthUrl, param: string): string {
+  if (new RegExp(`[?&]${param}=`).test(signin.url)) return signin.url;
+  return `${signin.url}${signin.url.includes('?') ? '&' : '?'}${param}=$scheme://$http_host$request_uri`;
 }
 
 /**

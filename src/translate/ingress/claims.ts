@@ -23,6 +23,8 @@ export interface IngressContext {
   readonly report: Reporter;
   readonly backendPolicy: BackendPolicy;
   readonly allowCrossNamespaceSecrets: boolean;
+  /** `auth-url` may name another namespace's Service without a ReferenceGrant. */
+  readonly allowCrossNamespaceAuthUrl: boolean;
   /** Every backend resolved so far, by upstream name. */
   readonly backends: Map<string, ResolvedBackend>;
   /** The controller ConfigMap: defaults for the annotations. */
@@ -51,6 +53,8 @@ export interface PassthroughClaim extends Claim {
   readonly host: string;
   /** Absent when the backend cannot be used: the host's connections are closed. */
   readonly backend?: ResolvedBackend;
+  /** Plain HTTP to the host is redirected to HTTPS (`force-ssl-redirect`, or `ssl-redirect` with spec.tls for the host). */
+  readonly redirectsPlainHttp?: boolean;
 }
 
 /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultGzipTypes } from './gzip.js';
 import {
   defaultControllerSettings,
+  globalAuthKeys,
   hstsHeaderValue,
   parseControllerSettings,
   type ControllerSettings,
@@ -287,7 +288,7 @@ describe('the ConfigMap catalog', () => {
       const unsupported = parseControllerSettings({ [entry.key]: 'x' }).issues.some((issue) => issue.code === 'configmap-key-unsupported');
       expect(unsupported, entry.key).toBe(entry.status === 'ignored' || entry.status === 'refused');
     }
-    const read = Object.keys(defaultControllerSettings).length;
+    const read = Object.keys(defaultControllerSettings).length + globalAuthKeys.length;
     expect(configMapCatalog.filter((entry) => entry.status === 'supported' || entry.status === 'differs')).toHaveLength(read);
   });
 });

@@ -26,6 +26,8 @@ import { directiveSlices, httpDirectiveSlices } from './annotations/directive-sl
 import { namespacedName, type NamespacedName } from './annotations/references.js';
 import { logFormat, logFormatText } from './log-format.js';
 import { defaultGzipTypes, gzipDisable, gzipDisableText, gzipTypes, gzipTypesText } from './gzip.js';
+import { externalAuthAnnotations } from './annotations/external-auth.js';
+import type { AnnotationRule, ValuesOf } from './annotations/rule.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
 import { compareStrings } from '../../model/order.js';
 
@@ -85,7 +87,10 @@ interface TableSettings {
 /** The directive slices' values (annotations/directive-slices.ts), under their keys: undefined keeps nginx's default. */
 type SliceSettings = { [key: `${string}-${string}`]: string | undefined };
 
-export type ControllerSettings = TableSettings & SliceSettings;
+/** `global-auth-*`: the values of the `auth-*` annotations, for every Ingress without its own `auth-url`. */
+export type GlobalAuthSettings = Omit<ValuesOf<typeof externalAuthAnnotations>, 'enableGlobalAuth'>;
+
+export type ControllerSettings = TableSettings & SliceSettings & { readonly globalAuth?: GlobalAuthSettings };
 
 export interface ConfigMapIssue {
   severity: Severity;
@@ -328,7 +333,17 @@ const settingTable: SettingTable = {
   logFormatUpstream: { key: 'log-format-upstream', schema: logFormat, defaultValue: undefined, accepted: logFormatText },
 };
 
-const knownKeys: ReadonlySet<string> = new Set([...Object.values(settingTable).map((rule) => rule.key), ...allSlices.map((slice) => slice.name)]);
+/** ingress-nginx names the global auth keys after the annotations: `global-` + `auth-url`, and so on. */
+const globalAuthRules: readonly (readonly [string, AnnotationRule<unknown>])[] = Object.entries(externalAuthAnnotations).filter(([field]) => field !== 'enableGlobalAuth');
+const globalKey = (rule: AnnotationRule<unknown>) => `global-${rule.name}`;
+/** The `global-auth-*` keys the parser reads into `globalAuth`. */
+export const globalAuthKeys: readonly string[] = globalAuthRules.map(([, rule]) => globalKey(rule));
+
+const knownKeys: ReadonlySet<string> = new Set([
+  ...Object.values(settingTable).map((rule) => rule.key),
+  ...allSlices.map((slice) => slice.name),
+  ...globalAuthKeys,
+]);
 
 /** Builds settings field by field; `pick` supplies each field's value. */
 function assembleSettings(
@@ -424,7 +439,8 @@ export function parseControllerSettings(data: Readonly<Record<string, string>>):
   const slices: SliceSettings = Object.fromEntries(
     allSlices.map((slice) => [slice.name, readSetting({ key: slice.name, schema: slice.schema, defaultValue: undefined, accepted: slice.accepted }, data, issues)]),
   );
-  const value = assembleSettings((field) => readSetting(settingTable[field], data, issues), slices);
+  const globalAuth = readGlobalAuth(data, issues);
+  const value = { ...assembleSettings((field) => readSetting(settingTable[field], data, issues), slices), ...(globalAuth && { globalAuth }) };
   issues.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.code, b.code));
   return { value, issues };
 }
@@ -443,6 +459,23 @@ function readSetting<T>(rule: SettingRule<T>, data: Readonly<Record<string, stri
       `the value ${describeRejectedValue(raw)}. Expected ${rule.accepted}.`,
   });
   return copyValue(rule.defaultValue);
+}
+
+/**
+ * `global-auth-*`, read with the rules of the annotations they are named after; none without a valid
+ * `global-auth-url` (a rejected URL is an error, and no Ingress gets global auth, as in ingress-nginx).
+ */
+function readGlobalAuth(data: Readonly<Record<string, string>>, issues: ConfigMapIssue[]): GlobalAuthSettings | undefined {
+  if (data[globalKey(externalAuthAnnotations.url)] === undefined) {
+    for (const [, rule] of globalAuthRules) {
+      if (data[globalKey(rule)] !== undefined) issues.push({ severity: 'warning', code: 'global-auth-url-missing', key: globalKey(rule), message: `ConfigMap key ${quoteKey(globalKey(rule))} does nothing without global-auth-url.` });
+    }
+    return undefined;
+  }
+  const values = Object.fromEntries(
+    globalAuthRules.map(([field, rule]) => [field, readSetting({ key: globalKey(rule), schema: rule.schema, defaultValue: rule.defaultValue, accepted: rule.accepted }, data, issues)]),
+  ) as GlobalAuthSettings;
+  return values.url === undefined ? undefined : values;
 }
 
 /** Gives each result its own copy of list defaults, so no caller can change the table's. */

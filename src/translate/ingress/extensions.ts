@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { GeoBlock, HttpExtensions, LimitZone, MapBlock, SplitBlock } from '../../model/nginx.js';
+import type { CacheZone, GeoBlock, HttpExtensions, LimitZone, MapBlock, SplitBlock } from '../../model/nginx.js';
 import { compareStrings } from '../../model/order.js';
 
 /**
- * http-level blocks that locations refer to (canary splits, CORS maps, rate-limit zones), each group
+ * http-level blocks that locations refer to (canary splits, CORS maps, rate-limit and cache zones), each group
  * under the name a location uses to refer to it. Groups are defined while Ingresses are translated, and
  * only those that a rendered location still refers to are rendered: an Ingress whose paths all lost to
  * older claims leaves no zone or map behind.
@@ -22,6 +22,7 @@ export class HttpExtensionRegistry {
     const maps: MapBlock[] = [];
     const splits: SplitBlock[] = [];
     const limitZones: LimitZone[] = [];
+    const cacheZones: CacheZone[] = [];
     for (const reference of [...new Set(references)].sort(compareStrings)) {
       const group = this.groups.get(reference);
       if (!group) continue;
@@ -29,12 +30,14 @@ export class HttpExtensionRegistry {
       maps.push(...(group.maps ?? []));
       splits.push(...(group.splits ?? []));
       limitZones.push(...(group.limitZones ?? []));
+      cacheZones.push(...(group.cacheZones ?? []));
     }
     return {
       geos: geos.sort((a, b) => compareStrings(a.variable, b.variable)),
       maps: maps.sort((a, b) => compareStrings(a.variable, b.variable)),
       splits: splits.sort((a, b) => compareStrings(a.variable, b.variable)),
       limitZones: limitZones.sort((a, b) => compareStrings(a.name, b.name)),
+      cacheZones: cacheZones.sort((a, b) => compareStrings(a.name, b.name)),
     };
   }
 }

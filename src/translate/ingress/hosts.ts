@@ -42,6 +42,8 @@ export interface PassthroughRoute {
   readonly field: FieldPath;
   /** Ingresses whose claim on the host's TLS lost to this one. */
   readonly losers: readonly Provenance[];
+  /** Plain HTTP to the host is redirected to HTTPS (the winner's `force-ssl-redirect` or `ssl-redirect`). */
+  readonly redirectsPlainHttp?: boolean;
 }
 
 /** A host whose TLS the http servers terminate, and the Ingress that claimed it first. */
@@ -97,6 +99,7 @@ export function mergeHosts(
   reportSharedHosts(routes, modes.terminated, report);
   reportRegexHosts(routes, report);
 
+  const passthroughRedirects = new Set(modes.passthrough.filter((p) => p.redirectsPlainHttp).map((p) => p.host));
   const hostNames = new Set<string>([...routes.keys(), ...tls.keys(), ...passthroughHosts]);
   hostNames.delete('');
   const virtualHosts: VirtualHost[] = [...hostNames].sort().map((host) => {
@@ -116,7 +119,10 @@ export function mergeHosts(
       hsts,
       // Only the host's own spec.tls implies a redirect: a passthrough claim of another Ingress must not
       // send this Ingress's plain-HTTP clients to its backend.
-      locations: toLocations(clientCertificate ? clientCertificate.winners : winners, hostTls !== undefined, hsts, settings, routeLosers),
+      locations:
+        passthrough && winners.length === 0 && passthroughRedirects.has(host)
+          ? [passthroughRedirect(host)]
+          : toLocations(clientCertificate ? clientCertificate.winners : winners, hostTls !== undefined, hsts, settings, routeLosers),
       ...(clientCertificate?.server && { clientCertificate: clientCertificate.server }),
       ...(owner && {
         origin: {
@@ -152,6 +158,7 @@ function locationReferences(location: Location): string[] {
     ...(behaviour?.stickyCookie?.references ?? []),
     ...(location.authEndpoint?.servedHost !== undefined ? [location.authEndpoint.servedHost] : []),
     ...((behaviour?.responseHeaders ?? []).some((header) => header.value.includes(`\${${literalDollarVariable}}`)) ? [literalDollarVariable] : []),
+    ...(location.authEndpoint?.cache !== undefined ? [location.authEndpoint.cache.zone] : []),
   ];
 }
 
@@ -356,6 +363,7 @@ function settleTlsModes(
       owner: winner.ingress,
       field: winner.field,
       losers: losersOf(winner.ingress, losers.map((l) => ({ object: l.ingress, path: l.field }))),
+      ...(winner.redirectsPlainHttp && { redirectsPlainHttp: true }),
     });
   }
   return { passthrough: routes.sort(byString((r) => r.host)), terminated, terminatedLosers };
@@ -588,6 +596,15 @@ function strongHosts(contributions: readonly IngressContribution[], routeHostnam
     }
   }
   return strong;
+}
+
+/**
+ * Plain HTTP to a passthrough host whose Ingress asks for the redirect: every path answers 308 to HTTPS,
+ * where the backend answers by SNI (ingress-nginx does the same; without the redirect it is 404 here,
+ * never the passthrough backend spoken to in plain HTTP).
+ */
+function passthroughRedirect(host: string): Location {
+  return { modifier: '', path: '/', comment: `ssl-passthrough host ${host}: plain HTTP is redirected to HTTPS`, plainHttp: { redirect: true, serve: false } };
 }
 
 function toLocations(

@@ -71,10 +71,13 @@ function translatePassthrough(
   ctx: IngressContext,
 ): IngressContribution {
   const ignored: string[] = [];
-  if (annotations.httpLevelAnnotations.length > 0) {
-    ignored.push(`annotations ${annotations.httpLevelAnnotations.map((a) => a.slice(annotationPrefix.length)).join(', ')}`);
-  }
-  if (spec.tls && spec.tls.length > 0) ignored.push('spec.tls (the backend presents its own certificate)');
+  // ssl-redirect and force-ssl-redirect act on the host's plain HTTP, as in ingress-nginx.
+  const redirectAnnotations = new Set(['ssl-redirect', 'force-ssl-redirect'].map((name) => annotationPrefix + name));
+  const httpLevel = annotations.httpLevelAnnotations.filter((key) => !redirectAnnotations.has(key));
+  if (httpLevel.length > 0) ignored.push(`annotations ${httpLevel.map((a) => a.slice(annotationPrefix.length)).join(', ')}`);
+  if (spec.tls && spec.tls.length > 0) ignored.push('spec.tls (the backend presents its own certificate; it only turns on the redirect from plain HTTP)');
+  const tlsHosts = new Set((spec.tls ?? []).flatMap((entry) => entry.hosts ?? []));
+  const redirects = (host: string) => annotations.tls.forceSslRedirect || (tlsHosts.has(host) && (annotations.tls.sslRedirect ?? ctx.settings.sslRedirect));
   const claims: PassthroughClaim[] = [];
   const rules = spec.rules ?? [];
   rules.forEach((rule, ruleIndex) => {
@@ -111,7 +114,7 @@ function translatePassthrough(
     } else {
       backend = resolveBackend(backendRef, object, backendField, ctx, `TLS connections for ${host} are closed`);
     }
-    claims.push({ ingress: object, field: [...rulePath, 'host'], host, ...(backend && { backend }) });
+    claims.push({ ingress: object, field: [...rulePath, 'host'], host, ...(backend && { backend }), ...(redirects(host) && { redirectsPlainHttp: true }) });
   });
   if (ignored.length > 0) {
     ctx.report.warning(

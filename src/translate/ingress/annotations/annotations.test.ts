@@ -132,7 +132,7 @@ describe('parseIngressAnnotations', () => {
       expect(issuesOf({ [name]: 'true' })).toEqual([['annotation-refused', 'error', name, true]]);
     });
 
-    it.each(['upstream-hash-by-subset', 'enable-opentelemetry', 'mirror-target'])(
+    it.each(['upstream-hash-by-subset', 'enable-opentelemetry', 'mirror-uri'])(
       'warns that %s is ignored, saying what to do instead',
       (name) => {
         const { issues } = parse({ [name]: 'x' });

@@ -56,6 +56,16 @@ export const directiveSlices: readonly DirectiveSlice[] = [
     note: 'rewrites the `path` attribute of the backend\'s `Set-Cookie` headers (`off`, or `from to`, both paths)',
     family: 'Proxy tuning',
   },
+  {
+    name: 'relative-redirects',
+    directive: 'absolute_redirect',
+    // `true` asks for relative redirects: nginx's own redirects (a directory's trailing slash) then name no scheme and host.
+    schema: goBool.transform((relative) => (relative ? 'off' : 'on')),
+    accepted: goBoolText,
+    defaultValue: '`false`',
+    note: 'redirects issued by nginx itself (`absolute_redirect off` when `true`) leave out the scheme and host',
+    family: 'Paths and redirects',
+  },
 ];
 
 /** `off`, or two words (`from to`) that each pass their check: `proxy_cookie_domain` and `proxy_cookie_path`. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isHeaderName, isHostWithPort, isPathWithQuery } from '../../allowlist.js';
+import { goBool, goBoolText, isHeaderName, isHostWithPort, isHttpUrl, isPathWithQuery } from '../../allowlist.js';
 import { rule } from './rule.js';
 
 /**
@@ -38,24 +38,29 @@ export interface AuthUrl {
 const variablePattern = /\$[a-z_]+/g;
 
 /**
- * Parses `http(s)://authority/path?query` with the variables above in the path and query, and one of
- * `hostVariables` as the whole authority.
+ * Parses `http(s)://authority/path?query` with `variables` (by the name written, to the name nginx
+ * knows) in the path and query, and one of `hostVariables` as the whole authority. Used by every
+ * annotation that names a URL nginx sends requests to (`auth-url`, `auth-signin`, `mirror-target`).
  */
-function parseAuthUrl(value: string, hostVariables: readonly string[]): AuthUrl | undefined {
-  const match = /^(https?):\/\/([^/?#]+)(.*)$/.exec(value);
+export function parseTargetUrl(value: string, hostVariables: readonly string[], variables: Readonly<Record<string, string>> = authUrlVariables): AuthUrl | undefined {
+  const match = /^(https?):\/\/(\$[a-z_]+(?::\d+)?|[^/?#$]+)(.*)$/.exec(value);
   if (!match || value.length > 2048) return undefined;
   const [, scheme = 'http', authority = '', rest = ''] = match;
+  // The path may start with the request URI itself (`https://mirror.example$request_uri`), which
+  // always starts with `/`; no other variable may follow the authority, or it would extend the host.
+  const leading = /^\$[a-z_]+/.exec(rest)?.[0];
+  if (leading !== undefined && (!Object.hasOwn(variables, leading) || variables[leading] !== '$request_uri')) return undefined;
   let unknown = false;
   const spell = (text: string) =>
     text.replace(variablePattern, (name) => {
-      const known = authUrlVariables[name];
+      const known = Object.hasOwn(variables, name) ? variables[name] : undefined;
       if (known === undefined) unknown = true;
       return known ?? name;
     });
   // A placeholder of path characters stands for each variable while the rest is checked.
   const literal = (text: string) => text.replace(variablePattern, 'x');
   const path = rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest;
-  if (!isPathWithQuery(literal(path))) return undefined;
+  if (!isPathWithQuery(literal(leading === undefined ? path : `/${path}`))) return undefined;
   let literalAuthority: string | undefined;
   // A host variable, alone or with a literal port: `$host:8443`.
   const [hostPart = '', port] = authority.split(/:(?=\d+$)/);
@@ -70,7 +75,7 @@ function parseAuthUrl(value: string, hostVariables: readonly string[]): AuthUrl 
 
 const urlSchema = (hostVariables: readonly string[]) =>
   z.string().trim().transform((value, context) => {
-    const parsed = parseAuthUrl(value, hostVariables);
+    const parsed = parseTargetUrl(value, hostVariables);
     if (!parsed) {
       context.addIssue({ code: 'custom', message: 'is not an accepted URL' });
       return z.NEVER;
@@ -97,6 +102,33 @@ const headerList = z.string().transform((value, context) => {
   return [...new Set(headers)];
 });
 
+/**
+ * `auth-cache-key`: literals and the variables a request brings (headers, cookies, query arguments, the
+ * basic-auth user, the host and URI, the client address). nginx hashes the key, so its length is no
+ * concern of the cache; it is bounded here all the same.
+ */
+const cacheKeyVariable = /^(?:(?:http|cookie|arg)_[a-z0-9_]{1,64}|remote_user|remote_addr|host|uri|request_uri|scheme)$/;
+const cacheKey = z.string().trim().superRefine((value, context) => {
+  const variables = [...value.matchAll(/\$\{?([A-Za-z0-9_]*)\}?/g)].map((match) => match[1] ?? '');
+  if (!/^[A-Za-z0-9_${}-]{1,256}$/.test(value) || !/^(?:[A-Za-z0-9_-]|\$[a-z0-9_]+|\$\{[a-z0-9_]+\})+$/.test(value)) {
+    context.addIssue({ code: 'custom', message: 'has characters other than letters, digits, - _ and $variables' });
+  } else if (!variables.every((name) => cacheKeyVariable.test(name))) {
+    context.addIssue({ code: 'custom', message: 'uses a variable other than $http_*, $cookie_*, $arg_*, $remote_user, $remote_addr, $host, $uri, $request_uri, $scheme' });
+  }
+});
+
+/** `auth-cache-duration`: comma-separated `[code ...] time` entries, each a `proxy_cache_valid`. */
+export const defaultAuthCacheDuration = '200 202 401 5m';
+const cacheDuration = z.string().transform((value, context) => {
+  const entries = value.split(',').map((entry) => entry.trim().replace(/\s+/g, ' ')).filter((entry) => entry !== '');
+  const valid = (entry: string) => /^(?:(?:[1-5][0-9]{2}|any) ){0,16}[0-9]{1,6}(?:ms|s|m|h|d|w|M|y)$/.test(entry);
+  if (entries.length > 16 || !entries.every(valid)) {
+    context.addIssue({ code: 'custom', message: 'is not a list of status codes followed by a time' });
+    return z.NEVER;
+  }
+  return entries.length > 0 ? entries : [defaultAuthCacheDuration];
+});
+
 export const externalAuthAnnotations = {
   url: rule<AuthUrl | undefined>({
     name: 'auth-url',
@@ -120,9 +152,35 @@ export const externalAuthAnnotations = {
     accepted: 'comma-separated header names (letters, digits and "-"; at most 32)',
     failsClosed: true,
   }),
+  signinRedirectParam: rule({
+    name: 'auth-signin-redirect-param',
+    schema: z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/),
+    defaultValue: 'rd',
+    accepted: 'a query parameter name (letters, digits, - and _)',
+  }),
+  requestRedirect: rule<string | undefined>({
+    name: 'auth-request-redirect',
+    schema: z.string().trim().refine((value) => isHttpUrl(value) || isPathWithQuery(value)),
+    defaultValue: undefined,
+    accepted: 'an http(s) URL or an absolute path, without variables',
+  }),
+  alwaysSetCookie: rule({ name: 'auth-always-set-cookie', schema: goBool, defaultValue: false, accepted: goBoolText }),
+  cacheKey: rule<string | undefined>({
+    name: 'auth-cache-key',
+    schema: cacheKey,
+    defaultValue: undefined,
+    accepted: 'letters, digits, - _ and the variables $http_*, $cookie_*, $arg_*, $remote_user, $remote_addr, $host, $uri, $request_uri, $scheme (at most 256 characters)',
+  }),
+  cacheDuration: rule<readonly string[]>({
+    name: 'auth-cache-duration',
+    schema: cacheDuration,
+    defaultValue: [defaultAuthCacheDuration],
+    accepted: 'comma-separated entries of status codes (or any) followed by one time, such as 200 202 401 5m',
+  }),
+  enableGlobalAuth: rule({ name: 'enable-global-auth', schema: goBool, defaultValue: true, accepted: goBoolText }),
 };
 
-function isPort(text: string): boolean {
+export function isPort(text: string): boolean {
   const port = Number(text);
   return /^[1-9][0-9]{0,4}$/.test(text) && port <= 65535;
 }

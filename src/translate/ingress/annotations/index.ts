@@ -19,6 +19,8 @@ import { errorAnnotations } from './errors.js';
 import { externalAuthAnnotations } from './external-auth.js';
 import { loadBalancingAnnotations } from './load-balancing.js';
 import { logAnnotations } from './logs.js';
+import { mirrorAnnotations } from './mirror.js';
+import { serverTlsAnnotations } from './server-tls.js';
 import { pathAnnotations } from './paths.js';
 import { proxySslAnnotations } from './proxy-ssl.js';
 import { proxyAnnotations } from './proxy.js';
@@ -58,6 +60,8 @@ const families = {
   cors: corsAnnotations,
   customHeaders: customHeaderAnnotations,
   errors: errorAnnotations,
+  mirror: mirrorAnnotations,
+  serverTls: serverTlsAnnotations,
   directives: directiveAnnotations,
   affinity: affinityAnnotations,
   loadBalancing: loadBalancingAnnotations,

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { isHostWithPort } from '../../allowlist.js';
+import { parseTargetUrl, type AuthUrl } from './external-auth.js';
+import { rule } from './rule.js';
+
+/**
+ * Request mirroring (`mirror-target`): nginx sends a copy of each request to another URL and drops its
+ * answer. The target is the tenant's choice, held to the rules of a backend (auth-endpoint.ts); a target
+ * that is rejected or cannot be reached leaves the mirror out, never the Ingress.
+ */
+
+/**
+ * What a mirror URL's path and query may use: the request as the client sent it. Its host is always
+ * literal, so that no client can point the copy (with its headers) anywhere.
+ */
+const mirrorVariables: Readonly<Record<string, string>> = {
+  $request_uri: '$request_uri',
+  $is_args: '$is_args',
+  $args: '$args',
+};
+
+const mirrorUrl = z.string().trim().transform((value, context) => {
+  const parsed = parseTargetUrl(value, [], mirrorVariables);
+  if (!parsed) {
+    context.addIssue({ code: 'custom', message: 'is not an accepted URL' });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+export const mirrorAnnotations = {
+  target: rule<AuthUrl | undefined>({
+    name: 'mirror-target',
+    schema: mirrorUrl,
+    defaultValue: undefined,
+    accepted: `an http:// or https:// URL with a literal host and optional port (path and query may use ${Object.keys(mirrorVariables).join(', ')}; the path may start with $request_uri)`,
+  }),
+  requestBody: rule<boolean>({
+    name: 'mirror-request-body',
+    schema: z.string().trim().pipe(z.enum(['on', 'off'])).transform((value) => value === 'on'),
+    defaultValue: true,
+    accepted: 'on or off',
+  }),
+  host: rule<string | undefined>({
+    name: 'mirror-host',
+    schema: z.string().trim().toLowerCase().refine(isHostWithPort),
+    defaultValue: undefined,
+    accepted: 'a host name or address, with an optional port',
+  }),
+};
