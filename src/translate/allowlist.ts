@@ -353,23 +353,38 @@ export const maxHeaderValueLength = 1024;
 export function quotedHeaderValue(value: string, variables: 'expand' | 'literal', literalDollar: string): Checked<string> {
   if (value.length > maxHeaderValueLength) return { ok: false, problem: `is longer than ${maxHeaderValueLength} characters` };
   if (!/^[\x20-\x7e]*$/.test(value)) return { ok: false, problem: 'has a character that is not printable ASCII (a line break, a tab, or beyond ASCII)' };
-  let quoted = '';
-  for (let index = 0; index < value.length; index++) {
-    const character = value[index]!;
-    if (character === '"' || character === '\\') quoted += `\\${character}`;
-    else if (character !== '$') quoted += character;
-    else if (variables === 'literal') quoted += `\${${literalDollar}}`;
-    else {
-      const match = /^\$(?:\{([a-z0-9_]+)\}|([a-z0-9_]+))/.exec(value.slice(index));
-      const name = match?.[1] ?? match?.[2];
-      if (match === null || name === undefined || !headerVariable.test(name)) {
-        return { ok: false, problem: 'has a "$" that is not one of the nginx variables allowed in headers ($host, $request_id, $remote_addr, $scheme, $http_<name>, …)' };
-      }
-      quoted += `\${${name}}`;
-      index += match[0].length - 1;
-    }
+  const escaped = (character: string) => (character === '"' || character === '\\' ? `\\${character}` : character);
+  const quoted =
+    variables === 'literal'
+      ? [...value].map((character) => (character === '$' ? `\${${literalDollar}}` : escaped(character))).join('')
+      : withBracedVariables(value, (name) => (headerVariable.test(name) ? name : undefined), escaped);
+  if (quoted === undefined) {
+    return { ok: false, problem: 'has a "$" that is not one of the nginx variables allowed in headers ($host, $request_id, $remote_addr, $scheme, $http_<name>, …)' };
   }
   return { ok: true, value: `"${quoted}"` };
+}
+
+/**
+ * Text with nginx variables (`$name`, `${name}`), each written braced under the name `rename` gives it,
+ * and the characters between them as `escape` writes them; undefined when a `$` starts no variable
+ * `rename` accepts. Braced, a variable cannot run into the text after it.
+ */
+export function withBracedVariables(value: string, rename: (name: string) => string | undefined, escape: (character: string) => string = (character) => character): string | undefined {
+  let out = '';
+  for (let index = 0; index < value.length; index++) {
+    const character = value[index]!;
+    if (character !== '$') {
+      out += escape(character);
+      continue;
+    }
+    const match = /^\$(?:\{([a-z0-9_]+)\}|([a-z0-9_]+))/.exec(value.slice(index));
+    const name = match?.[1] ?? match?.[2];
+    const renamed = name === undefined ? undefined : rename(name);
+    if (match === null || renamed === undefined) return undefined;
+    out += `\${${renamed}}`;
+    index += match[0].length - 1;
+  }
+  return out;
 }
 
 /** Comma-separated header names (`hide-headers`, `global-allowed-response-headers`); empty items skipped, duplicates dropped. */

@@ -6,6 +6,7 @@
  * sent to the backend, `$the_real_ip` the client address.
  */
 import { z } from 'zod';
+import { withBracedVariables } from '../allowlist.js';
 
 const ingressNginxVariables: Readonly<Record<string, string>> = {
   req_id: 'i2n_request_id',
@@ -26,20 +27,8 @@ export const logFormat = z.string().transform((value, context) => {
   };
   if (value.trim() === '' || value.length > maxLogFormatLength) return fail(`is empty or longer than ${maxLogFormatLength} characters`);
   if (!/^[\x20-\x7e]*$/.test(value) || /['\\]/.test(value)) return fail('has a quote, a backslash, or a character that is not printable ASCII');
-  let format = '';
-  for (let index = 0; index < value.length; index++) {
-    const character = value[index]!;
-    if (character !== '$') {
-      format += character;
-      continue;
-    }
-    const match = /^\$(?:\{([a-z0-9_]+)\}|([a-z0-9_]+))/.exec(value.slice(index));
-    const name = match?.[1] ?? match?.[2];
-    const ours = name === undefined ? undefined : (ingressNginxVariables[name] ?? (logVariable.test(name) ? name : undefined));
-    if (match === null || ours === undefined) return fail('has a "$" that is not one of the variables the log may use (nginx\'s request and upstream variables, $http_<name>, $req_id, $proxy_upstream_name, …)');
-    format += `\${${ours}}`;
-    index += match[0].length - 1;
-  }
+  const format = withBracedVariables(value, (name) => ingressNginxVariables[name] ?? (logVariable.test(name) ? name : undefined));
+  if (format === undefined) return fail('has a "$" that is not one of the variables the log may use (nginx\'s request and upstream variables, $http_<name>, $req_id, $proxy_upstream_name, …)');
   return format;
 });
 
