@@ -8,7 +8,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { describeNginx, nginxBuild } from '../src/sidecar/nginx.js';
-import { requireNginx, type NginxInstallation } from '../test/support/nginx.js';
+import type { NginxInstallation } from '../test/support/nginx.js';
+import { withFloorLog } from './request-log-floor.js';
+import { ensureTool, nginxInstallations } from './tools.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateFiles } from '../test/support/pki.js';
 import { freePorts } from '../test/support/ports.js';
 
@@ -21,8 +23,9 @@ import { freePorts } from '../test/support/ports.js';
  * four usual request headers and once with the twelve ingress-nginx sends), a hand-written `pass`
  * topology (newer build), and the product: the config `ingress2nginx render --check` writes, for
  * the machine's nginx and for the newer build, each also with the request metrics on (`--request-log`:
- * a line per request to the cluster mode's reader, run beside it and priced in CPU per request).
- * Every proxy runs one worker (thread).
+ * a line per request to the cluster mode's reader, run beside it and priced in CPU per request), and
+ * the floor of that cost: the config without metrics plus a hand-written line of the same fields and
+ * no reader (request-log-floor.ts). Every proxy runs one worker (thread).
  *
  * The machine is shared, so load comes and goes. A round measures each test in short slices, the
  * contenders taking turns slice by slice, so that every contender sees the same load; a contender's
@@ -62,42 +65,6 @@ const sliceSeconds = option('slice', 1);
 const perHandshake = process.argv.includes('--per-handshake');
 
 // ---------------------------------------------------------------- tools
-
-/** As root with apt-get, installs Debian's package for a missing tool; otherwise says what to run. */
-function ensureTool(command: string, debianPackage: string): string {
-  const find = () => spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim();
-  let found = find();
-  if (found) return found;
-  if (process.getuid?.() !== 0) {
-    console.error(`${command} is missing. As root: apt-get install -y --no-install-recommends ${debianPackage}`);
-    process.exit(2);
-  }
-  console.error(`installing ${debianPackage} from Debian's packages`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  let install = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', debianPackage], { env, encoding: 'utf8' });
-  if (install.status !== 0) {
-    spawnSync('apt-get', ['update'], { env, encoding: 'utf8' });
-    install = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', debianPackage], { env, encoding: 'utf8' });
-  }
-  found = find();
-  if (!found) {
-    console.error(`apt-get install ${debianPackage} failed:\n${install.stderr}`);
-    process.exit(2);
-  }
-  return found;
-}
-
-/** The machine's nginx, and nginx >= 1.25.5 built (or taken from its cache) by scripts/build-nginx.mjs. */
-function nginxInstallations(): { distro: NginxInstallation; fresh: NginxInstallation } {
-  const distro = requireNginx('distro');
-  const build = spawnSync(process.execPath, [join(root, 'scripts', 'build-nginx.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (build.status !== 0) {
-    console.error('scripts/build-nginx.mjs failed: the newer nginx is needed for the pass contenders');
-    process.exit(2);
-  }
-  if (!process.env.NGINX_NEW_BIN) process.env.NGINX_NEW_BIN = build.stdout.trim();
-  return { distro, fresh: requireNginx('pass') };
-}
 
 // ---------------------------------------------------------------- processes and CPU time
 
@@ -748,7 +715,24 @@ async function startHandWrittenPass(setup: ContenderSetup): Promise<Contender> {
   return { id: 'pass-new', label: `hand-written pass, nginx ${setup.fresh.version}`, passthroughPort: port, terminatedPort: port, server };
 }
 
-/** The product on both nginx generations: as rendered, with request metrics on, and (asked) certificates per handshake. */
+const variantLabels = {
+  '': '',
+  '-metrics': ', request metrics on',
+  '-floor': ', log line by hand (floor)',
+  '-ph': ', certificates per handshake',
+} as const;
+
+/** The product's "off" config with the floor's hand-written log line and no reader (request-log-floor.ts). */
+async function floorConfig(offConf: string, logFile: string): Promise<string> {
+  const conf = join(offConf, '..', 'nginx-floor.conf');
+  await writeFile(conf, withFloorLog(readFileSync(offConf, 'utf8'), logFile));
+  return conf;
+}
+
+/**
+ * The product on both nginx generations: as rendered, with request metrics on, the floor of their cost,
+ * and (asked) certificates per handshake.
+ */
 async function startProducts(setup: ContenderSetup): Promise<Contender[]> {
   const manifests = productManifests(setup.ports, setup.certificates.terminated);
   const products = [
@@ -756,18 +740,21 @@ async function startProducts(setup: ContenderSetup): Promise<Contender[]> {
     ['new', setup.fresh, ''],
     ['1.22', setup.distro, '-metrics'],
     ['new', setup.fresh, '-metrics'],
+    ['1.22', setup.distro, '-floor'],
+    ['new', setup.fresh, '-floor'],
     ...(perHandshake ? ([['1.22', setup.distro, '-ph'], ['new', setup.fresh, '-ph']] as const) : []),
   ] as const;
   const contenders: Contender[] = [];
   for (const [key, installation, variant] of products) {
     const id = `product${variant}-${key}`;
-    const label = `product, nginx ${installation.version}${variant === '-ph' ? ', certificates per handshake' : variant === '-metrics' ? ', request metrics on' : ''}`;
+    const label = `product, nginx ${installation.version}${variantLabels[variant]}`;
     const dir = join(setup.work, id);
     await mkdir(dir);
     const port = setup.next();
     const requestLog = variant === '-metrics' ? join(dir, 'run', 'requests.log') : undefined;
     const flags = variant === '-ph' ? ['--certificates-per-handshake'] : requestLog !== undefined ? ['--request-log', requestLog] : [];
-    const conf = await renderProduct(dir, installation, manifests, port, setup.next(), flags);
+    const rendered = await renderProduct(dir, installation, manifests, port, setup.next(), flags);
+    const conf = variant === '-floor' ? await floorConfig(rendered, join(dir, 'run', 'floor.log')) : rendered;
     const reader = requestLog === undefined ? undefined : await startRequestReader(requestLog, conf);
     if (reader) setup.servers.push(reader);
     const server = await startNginx(label, installation, join(dir, 'out'), conf, port);
@@ -832,6 +819,10 @@ function comparisons(distro: NginxInstallation, fresh: NginxInstallation): Compa
     { label: `product ${fresh.version} ÷ single-hop ${fresh.version} with the same request headers`, a: 'product-new', b: 'single-headers-new', goal: 0.97 },
     { label: `product ${distro.version}, request metrics on ÷ off`, a: 'product-metrics-1.22', b: 'product-1.22', goal: 0.95 },
     { label: `product ${fresh.version}, request metrics on ÷ off`, a: 'product-metrics-new', b: 'product-new', goal: 0.95 },
+    { label: `product ${distro.version}, floor (log line by hand, no reader) ÷ off`, a: 'product-floor-1.22', b: 'product-1.22' },
+    { label: `product ${fresh.version}, floor (log line by hand, no reader) ÷ off`, a: 'product-floor-new', b: 'product-new' },
+    { label: `product ${distro.version}, request metrics on ÷ floor`, a: 'product-metrics-1.22', b: 'product-floor-1.22' },
+    { label: `product ${fresh.version}, request metrics on ÷ floor`, a: 'product-metrics-new', b: 'product-floor-new' },
     { label: `hand-written pass ${fresh.version} ÷ single-hop ${fresh.version}`, a: 'pass-new', b: 'single-new' },
     { label: `single-hop ${distro.version} ÷ HAProxy`, a: 'single-1.22', b: 'haproxy' },
     ...(perHandshake
@@ -917,7 +908,7 @@ async function main(): Promise<void> {
     await writeFile(script, wrkScript);
     const clients: Clients = { wrk, script };
 
-    const [backendTls, backendHttp, ...free] = await freePorts(perHandshake ? 25 : 21);
+    const [backendTls, backendHttp, ...free] = await freePorts(perHandshake ? 29 : 25);
     const ports: Ports = { backendTls: backendTls!, backendHttp: backendHttp! };
     const origin = await startOrigin(work, distro, ports, certificates.origin);
     servers.push(origin);

@@ -19,10 +19,10 @@ const methodsLogged = ['GET', 'GET', 'GET', 'POST', 'PUT', 'HEAD'];
 
 function lines(count: number, inventedHostShare: number): string[] {
   return Array.from({ length: count }, (_, i) => {
-    const route = i % 3 === 0 ? 'c3a81f0e44d2' : '5f0c1e2a9b7d';
+    const [route, upstream] = i % 3 === 0 ? ['c3a81f0e44d2', 'shop_api_80'] : ['5f0c1e2a9b7d', 'shop_front_80'];
     const host = i % Math.round(1 / inventedHostShare) === 0 ? `x${i}.example.test` : 'shop.example.test';
     const time = ((i * 7) % 900) / 1000;
-    return `h|${route}|${statuses[i % statuses.length]}|${methodsLogged[i % methodsLogged.length]}|${300 + (i % 700)}|${time.toFixed(3)}|${1000 + ((i * 13) % 90000)}|0.001|${(time / 2).toFixed(3)}|${time.toFixed(3)}||${host}`;
+    return `h|${route}|${statuses[i % statuses.length]}|${methodsLogged[i % methodsLogged.length]}|${300 + (i % 700)}|${time.toFixed(3)}|${1000 + ((i * 13) % 90000)}|0.001|${(time / 2).toFixed(3)}|${time.toFixed(3)}|${upstream}|${host}`;
   });
 }
 
@@ -46,7 +46,7 @@ function buffers(all: readonly string[]): string[] {
 
 function run(chunks: readonly string[]): number {
   const metrics = new RequestMetrics({ controller: { namespace: 'infra', class: 'nginx', pod: 'bench' }, onLineDropped: () => undefined, onValueDropped: () => undefined });
-  metrics.setTables('bench', () => ({ routes, hosts: ['shop.example.test'], passthroughNames: [], canaries: [] }));
+  metrics.setTables('bench', () => ({ routes, hosts: ['shop.example.test'], passthroughNames: [], canaries: new Map() }));
   const start = process.cpuUsage();
   for (const chunk of chunks) metrics.handleLines(chunk);
   const used = process.cpuUsage(start);

@@ -25,7 +25,7 @@ const metrics = new RequestMetrics({
   onLineDropped: (reason) => dropped.set(reason, (dropped.get(reason) ?? 0) + 1),
   onValueDropped: () => undefined,
 });
-metrics.setTables('bench', () => ({ routes, hosts, passthroughNames, canaries: [] }));
+metrics.setTables('bench', () => ({ routes, hosts, passthroughNames, canaries: new Map() }));
 const listener = followRequestLog(logPath, metrics);
 process.on('SIGTERM', () => {
   void listener.close().then(() => {

@@ -567,9 +567,10 @@ export interface Location {
   readonly origin?: LocationOrigin;
   /**
    * With a log on (translate/request-log.ts): what the location logs for each request, ingress-nginx's
-   * upstream name (`namespace-service-port`) and the key of its labels in the request metrics.
+   * upstream name (`namespace-service-port`) for the access log, and the key of its labels for the request
+   * metrics.
    */
-  readonly logLabels?: { readonly upstreamName: string; readonly route: string };
+  readonly logLabels?: { readonly upstreamName?: string; readonly route?: string };
   /** The ingress-nginx annotations that act on this location, in the order nginx applies them. */
   readonly behaviour?: LocationBehaviour;
   /** An internal location that `auth_request` asks (`auth-url`); nothing else is set then. */

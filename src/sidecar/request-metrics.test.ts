@@ -9,7 +9,7 @@ const tables: RequestLogTables = {
   ]),
   hosts: ['shop.example.test', '*.apps.example.test'],
   passthroughNames: ['vault.example.test', '*.db.example.test'],
-  canaries: ['shop-api-canary-80'],
+  canaries: new Map([['shop_api-canary_80', 'shop-api-canary-80']]),
 };
 
 function counting() {
@@ -112,8 +112,8 @@ describe('request lines', () => {
         'h|r1|200|GET|80|0.001|100|0.000|0.001|0.001||a.apps.example.test',
         'h|r1|200|GET|80|0.001|100|0.000|0.001|0.001||b.APPS.example.test',
         'h|r1|200|GET|80|0.001|100|0.000|0.001|0.001||shop.example.test|x',
-        'h|r1|200|GET|80|0.001|100|0.000|0.001|0.001|shop-api-canary-80|shop.example.test',
-        'h|r1|200|GET|80|0.001|100|0.000|0.001|0.001|made-up|shop.example.test',
+        'h|r1|200|GET|80|0.001|100|0.000|0.001|0.001|shop_api-canary_80|shop.example.test',
+        'h|r1|200|GET|80|0.001|100|0.000|0.001|0.001|shop_front_80|shop.example.test',
       ].join('\n'),
     );
     const s = samples(metrics);

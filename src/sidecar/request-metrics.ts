@@ -31,7 +31,8 @@ const enum Field {
   ConnectTime,
   HeaderTime,
   ResponseTime,
-  Canary,
+  /** `$proxy_host`: the upstream that served, a canary's or not. */
+  Upstream,
   Host,
 }
 
@@ -158,12 +159,11 @@ export class RequestMetrics {
   /** A request line's label fields as logged → their series; emptied with each config, bounded in size. */
   private readonly settled = new Map<string, SettledLabels>();
   private readonly connections = new Map<string, ConnectionSeries>();
-  private current: RequestLogTables = { routes: new Map(), hosts: [], passthroughNames: [], canaries: [] };
+  private current: RequestLogTables = { routes: new Map(), hosts: [], passthroughNames: [], canaries: new Map() };
   /** The routes of the config before: its workers may still be sending lines while they finish. */
   private previousRoutes: ReadonlyMap<string, RequestRoute> = new Map();
   private hosts = new Set<string>();
   private passthroughNames = new Set<string>();
-  private canaries = new Set<string>();
 
   constructor(private readonly options: RequestMetricsOptions) {
     this.constant = controllerLabels(options.controller);
@@ -183,7 +183,6 @@ export class RequestMetrics {
     this.current = tables;
     this.hosts = new Set(tables.hosts);
     this.passthroughNames = new Set(tables.passthroughNames);
-    this.canaries = new Set(tables.canaries);
     this.settled.clear();
     for (const [key, series] of this.series) {
       if (series.route !== '-' && !tables.routes.has(series.route) && !this.previousRoutes.has(series.route)) this.series.delete(key);
@@ -213,8 +212,8 @@ export class RequestMetrics {
     if (found < Field.Host) return this.options.onLineDropped('malformed');
     const statusAt = (bars[Field.Status - 1] as number) + 1;
     if (!isStatus(line, statusAt, bars[Field.Status] as number)) return this.options.onLineDropped('malformed');
-    // Route, status and method, then canary and host (the host is last: whatever a client put in it stays in it).
-    const rawKey = line.slice((bars[0] as number) + 1, bars[Field.Method]) + line.slice(bars[Field.Canary - 1]);
+    // Route, status and method, then upstream and host (the host is last: whatever a client put in it stays in it).
+    const rawKey = line.slice((bars[0] as number) + 1, bars[Field.Method]) + line.slice(bars[Field.Upstream - 1]);
     let settled = this.settled.get(rawKey);
     if (!settled) {
       settled = this.settle(line);
@@ -242,8 +241,7 @@ export class RequestMetrics {
     const loggedMethod = field(Field.Method);
     const method = methods.has(loggedMethod) ? loggedMethod : 'OTHER';
     const servedHost = this.servedName(line.slice((bars[Field.Host - 1] as number) + 1), this.hosts);
-    const canaryField = field(Field.Canary);
-    const canary = this.canaries.has(canaryField) ? canaryField : '';
+    const canary = this.current.canaries.get(field(Field.Upstream)) ?? '';
     const key = `${routeKey}\0${status}\0${method}\0${canary}\0${servedHost ?? ''}`;
     let series = this.series.get(key);
     if (!series) {

@@ -24,8 +24,11 @@ export interface RequestLogTables {
   readonly hosts: readonly string[];
   /** Every SNI name passed through (exact, or `*.suffix`): the passthrough metrics' `server_name`. */
   readonly passthroughNames: readonly string[];
-  /** ingress-nginx's names of the canary upstreams: the `canary` label takes no other value but "". */
-  readonly canaries: readonly string[];
+  /**
+   * The canary upstreams (as `$proxy_host` logs them), each with ingress-nginx's name for it: the `canary`
+   * label's value for a request the canary served, and "" for every other.
+   */
+  readonly canaries: ReadonlyMap<string, string>;
 }
 
 /** Whether the config logs requests at all: the people's log or the request metrics' lines. */
@@ -35,13 +38,15 @@ export function logsRequests(model: NginxConfig): boolean {
 
 /**
  * The model with what each location logs, for a config that logs requests: ingress-nginx's upstream name
- * (`$proxy_upstream_name` in its log format) and the key of the location's labels. The key is a digest of
- * the label values, so a line that an old worker sends after a reload still finds its labels when the
- * route is unchanged, and the same input gives the same bytes.
+ * (`$proxy_upstream_name`) for the access log, and the key of the location's labels for the request
+ * metrics. Each only for the log that reads it: a `set` costs every request of the location. The key is a
+ * digest of the label values, so a line that an old worker sends after a reload still finds its labels
+ * when the route is unchanged, and the same input gives the same bytes.
  */
 export function withLogLabels(model: NginxConfig): NginxConfig {
   if (!logsRequests(model)) return model;
-  const label = (locations: readonly Location[]): readonly Location[] => locations.map(labelLocation);
+  const logs = { upstreamName: model.accessLog !== 'off', route: model.requestLog !== undefined };
+  const label = (locations: readonly Location[]): readonly Location[] => locations.map((location) => labelLocation(location, logs));
   const alternatives = alternativeUpstreams(model);
   const http = withFields(model.http, {
     defaultServer: withFields(model.http.defaultServer, { locations: label(model.http.defaultServer.locations) }),
@@ -73,7 +78,7 @@ export function requestLogTables(model: NginxConfig): RequestLogTables {
     routes,
     hosts: model.http.virtualHosts.map((host) => host.serverName),
     passthroughNames: [...passthroughNames].sort(compareStrings),
-    canaries: [...new Set(alternativeUpstreams(model).values())].sort(compareStrings),
+    canaries: alternativeUpstreams(model),
   };
 }
 
@@ -89,11 +94,16 @@ function alternativeUpstreams(model: NginxConfig): Map<string, string> {
   return alternatives;
 }
 
-function labelLocation(location: Location): Location {
+function labelLocation(location: Location, logs: { readonly upstreamName: boolean; readonly route: boolean }): Location {
   const route = requestRoute(location);
   const service = location.proxy?.service;
   if (!route || !service) return location;
-  return withFields(location, { logLabels: { upstreamName: `${service.namespace}-${service.name}-${service.port}`, route: routeKey(route) } });
+  return withFields(location, {
+    logLabels: {
+      ...(logs.upstreamName && { upstreamName: `${service.namespace}-${service.name}-${service.port}` }),
+      ...(logs.route && { route: routeKey(route) }),
+    },
+  });
 }
 
 /** A location proxied for an Ingress path (or route rule) has labels; redirects and 404s have none. */

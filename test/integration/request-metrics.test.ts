@@ -21,6 +21,7 @@ let sidecar: RunningSidecar;
 const backends: http.Server[] = [];
 let tlsBackend: Peer;
 let accessLog: string;
+let canaryPort: number;
 
 /** Answers `/<status>/<delay ms>/...` with that status after that delay; anything else 200 at once. */
 async function statusBackend(): Promise<number> {
@@ -47,15 +48,27 @@ beforeAll(async () => {
   api = await FakeApiServer.start({ tls: true, token: 'metrics-test', bookmarkIntervalMs: 500 });
   const kubeconfig = await api.writeKubeconfig();
   api.create(namespace('shop'));
-  const [apiPort, webPort] = await Promise.all([statusBackend(), statusBackend()]);
+  const [apiPort, webPort, apiNextPort] = await Promise.all([statusBackend(), statusBackend(), statusBackend()]);
   api.create(serviceAt('shop', 'api', apiPort));
   api.create(serviceAt('shop', 'web', webPort));
+  api.create(serviceAt('shop', 'api-next', apiNextPort));
+  canaryPort = apiNextPort;
   const path = (p: string, service: string, port: number) => ({ path: p, pathType: 'Prefix', backend: { service: { name: service, port: { number: port } } } });
   api.create({
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',
     metadata: { name: 'storefront', namespace: 'shop' },
     spec: { ingressClassName: 'nginx', rules: [{ host: 'shop.example.test', http: { paths: [path('/api', 'api', apiPort), path('/', 'web', webPort)] } }] },
+  });
+  api.create({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: {
+      name: 'storefront-next',
+      namespace: 'shop',
+      annotations: { 'nginx.ingress.kubernetes.io/canary': 'true', 'nginx.ingress.kubernetes.io/canary-by-header': 'X-Next' },
+    },
+    spec: { ingressClassName: 'nginx', rules: [{ host: 'shop.example.test', http: { paths: [path('/api', 'api-next', apiNextPort)] } }] },
   });
   const ca = await createCa(await mkdtemp(join(tmpdir(), 'i2n-metrics-pki-')), 'Metrics CA');
   const vault = await issueCertificate(ca, { commonName: 'vault.example.test', sans: ['vault.example.test', '*.db.example.test'] });
@@ -85,9 +98,15 @@ afterAll(async () => {
   await api.close();
 });
 
-async function send(count: number, path: string, options: { host?: string; method?: string } = {}): Promise<void> {
+async function send(count: number, path: string, options: { host?: string; method?: string; headers?: Record<string, string> } = {}): Promise<void> {
   for (let i = 0; i < count; i++) {
-    await httpGet({ port: sidecar.httpPort, host: options.host ?? 'shop.example.test', path, ...(options.method !== undefined && { method: options.method }) });
+    await httpGet({
+      port: sidecar.httpPort,
+      host: options.host ?? 'shop.example.test',
+      path,
+      ...(options.method !== undefined && { method: options.method }),
+      ...(options.headers !== undefined && { headers: options.headers }),
+    });
   }
 }
 
@@ -124,6 +143,14 @@ describe('request metrics', () => {
     }
     // The response is 100 bytes of body and its headers: more than the last length bucket (100).
     expect(await sidecar.metric('nginx_ingress_controller_response_size_bucket', { ...controller, ...api200, method: 'GET', status: '200', le: '100' })).toBe(0);
+  });
+
+  it("labels what a canary served with the canary's upstream, as ingress-nginx names it, under the main Ingress's path", async () => {
+    await send(3, '/api/202/0', { headers: { 'X-Next': 'always' } });
+    await send(2, '/api/202/0', { headers: { 'X-Next': 'never' } });
+    const canary = { ...api200, method: 'GET', status: '202', canary: `shop-api-next-${canaryPort}` };
+    expect(await counted('nginx_ingress_controller_requests', canary, 3)).toBe(3);
+    expect(await counted('nginx_ingress_controller_requests', { ...api200, method: 'GET', status: '202' }, 2)).toBe(2);
   });
 
   it("writes the access log in ingress-nginx's default format, with the Ingress's upstream name", async () => {
