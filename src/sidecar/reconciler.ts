@@ -7,6 +7,7 @@ import { RenderMemo } from '../render/render.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import { objectId, type TranslateOptions } from '../translate/options.js';
 import type { Reference } from '../translate/secrets.js';
+import { ChangeCoalescer } from './coalesce.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { waitForGeneration, type NginxDriver } from './nginx.js';
@@ -81,7 +82,7 @@ interface ReloadOutcome {
  */
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
-  private firstPending = 0;
+  private readonly coalescer: ChangeCoalescer;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -113,7 +114,9 @@ export class Reconciler {
   private loggedErrors = new Set<string>();
   rounds = 0;
 
-  constructor(private readonly options: ReconcilerOptions) {}
+  constructor(private readonly options: ReconcilerOptions) {
+    this.coalescer = new ChangeCoalescer(options.debounceMs, options.maxDelayMs);
+  }
 
   /** True once nginx serves a config built from a full sync. */
   get ready(): boolean {
@@ -130,16 +133,18 @@ export class Reconciler {
     this.lastReloadTook = served;
   }
 
-  /** A change happened: run a round soon, coalescing with others. */
+  /** A change happened: run a round at once after a quiet period, else soon, coalescing with others (coalesce.ts). */
   schedule(): void {
     if (this.stopped) return;
-    const now = Date.now();
-    if (this.timer === undefined) this.firstPending = now;
+    const idle = this.timer === undefined && this.running === undefined;
+    // Until the first build the watches are still listing: every round before it is a no-op, and the
+    // first config is built as soon as they have synced.
+    const wait = this.rounds === 0 ? (this.timer === undefined ? 0 : undefined) : this.coalescer.changed(Date.now(), idle);
+    if (wait === undefined) return;
     clearTimeout(this.timer);
-    const wait = Math.max(0, Math.min(this.options.debounceMs, this.firstPending + this.options.maxDelayMs - now));
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.run(this.firstPending);
+      void this.run(this.coalescer.started(Date.now()));
     }, wait);
   }
 
