@@ -2,8 +2,7 @@ import { checkConfig, type NginxCheck } from '../apply/check.js';
 import { stageBuild } from '../apply/staged-build.js';
 import type { CommitResult, OutputFolder } from '../apply/write.js';
 import type { Diagnostic } from '../model/diagnostics.js';
-import { build, type BuildMemo, type BuildResult } from '../render/build.js';
-import { RenderMemo } from '../render/render.js';
+import { build, newBuildMemo, type BuildMemo, type BuildResult } from '../render/build.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import { objectId, type TranslateOptions } from '../translate/options.js';
 import type { Reference } from '../translate/secrets.js';
@@ -89,8 +88,8 @@ export class Reconciler {
   /** Cuts the waits of a round in flight when the process stops. */
   private readonly stopping = new AbortController();
   private applied: { readonly generation: string } | undefined;
-  /** Each round's build reuses what the round before rendered (most hosts render the same bytes). */
-  private readonly memo: BuildMemo = { render: new RenderMemo() };
+  /** Each round's build reuses the claims of unchanged Ingresses and what the round before rendered (most hosts render the same bytes). */
+  private readonly memo: BuildMemo = newBuildMemo();
   /** nginx has served a generation of ours: rounds that build the same bytes need no reload. */
   private serving = false;
   /** The last reload took: the next change is reloaded without a check first. */
