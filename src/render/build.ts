@@ -5,8 +5,8 @@ import type { OutputFile } from '../model/files.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import type { ResourceStatus } from '../model/status.js';
 import type { TranslateOptions } from '../translate/options.js';
-import { translate, type TranslateResult } from '../translate/translate.js';
-import { render, type RenderMemo } from './render.js';
+import { newTranslateMemo, translate, type TranslateMemo, type TranslateResult } from '../translate/translate.js';
+import { render, RenderMemo } from './render.js';
 
 export interface BuildResult {
   /** `nginx.conf` first, then the key material, each with its path relative to the output folder. */
@@ -24,7 +24,12 @@ export interface BuildResult {
 
 /** What a build may reuse from the builds before it: the same result, sooner. */
 export interface BuildMemo {
+  readonly translate: TranslateMemo;
   readonly render: RenderMemo;
+}
+
+export function newBuildMemo(): BuildMemo {
+  return { translate: newTranslateMemo(), render: new RenderMemo() };
 }
 
 /**
@@ -33,7 +38,7 @@ export interface BuildMemo {
  * cluster mode, which builds again for every change, passes the same memo to each build.
  */
 export function build(snapshot: Snapshot, options: TranslateOptions, memo?: BuildMemo): BuildResult {
-  const translated = translate(snapshot, options);
+  const translated = translate(snapshot, options, memo?.translate);
   const { nginxConf } = render(translated.model, memo?.render);
   const digest = createHash('sha256').update(nginxConf);
   for (const file of translated.model.files) digest.update(`\0${file.path}\0${file.mode}\0${file.contents}`);

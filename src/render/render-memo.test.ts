@@ -6,8 +6,7 @@ import type { TranslateOptions } from '../translate/options.js';
 import { fixtureCases, fixturesRoot } from '../../test/support/golden.js';
 import { configMap } from '../../test/support/gateway.js';
 import { testTranslateOptions } from '../../test/support/options.js';
-import { build, type BuildMemo } from './build.js';
-import { RenderMemo } from './render.js';
+import { build, newBuildMemo, type BuildMemo } from './build.js';
 
 /** Every golden case's input, and variants of its options that change what the bodies read as `@root`. */
 async function inputs(): Promise<{ name: string; snapshot: Snapshot; options: TranslateOptions }[]> {
@@ -23,7 +22,7 @@ async function inputs(): Promise<{ name: string; snapshot: Snapshot; options: Tr
 describe('the render memo', () => {
   it('gives the bytes a build without it gives, whatever builds came before, in either order', async () => {
     const cases = await inputs();
-    const memo: BuildMemo = { render: new RenderMemo() };
+    const memo: BuildMemo = newBuildMemo();
     for (const round of [cases, [...cases].reverse(), cases]) {
       for (const { name, snapshot, options } of round) {
         expect(build(snapshot, options, memo).files, name).toEqual(build(snapshot, options).files);
@@ -35,7 +34,7 @@ describe('the render memo', () => {
     const { snapshot } = await readInputs([join(fixturesRoot, 'termination', 'input')]);
     const withHsts = (maxAge: string): Snapshot => ({ objects: [...snapshot.objects, configMap('infra', 'controller', { 'hsts-max-age': maxAge })] });
     const options = testTranslateOptions({ configMap: 'infra/controller' });
-    const memo: BuildMemo = { render: new RenderMemo() };
+    const memo: BuildMemo = newBuildMemo();
     const before = build(withHsts('100'), options, memo).files[0]!.contents;
     expect(before).toContain('max-age=100');
     // The hosts are the same; the header they all send, read from the http settings, is not.

@@ -2,11 +2,11 @@ import { checkConfig, type NginxCheck } from '../apply/check.js';
 import { stageBuild } from '../apply/staged-build.js';
 import type { CommitResult, OutputFolder } from '../apply/write.js';
 import type { Diagnostic } from '../model/diagnostics.js';
-import { build, type BuildMemo, type BuildResult } from '../render/build.js';
-import { RenderMemo } from '../render/render.js';
+import { build, newBuildMemo, type BuildMemo, type BuildResult } from '../render/build.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import { objectId, type TranslateOptions } from '../translate/options.js';
 import type { Reference } from '../translate/secrets.js';
+import { ChangeCoalescer } from './coalesce.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { waitForGeneration, type NginxDriver } from './nginx.js';
@@ -81,15 +81,15 @@ interface ReloadOutcome {
  */
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
-  private firstPending = 0;
+  private readonly coalescer: ChangeCoalescer;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   /** Cuts the waits of a round in flight when the process stops. */
   private readonly stopping = new AbortController();
   private applied: { readonly generation: string } | undefined;
-  /** Each round's build reuses what the round before rendered (most hosts render the same bytes). */
-  private readonly memo: BuildMemo = { render: new RenderMemo() };
+  /** Each round's build reuses the claims of unchanged Ingresses and what the round before rendered (most hosts render the same bytes). */
+  private readonly memo: BuildMemo = newBuildMemo();
   /** nginx has served a generation of ours: rounds that build the same bytes need no reload. */
   private serving = false;
   /** The last reload took: the next change is reloaded without a check first. */
@@ -113,7 +113,9 @@ export class Reconciler {
   private loggedErrors = new Set<string>();
   rounds = 0;
 
-  constructor(private readonly options: ReconcilerOptions) {}
+  constructor(private readonly options: ReconcilerOptions) {
+    this.coalescer = new ChangeCoalescer(options.debounceMs, options.maxDelayMs);
+  }
 
   /** True once nginx serves a config built from a full sync. */
   get ready(): boolean {
@@ -130,16 +132,18 @@ export class Reconciler {
     this.lastReloadTook = served;
   }
 
-  /** A change happened: run a round soon, coalescing with others. */
+  /** A change happened: run a round at once after a quiet period, else soon, coalescing with others (coalesce.ts). */
   schedule(): void {
     if (this.stopped) return;
-    const now = Date.now();
-    if (this.timer === undefined) this.firstPending = now;
+    const idle = this.timer === undefined && this.running === undefined;
+    // Until the first build the watches are still listing: every round before it is a no-op, and the
+    // first config is built as soon as they have synced.
+    const wait = this.rounds === 0 ? (this.timer === undefined ? 0 : undefined) : this.coalescer.changed(Date.now(), idle);
+    if (wait === undefined) return;
     clearTimeout(this.timer);
-    const wait = Math.max(0, Math.min(this.options.debounceMs, this.firstPending + this.options.maxDelayMs - now));
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.run(this.firstPending);
+      void this.run(this.coalescer.started(Date.now()));
     }, wait);
   }
 

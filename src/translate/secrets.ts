@@ -9,11 +9,12 @@ import {
   parseKeyPair,
   validityAt,
   type KeyPair,
+  type Validity,
 } from './certificates.js';
 import type { SourceObject } from '../sources/snapshot.js';
 import type { SecretOrigins } from './cluster-provided.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
-import { key, type Resources } from './resources.js';
+import { key, type Resources, type SecretData, type Typed } from './resources.js';
 
 /** A namespaced object: a Secret, or the ConfigMap of a BackendTLSPolicy CA. */
 export interface ObjectRef {
@@ -80,6 +81,22 @@ function parseKeyPairOf(object: object, certPem: string, keyPem: string): Checke
 }
 
 /**
+ * What one claim's checks did to a SecretFiles: the files they offered, the Secrets and ConfigMaps they
+ * read (with the object each was, for the memo to compare) and the validity they found at `now`. Played
+ * back into another build's SecretFiles, it stands for running the checks again (ingress/claim-memo.ts).
+ */
+export interface SecretEffects {
+  readonly files: readonly OutputFile[];
+  readonly summaries: readonly (readonly [string, CertificateSummary])[];
+  readonly references: readonly Reference[];
+  /** Each object read, by `kind/namespace/name`, as it was (undefined: absent). */
+  readonly objects: readonly (readonly [string, object | undefined])[];
+  readonly validities: readonly (readonly [X509Certificate, Validity])[];
+}
+
+type EffectLog = { -readonly [Key in keyof SecretEffects]: SecretEffects[Key][number][] };
+
+/**
  * Turns Secrets into files beside nginx.conf. Each Secret is parsed at most once, however many hosts use
  * it, and a file is emitted only for Secrets that something actually uses.
  */
@@ -92,6 +109,8 @@ export class SecretFiles {
   private readonly read = new Map<string, Reference>();
   /** Contents of the default certificate's file: what a stand-in holds (`standInCertificate`). */
   private standInContents = bundledDefaultCertificate + bundledDefaultKey;
+  /** While `recording`: the effects of the checks run. */
+  private log: EffectLog | undefined;
 
   /** `clusterProvided`: manifests from git, where a Secret missing from the input is made by the cluster (cluster-provided.ts). */
   constructor(
@@ -99,6 +118,57 @@ export class SecretFiles {
     private readonly now: Date,
     private readonly clusterProvided?: SecretOrigins,
   ) {}
+
+  /** Runs `checks` and returns, with its result, what they did here (`SecretEffects`). */
+  recording<T>(checks: () => T): { readonly value: T; readonly effects: SecretEffects } {
+    const outer = this.log;
+    const log: EffectLog = { files: [], summaries: [], references: [], objects: [], validities: [] };
+    this.log = log;
+    try {
+      return { value: checks(), effects: log };
+    } finally {
+      this.log = outer;
+      if (outer) for (const [name, entries] of Object.entries(log)) (outer[name as keyof EffectLog] as unknown[]).push(...entries);
+    }
+  }
+
+  /** Does what `effects` record, as if their checks ran again. */
+  replay(effects: SecretEffects): void {
+    for (const file of effects.files) this.offer(file);
+    for (const [path, summary] of effects.summaries) if (!this.summaries.has(path)) this.summaries.set(path, summary);
+    for (const reference of effects.references) this.read.set(`${reference.kind}/${reference.namespace}/${reference.name}`, reference);
+  }
+
+  /** Whether `effects` still hold: every object read is the same one now, and every certificate as valid. */
+  stillHolds(effects: SecretEffects): boolean {
+    return (
+      effects.objects.every(([id, object]) => this.objectNow(id) === object) &&
+      effects.validities.every(([leaf, validity]) => validityAt(leaf, this.now) === validity)
+    );
+  }
+
+  private objectNow(id: string): object | undefined {
+    const [kind, ...rest] = id.split('/');
+    const name = rest.join('/');
+    return (kind === 'Secret' ? this.resources.secrets.get(name) : this.resources.configMaps.get(name))?.object.raw;
+  }
+
+  private secretAt(id: string): Typed<SecretData> | undefined {
+    const secret = this.resources.secrets.get(id);
+    this.log?.objects.push([`Secret/${id}`, secret?.object.raw]);
+    return secret;
+  }
+
+  private configMapAt(id: string): Typed<Readonly<Record<string, string>>> | undefined {
+    const configMap = this.resources.configMaps.get(id);
+    this.log?.objects.push([`ConfigMap/${id}`, configMap?.object.raw]);
+    return configMap;
+  }
+
+  private offer(file: OutputFile): void {
+    this.output.set(file.path, file);
+    this.log?.files.push(file);
+  }
 
   /**
    * For manifests from git: where a Secret that is not in the input is expected to come from, said for
@@ -118,7 +188,7 @@ export class SecretFiles {
    */
   standInCertificate(ref: ObjectRef): TlsFiles {
     const path = `tls/${fileStem('', ref)}.pem`;
-    this.output.set(path, { path, contents: this.standInContents, mode: keyMaterialMode });
+    this.offer({ path, contents: this.standInContents, mode: keyMaterialMode });
     return { certificate: path, certificateKey: path };
   }
 
@@ -143,7 +213,7 @@ export class SecretFiles {
   /** Client certificate to present to a backend: `tls.crt`/`tls.key` of the Secret, if it has them. */
   clientCertificate(ref: ObjectRef): Checked<TlsFiles> | undefined {
     this.reads('Secret', ref);
-    const secret = this.resources.secrets.get(key(ref.namespace, ref.name));
+    const secret = this.secretAt(key(ref.namespace, ref.name));
     if (!secret || (!secret.spec.data.has('tls.crt') && !secret.spec.data.has('tls.key'))) return undefined;
     const pair = this.keyPair(ref);
     if (!pair.ok) return pair;
@@ -156,7 +226,7 @@ export class SecretFiles {
   caBundle(ref: ObjectRef): Checked<string> {
     this.reads('Secret', ref);
     const id = key(ref.namespace, ref.name);
-    const secret = this.resources.secrets.get(id);
+    const secret = this.secretAt(id);
     if (!secret) return { ok: false, problem: `Secret ${id} is not in the input` };
     const pem = secret.spec.data.get('ca.crt');
     if (pem === undefined) return { ok: false, problem: `Secret ${id} has no ca.crt` };
@@ -167,7 +237,7 @@ export class SecretFiles {
     }
     if (!bundle.ok) return { ok: false, problem: `Secret ${id}: ${bundle.problem}` };
     const path = `ca/${fileStem('', ref)}.crt`;
-    this.output.set(path, { path, contents: bundle.value.pem, mode: keyMaterialMode });
+    this.offer({ path, contents: bundle.value.pem, mode: keyMaterialMode });
     return { ok: true, value: path };
   }
 
@@ -178,14 +248,14 @@ export class SecretFiles {
   revocationList(ref: ObjectRef): Checked<string> | undefined {
     this.reads('Secret', ref);
     const id = key(ref.namespace, ref.name);
-    const pem = this.resources.secrets.get(id)?.spec.data.get('ca.crl');
+    const pem = this.secretAt(id)?.spec.data.get('ca.crl');
     if (pem === undefined) return undefined;
     const ca = this.caBundles.get(id);
     if (!ca?.ok) return { ok: false, problem: `Secret ${id} has ca.crl but no usable ca.crt` };
     const crl = parseCrl(pem, ca.value.pem);
     if (!crl.ok) return { ok: false, problem: `Secret ${id}: ${crl.problem}` };
     const path = `ca/${fileStem('', ref)}.crl`;
-    this.output.set(path, { path, contents: crl.value.pem, mode: keyMaterialMode });
+    this.offer({ path, contents: crl.value.pem, mode: keyMaterialMode });
     return { ok: true, value: path };
   }
 
@@ -197,7 +267,7 @@ export class SecretFiles {
   htpasswd(ref: ObjectRef, format: 'auth-file' | 'auth-map'): Checked<string> {
     this.reads('Secret', ref);
     const id = key(ref.namespace, ref.name);
-    const secret = this.resources.secrets.get(id);
+    const secret = this.secretAt(id);
     if (!secret) return { ok: false, problem: `Secret ${id} is not in the input` };
     let lines: string[];
     if (format === 'auth-file') {
@@ -211,14 +281,14 @@ export class SecretFiles {
     const bad = lines.findIndex((line) => !htpasswdLine.test(line));
     if (bad !== -1) return { ok: false, problem: `Secret ${id}: user ${bad + 1} is not "user:hash" in printable characters without spaces` };
     const path = `auth/${fileStem('', ref)}.htpasswd`;
-    this.output.set(path, { path, contents: `${lines.join('\n')}\n`, mode: keyMaterialMode, readByWorkers: true });
+    this.offer({ path, contents: `${lines.join('\n')}\n`, mode: keyMaterialMode, readByWorkers: true });
     return { ok: true, value: path };
   }
 
   /** A ConfigMap a claim reads as it is (`custom-headers`), recorded so that the cluster mode follows it. */
   configMap(ref: ObjectRef): Readonly<Record<string, string>> | undefined {
     this.reads('ConfigMap', ref);
-    return this.resources.configMaps.get(key(ref.namespace, ref.name))?.spec;
+    return this.configMapAt(key(ref.namespace, ref.name))?.spec;
   }
 
   /**
@@ -228,7 +298,7 @@ export class SecretFiles {
   configMapCaBundle(ref: ObjectRef, options: { readonly emit?: boolean } = {}): Checked<string> {
     this.reads('ConfigMap', ref);
     const id = key(ref.namespace, ref.name);
-    const configMap = this.resources.configMaps.get(id);
+    const configMap = this.configMapAt(id);
     if (!configMap) return { ok: false, problem: `ConfigMap ${id} is not in the input` };
     const pem = configMap.spec['ca.crt'];
     if (pem === undefined) return { ok: false, problem: `ConfigMap ${id} has no ca.crt` };
@@ -240,7 +310,7 @@ export class SecretFiles {
     }
     if (!bundle.ok) return { ok: false, problem: `ConfigMap ${id}: ${bundle.problem}` };
     const path = `ca/${fileStem('configmap_', ref)}.crt`;
-    if (options.emit ?? true) this.output.set(path, { path, contents: bundle.value.pem, mode: keyMaterialMode });
+    if (options.emit ?? true) this.offer({ path, contents: bundle.value.pem, mode: keyMaterialMode });
     return { ok: true, value: path };
   }
 
@@ -274,11 +344,14 @@ export class SecretFiles {
   }
 
   private reads(kind: Reference['kind'], ref: ObjectRef): void {
-    this.read.set(`${kind}/${ref.namespace}/${ref.name}`, { kind, namespace: ref.namespace, name: ref.name });
+    const reference: Reference = { kind, namespace: ref.namespace, name: ref.name };
+    this.read.set(`${kind}/${ref.namespace}/${ref.name}`, reference);
+    this.log?.references.push(reference);
   }
 
   private keyPair(ref: ObjectRef): Checked<KeyPair> {
     const id = key(ref.namespace, ref.name);
+    this.secretAt(id);
     const cached = this.keyPairs.get(id);
     if (cached) return cached;
     const result = this.parseSecretKeyPair(id);
@@ -300,6 +373,7 @@ export class SecretFiles {
 
   private inDate(ref: ObjectRef, pair: KeyPair): Checked<true> {
     const validity = validityAt(pair.leaf, this.now);
+    this.log?.validities.push([pair.leaf, validity]);
     if (validity === 'valid') return { ok: true, value: true };
     const when = validity === 'expired' ? `expired on ${pair.leaf.validTo}` : `is not valid before ${pair.leaf.validFrom}`;
     return { ok: false, problem: `the certificate in Secret ${key(ref.namespace, ref.name)} ${when}` };
@@ -308,9 +382,17 @@ export class SecretFiles {
   /** Chain and key in one 0600 file: nginx reads both from it, and there is one file per Secret to keep private. */
   private emitKeyPair(folder: 'tls' | 'client', ref: ObjectRef, pair: KeyPair): TlsFiles {
     const path = `${folder}/${fileStem('', ref)}.pem`;
-    if (!this.output.has(path)) {
-      this.output.set(path, { path, contents: pair.chainPem + pair.keyPem, mode: keyMaterialMode });
-      this.summaries.set(path, { ...summarize(pair.leaf, pair.dnsNames), secret: { namespace: ref.namespace, name: ref.name } });
+    const known = this.output.get(path);
+    if (known) {
+      // Recorded all the same: the memo plays a claim's files back without the claim that offered them first.
+      this.log?.files.push(known);
+      const summary = this.summaries.get(path);
+      if (summary) this.log?.summaries.push([path, summary]);
+    } else {
+      const summary = { ...summarize(pair.leaf, pair.dnsNames), secret: { namespace: ref.namespace, name: ref.name } };
+      this.offer({ path, contents: pair.chainPem + pair.keyPem, mode: keyMaterialMode });
+      this.summaries.set(path, summary);
+      this.log?.summaries.push([path, summary]);
     }
     return { certificate: path, certificateKey: path };
   }

@@ -12,12 +12,12 @@ import { withPathConflicts } from './gateway/http-routes.js';
 import { ReferenceGrants } from './gateway/reference-grants.js';
 import { referenceGrantSchema } from './gateway/schemas.js';
 import { passthroughProxyProtocols, requestedProxyProtocol, type ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
-import type { IngressContext, IngressContribution } from './ingress/claims.js';
+import type { IngressContribution } from './ingress/claims.js';
+import { IngressClaimMemo, ingressClaimValue, type SharedIngressContext } from './ingress/claim-memo.js';
 import { ingressClassDecision } from './ingress/classes.js';
 import { defaultControllerSettings, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { HttpExtensionRegistry } from './ingress/extensions.js';
-import { claimantsOf, keepOwnedClaims, mergeHosts, type MergedHosts } from './ingress/hosts.js';
-import { translateIngress } from './ingress/ingress.js';
+import { claimantsOf, HostLocationsMemo, keepOwnedClaims, mergeHosts, type MergedHosts } from './ingress/hosts.js';
 import { withinSizeLimits } from './ingress/size-limits.js';
 import { nginxFeatures, type NginxFeatures } from './nginx-version.js';
 import { objectId, type TranslateOptions } from './options.js';
@@ -57,6 +57,16 @@ export interface ServedCertificate extends CertificateSummary {
   readonly host: string;
 }
 
+/** What a build may reuse from the builds before it (the cluster mode keeps one): the same result, sooner. */
+export interface TranslateMemo {
+  readonly ingressClaims: IngressClaimMemo;
+  readonly locations: HostLocationsMemo;
+}
+
+export function newTranslateMemo(): TranslateMemo {
+  return { ingressClaims: new IngressClaimMemo(), locations: new HostLocationsMemo() };
+}
+
 /** What every front end reads: the objects left after duplicates and quarantine, indexed, and the settings. */
 interface Inputs {
   readonly objects: readonly SourceObject[];
@@ -87,12 +97,12 @@ interface IngressClaims {
  * stages: the front ends turn resources into claims (Ingress) and a plan of ports (Gateway API), the
  * claims are settled against each other, and the data plane turns the winners into the model.
  */
-export function translate(snapshot: Snapshot, options: TranslateOptions): TranslateResult {
+export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: TranslateMemo): TranslateResult {
   const report = new Reporter();
   const inputs = readInputs(snapshot, options, report);
   const { settings, secrets } = inputs;
   const features = nginxFeatures(options.nginxVersion);
-  const ingress = ingressClaims(inputs, options, features, report);
+  const ingress = ingressClaims(inputs, options, features, report, memo);
   const gateways = planGateways({
     objects: inputs.objects,
     resources: inputs.resources,
@@ -109,7 +119,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions): Transl
   });
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;
-  const settled = settle(inputs, ingress, gateways, options, report, { handoff, httpsSocket });
+  const settled = settle(inputs, ingress, gateways, options, report, { handoff, httpsSocket }, memo?.locations);
   const tcpUdp = tcpUdpServices(inputs, gateways, options, report);
   const model = nginxConfig({
     options,
@@ -162,27 +172,23 @@ function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Repor
 }
 
 /** The Ingress front end: the Ingresses of our class, oldest first, each turned into its claims. */
-function ingressClaims(inputs: Inputs, options: TranslateOptions, features: NginxFeatures, report: Reporter): IngressClaims {
+function ingressClaims(inputs: Inputs, options: TranslateOptions, features: NginxFeatures, report: Reporter, memo: TranslateMemo | undefined): IngressClaims {
   const { objects, resources, settings, secrets, backendPolicy } = inputs;
   const backends = new Map<string, ResolvedBackend>();
   const extensions = new HttpExtensionRegistry();
   const snippets = new SnippetRegistry(inputs.configMapSnippets['location-snippet']);
-  const context: IngressContext = {
+  const context: SharedIngressContext = {
     resources,
     secrets,
-    report,
     backendPolicy,
     allowCrossNamespaceSecrets: options.allowCrossNamespaceSecrets,
     allowCrossNamespaceAuthUrl: options.allowCrossNamespaceAuthUrl ?? false,
-    backends,
     settings,
     headers: inputs.headers,
-    extensions,
     // Behind PROXY protocol with forwarded headers the client is in X-Forwarded-For (see the http maps).
     clientAddress: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$remote_addr',
     limitKey: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$binary_remote_addr',
     snippetScope: inputs.snippetScope,
-    snippets,
     // Read quietly here: the Gateway API front end reports malformed ReferenceGrants.
     referenceGrants: new ReferenceGrants(
       objects.filter((object) => object.kind === 'ReferenceGrant').flatMap((object) => {
@@ -202,13 +208,36 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
     report,
   );
   const proxyProtocolRequests = new Map<SourceObject, ProxyProtocolVersion>();
+  const claimsOf = memo && !options.expectClusterProvided ? memo.ingressClaims.begin(claimContext(inputs, options)) : ingressClaimValue;
   const contributions = ours.map((ingress): IngressContribution => {
     const proxyProtocol = requestedProxyProtocol(ingress.object, features, report);
     if (proxyProtocol === false) return { passthrough: [], tls: [], routes: [], canaries: [] };
     if (proxyProtocol) proxyProtocolRequests.set(ingress.object, proxyProtocol);
-    return translateIngress(ingress, context);
+    // Each Ingress's claims are a value; the build takes in what making them produced, in Ingress order.
+    const value = claimsOf(ingress, context);
+    report.diagnostics.push(...value.diagnostics);
+    for (const [upstream, backend] of value.backends) backends.set(upstream, backend);
+    extensions.absorb(value.extensions);
+    snippets.absorb(value.snippets);
+    secrets.replay(value.secrets);
+    return value.contribution;
   });
   return { ours, contributions, proxyProtocolRequests, backends, extensions, snippets };
+}
+
+/**
+ * What the context every Ingress shares is made of, by identity: the options but the clock and the
+ * quarantine (which act through the objects), and the objects the settings, header defaults, snippet
+ * scope and ReferenceGrants are read from. A claim that reads anything else records it itself.
+ */
+function claimContext(inputs: Inputs, options: TranslateOptions): unknown[] {
+  const configMap = (namespacedName: string | undefined) => (namespacedName === undefined ? undefined : inputs.resources.configMaps.get(namespacedName)?.object.raw);
+  return [
+    JSON.stringify({ ...options, now: undefined, quarantine: undefined }),
+    configMap(options.configMap),
+    ...inputs.headers.configMaps.map((ref) => configMap(`${ref.namespace}/${ref.name}`)),
+    ...inputs.objects.filter((o) => o.kind === 'Namespace' || o.kind === 'ReferenceGrant').map((o) => o.raw),
+  ];
 }
 
 /**
@@ -223,6 +252,7 @@ function settle(
   options: TranslateOptions,
   report: Reporter,
   handoff: { readonly handoff: Handoff; readonly httpsSocket: string },
+  locations?: HostLocationsMemo,
 ): { hosts: MergedHosts; stream: StreamParts } {
   const { settings, secrets, defaultTls, objects } = inputs;
   const routes = new Map(objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
@@ -251,6 +281,7 @@ function settle(
     secrets,
     ingress.extensions,
     report,
+    locations,
   );
   for (const backend of merged.canaryBackends) ingress.backends.set(backend.upstream, backend);
   // Allowed snippets go into the hosts' servers and locations (ingress/snippets.ts).

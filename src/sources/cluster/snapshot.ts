@@ -19,7 +19,21 @@ export function clusterSnapshot(stores: Iterable<ReadonlyMap<string, RawObject>>
   return { objects: [...objects].sort(([a], [b]) => compareStrings(a, b)).map(([, object]) => object) };
 }
 
+/**
+ * The SourceObject made of each raw object the watches hold: the same while the object is unchanged,
+ * so that a build can reuse what it made of it the round before (translate/ingress/claim-memo.ts).
+ */
+const madeOf = new WeakMap<RawObject, SourceObject>();
+
 export function sourceObject(raw: RawObject): SourceObject {
+  const known = madeOf.get(raw);
+  if (known) return known;
+  const made = newSourceObject(raw);
+  madeOf.set(raw, made);
+  return made;
+}
+
+function newSourceObject(raw: RawObject): SourceObject {
   const metadata = raw.metadata as Record<string, unknown>;
   const meta: ObjectMeta = {
     name: raw.metadata.name,

@@ -16,6 +16,11 @@ export class HttpExtensionRegistry {
     if (!this.groups.has(reference)) this.groups.set(reference, blocks);
   }
 
+  /** Defines every group of `other` here, in the order `other` defined them. */
+  absorb(other: HttpExtensionRegistry): void {
+    for (const [reference, blocks] of other.groups) this.define(reference, blocks);
+  }
+
   /** The blocks of the groups in `references`, each kind sorted by its variable or name. */
   collect(references: Iterable<string>): HttpExtensions {
     const geos: GeoBlock[] = [];

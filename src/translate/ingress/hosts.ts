@@ -81,7 +81,9 @@ export function mergeHosts(
   secrets: SecretFiles,
   extensions: HttpExtensionRegistry,
   report: Reporter,
+  memo?: HostLocationsMemo,
 ): MergedHosts {
+  const locationsOf = memo ? memo.begin(settings) : (_host: string, ...args: Parameters<typeof toLocations>) => toLocations(...args);
   const allRoutes = contributions.flatMap((c) => c.routes);
   const weakHosts = new Set([...allRoutes, ...contributions.flatMap((c) => c.tls)].filter((c) => c.weak).map((c) => c.host));
   const yielded = strongHosts(contributions, settings.routeHostnames, weakHosts);
@@ -122,7 +124,7 @@ export function mergeHosts(
       locations:
         passthrough && winners.length === 0 && passthroughRedirects.has(host)
           ? [passthroughRedirect(host)]
-          : toLocations(clientCertificate ? clientCertificate.winners : winners, hostTls !== undefined, hsts, settings, routeLosers),
+          : locationsOf(host, clientCertificate ? clientCertificate.winners : winners, hostTls !== undefined, hsts, settings, routeLosers),
       ...(clientCertificate?.server && { clientCertificate: clientCertificate.server }),
       ...(owner && {
         origin: {
@@ -135,7 +137,7 @@ export function mergeHosts(
       }),
     };
   });
-  const defaultLocations = toLocations(routes.get('') ?? [], false, false, settings, routeLosers);
+  const defaultLocations = locationsOf('', routes.get('') ?? [], false, false, settings, routeLosers);
   return {
     virtualHosts,
     terminated: terminatedHosts(virtualHosts, routeClaims, modes.terminated),
@@ -144,6 +146,55 @@ export function mergeHosts(
     canaryBackends,
     references: [...virtualHosts.flatMap((h) => h.locations), ...defaultLocations].flatMap(locationReferences),
   };
+}
+
+interface HostLocations {
+  readonly winners: readonly RouteClaim[];
+  /** The claims each winner beat, in the order of `winners`. */
+  readonly beaten: readonly (readonly RouteClaim[] | undefined)[];
+  readonly hostHasTls: boolean;
+  readonly hsts: boolean;
+  readonly locations: Location[];
+}
+
+/**
+ * The locations of each host in the last build (`toLocations`, with its shadowing), by host name: used
+ * again while the host's winning claims are the same objects (the claim memo keeps an unchanged
+ * Ingress's claims), each beat the same claims, and the host's TLS, HSTS and the redirect settings are
+ * as they were. The cluster mode keeps one across builds (translate.ts `TranslateMemo`).
+ */
+export class HostLocationsMemo {
+  private last = new Map<string, HostLocations>();
+  private settings = '';
+
+  /** Starts a build: returns `toLocations` for it, by host. */
+  begin(settings: HostSettings): (host: string, ...args: Parameters<typeof toLocations>) => Location[] {
+    const read = `${settings.sslRedirect} ${settings.trustForwardedProto}`;
+    const last = read === this.settings ? this.last : new Map<string, HostLocations>();
+    const next = new Map<string, HostLocations>();
+    this.settings = read;
+    this.last = next;
+    return (host, winners, hostHasTls, hsts, hostSettings, losers) => {
+      const beaten = winners.map((w) => losers.get(routeKey(w)));
+      const earlier = last.get(host);
+      const same = (a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean =>
+        a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((item, i) => item === b[i]));
+      if (
+        earlier &&
+        earlier.hostHasTls === hostHasTls &&
+        earlier.hsts === hsts &&
+        same(earlier.winners, winners) &&
+        earlier.beaten.length === beaten.length &&
+        earlier.beaten.every((claims, i) => same(claims, beaten[i]))
+      ) {
+        next.set(host, earlier);
+        return earlier.locations;
+      }
+      const locations = toLocations(winners, hostHasTls, hsts, hostSettings, losers);
+      next.set(host, { winners, beaten, hostHasTls, hsts, locations });
+      return locations;
+    };
+  }
 }
 
 /** The http-level groups one rendered location refers to. */

@@ -128,6 +128,11 @@ export class SnippetRegistry {
     if (Object.keys(snippets).length > 0) this.byIngress.set(`${object.metadata.namespace}/${object.metadata.name}`, { object, snippets });
   }
 
+  /** Adds the snippets `other` holds, in its order. */
+  absorb(other: SnippetRegistry): void {
+    for (const { object, snippets } of other.byIngress.values()) this.add(object, snippets);
+  }
+
   /** The `auth-url` location of the Ingress, with its allowed `auth-snippet`. */
   withAuthSnippet(object: SourceObject, endpoint: AuthEndpoint): AuthEndpoint {
     const snippet = this.byIngress.get(`${object.metadata.namespace}/${object.metadata.name}`)?.snippets['auth-snippet'];

@@ -1,0 +1,96 @@
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { build, newBuildMemo } from '../../src/render/build.js';
+import { readInputs } from '../../src/sources/files.js';
+import type { SourceObject } from '../../src/sources/snapshot.js';
+import { fixturesRoot } from '../support/golden.js';
+import { testTranslateOptions } from '../support/options.js';
+
+/**
+ * The claims of an Ingress are made again only when something they read changed (translate/ingress/
+ * claim-memo.ts): a build with the memo of earlier builds gives the bytes and diagnostics of a build
+ * without it, after any sequence of changes, and a change to a Secret, Service or ConfigMap an Ingress
+ * references is seen.
+ */
+
+const cases = ['annotations', 'termination', 'merging', 'https-backends', 'stickiness'];
+
+async function objectsOf(name: string): Promise<SourceObject[]> {
+  return [...(await readInputs([join(fixturesRoot, name, 'input')])).snapshot.objects];
+}
+
+type Change =
+  | { readonly kind: 'touch'; readonly index: number }
+  | { readonly kind: 'drop'; readonly index: number }
+  | { readonly kind: 'restore'; readonly index: number }
+  | { readonly kind: 'swap-data'; readonly index: number; readonly from: number };
+
+const change: fc.Arbitrary<Change> = fc.oneof(
+  fc.record({ kind: fc.constant('touch' as const), index: fc.nat() }),
+  fc.record({ kind: fc.constant('drop' as const), index: fc.nat() }),
+  fc.record({ kind: fc.constant('restore' as const), index: fc.nat() }),
+  fc.record({ kind: fc.constant('swap-data' as const), index: fc.nat(), from: fc.nat() }),
+);
+
+/** The objects after `change`: a new object with the same content, one left out or back, or a Secret or ConfigMap with another's data. */
+function applied(objects: SourceObject[], dropped: SourceObject[], change: Change): SourceObject[] {
+  const at = (list: readonly SourceObject[], index: number) => list[index % Math.max(list.length, 1)];
+  const target = at(objects, change.index);
+  switch (change.kind) {
+    case 'touch':
+      return target ? objects.map((o) => (o === target ? { ...o, raw: { ...o.raw } } : o)) : objects;
+    case 'drop':
+      if (target) dropped.push(target);
+      return objects.filter((o) => o !== target);
+    case 'restore': {
+      const back = at(dropped, change.index);
+      if (!back) return objects;
+      dropped.splice(dropped.indexOf(back), 1);
+      return [...objects, back];
+    }
+    case 'swap-data': {
+      const holders = objects.filter((o) => o.kind === 'Secret' || o.kind === 'ConfigMap');
+      const to = at(holders, change.index);
+      const from = at(holders.filter((o) => o.kind === to?.kind), change.from);
+      if (!to || !from) return objects;
+      return objects.map((o) => (o === to ? { ...o, raw: { ...o.raw, data: from.raw['data'], stringData: from.raw['stringData'] } } : o));
+    }
+  }
+}
+
+describe('claims memoized per resource version', () => {
+  it('a build with the memo gives what a fresh build gives, after any sequence of changes', async () => {
+    const inputs = await Promise.all(cases.map(async (name) => ({ name, objects: await objectsOf(name) })));
+    const options = testTranslateOptions();
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...inputs), fc.array(change, { minLength: 1, maxLength: 6 }), async ({ objects: start }, changes) => {
+        const memo = newBuildMemo();
+        let objects = start;
+        const dropped: SourceObject[] = [];
+        build({ objects }, options, memo);
+        for (const step of changes) {
+          objects = applied(objects, dropped, step);
+          const memoized = build({ objects }, options, memo);
+          const fresh = build({ objects }, options);
+          expect(memoized.files).toEqual(fresh.files);
+          expect(memoized.diagnostics).toEqual(fresh.diagnostics);
+          expect(memoized.references).toEqual(fresh.references);
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('sees a change to a Secret an Ingress references for its users', async () => {
+    const objects = await objectsOf('annotations');
+    const options = testTranslateOptions();
+    const memo = newBuildMemo();
+    const users = objects.find((o) => o.kind === 'Secret' && o.metadata.name === 'users')!;
+    const before = build({ objects }, options, memo).files.find((f) => f.path.startsWith('auth/'));
+    expect(before).toBeDefined();
+    const changed = { ...users, raw: { ...users.raw, stringData: { carol: '$apr1$x$y' } } };
+    const after = build({ objects: objects.map((o) => (o === users ? changed : o)) }, options, memo).files.find((f) => f.path === before!.path);
+    expect(after?.contents).toBe('carol:$apr1$x$y\n');
+  });
+});
