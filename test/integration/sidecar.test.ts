@@ -255,6 +255,45 @@ describe('HTTPRoute', () => {
     expect(await eventually(() => served(sidecar, 'routed.example.test'), (b) => b !== 'routed')).toBe('status 404');
     await sidecar.stop();
   });
+
+  it('HTTPRouteObservedGenerationBump, GatewayObservedGenerationBump: every condition names the generation it was computed from', async () => {
+    const [first, second] = await Promise.all([backend('first'), backend('second')]);
+    api.create(service('web', 'first', first));
+    api.create(service('web', 'second', second));
+    const sidecar = await startSidecar({ api, kubeconfig });
+    const gatewayRef = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', namespace: 'web', name: 'bump' };
+    const gatewaySpec = (listeners: readonly Record<string, unknown>[]) => ({ gatewayClassName: 'ingress2nginx', listeners });
+    const httpListener = { name: 'http', port: sidecar.httpPort, protocol: 'HTTP' };
+    api.create({ apiVersion: gatewayRef.apiVersion, kind: gatewayRef.kind, metadata: { name: gatewayRef.name, namespace: 'web' }, spec: gatewaySpec([httpListener]) });
+    const routeRef = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', namespace: 'web', name: 'bump' };
+    const routeSpec = (service: string, port: number) => ({ parentRefs: [{ name: 'bump' }], hostnames: ['bump.example.test'], rules: [{ backendRefs: [{ name: service, port }] }] });
+    api.create({ apiVersion: routeRef.apiVersion, kind: routeRef.kind, metadata: { name: routeRef.name, namespace: 'web' }, spec: routeSpec('first', first.port) });
+
+    type Conditions = readonly { type: string; observedGeneration: number }[];
+    /** The object's generation and the observedGeneration of every condition in its status. */
+    const generations = (ref: typeof routeRef) => {
+      const object = api.get(ref) as { metadata: { generation: number }; status?: { parents?: { conditions: Conditions }[]; conditions?: Conditions; listeners?: { conditions: Conditions }[] } };
+      const status = object.status ?? {};
+      const conditions = [...(status.conditions ?? []), ...(status.parents ?? []).flatMap((p) => p.conditions), ...(status.listeners ?? []).flatMap((l) => l.conditions)];
+      return { generation: object.metadata.generation, observed: [...new Set(conditions.map((c) => c.observedGeneration))] };
+    };
+    const current = (g: ReturnType<typeof generations>) => g.observed.length === 1 && g.observed[0] === g.generation;
+
+    expect(await eventually(() => served(sidecar, 'bump.example.test'), (b) => b === 'first')).toBe('first');
+    expect(await eventually(() => generations(routeRef), current)).toEqual({ generation: 1, observed: [1] });
+    expect(await eventually(() => generations(gatewayRef), current)).toEqual({ generation: 1, observed: [1] });
+
+    const route = api.get(routeRef) as { metadata: Record<string, unknown> };
+    api.update({ apiVersion: routeRef.apiVersion, kind: routeRef.kind, metadata: route.metadata, spec: routeSpec('second', second.port) });
+    const gateway = api.get(gatewayRef) as { metadata: Record<string, unknown> };
+    const extra = { name: 'extra', port: sidecar.httpPort, protocol: 'HTTP', hostname: 'extra.example.test' };
+    api.update({ apiVersion: gatewayRef.apiVersion, kind: gatewayRef.kind, metadata: gateway.metadata, spec: gatewaySpec([httpListener, extra]) });
+
+    expect(await eventually(() => served(sidecar, 'bump.example.test'), (b) => b === 'second')).toBe('second');
+    expect(await eventually(() => generations(routeRef), current)).toEqual({ generation: 2, observed: [2] });
+    expect(await eventually(() => generations(gatewayRef), current)).toEqual({ generation: 2, observed: [2] });
+    await sidecar.stop();
+  });
 });
 
 describe('when nginx refuses', () => {
