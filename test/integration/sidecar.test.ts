@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { FakeApiServer } from '../support/fake-apiserver.js';
+import { FakeApiServer, type JsonObject } from '../support/fake-apiserver.js';
 import { httpGet, httpsGet, parseEcho, startHttpBackend, startTlsBackend, tlsProbe, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, type CertificateAuthority } from '../support/pki.js';
 import { eventually, ingress, namespace, service, settled, startSidecar, stopAllSidecars, tlsSecret, writeGatedNginx, type RunningSidecar } from '../support/sidecar.js';
@@ -262,8 +262,8 @@ describe('HTTPRoute', () => {
     api.create(service('web', 'second', second));
     const sidecar = await startSidecar({ api, kubeconfig });
     const gatewayRef = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', namespace: 'web', name: 'bump' };
-    const gatewaySpec = (listeners: readonly Record<string, unknown>[]) => ({ gatewayClassName: 'ingress2nginx', listeners });
-    const httpListener = { name: 'http', port: sidecar.httpPort, protocol: 'HTTP' };
+    const gatewaySpec = (listeners: JsonObject[]): JsonObject => ({ gatewayClassName: 'ingress2nginx', listeners });
+    const httpListener: JsonObject = { name: 'http', port: sidecar.httpPort, protocol: 'HTTP' };
     api.create({ apiVersion: gatewayRef.apiVersion, kind: gatewayRef.kind, metadata: { name: gatewayRef.name, namespace: 'web' }, spec: gatewaySpec([httpListener]) });
     const routeRef = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', namespace: 'web', name: 'bump' };
     const routeSpec = (service: string, port: number) => ({ parentRefs: [{ name: 'bump' }], hostnames: ['bump.example.test'], rules: [{ backendRefs: [{ name: service, port }] }] });
@@ -272,7 +272,7 @@ describe('HTTPRoute', () => {
     type Conditions = readonly { type: string; observedGeneration: number }[];
     /** The object's generation and the observedGeneration of every condition in its status. */
     const generations = (ref: typeof routeRef) => {
-      const object = api.get(ref) as { metadata: { generation: number }; status?: { parents?: { conditions: Conditions }[]; conditions?: Conditions; listeners?: { conditions: Conditions }[] } };
+      const object = api.get(ref) as unknown as { metadata: { generation: number }; status?: { parents?: { conditions: Conditions }[]; conditions?: Conditions; listeners?: { conditions: Conditions }[] } };
       const status = object.status ?? {};
       const conditions = [...(status.conditions ?? []), ...(status.parents ?? []).flatMap((p) => p.conditions), ...(status.listeners ?? []).flatMap((l) => l.conditions)];
       return { generation: object.metadata.generation, observed: [...new Set(conditions.map((c) => c.observedGeneration))] };
@@ -283,10 +283,10 @@ describe('HTTPRoute', () => {
     expect(await eventually(() => generations(routeRef), current)).toEqual({ generation: 1, observed: [1] });
     expect(await eventually(() => generations(gatewayRef), current)).toEqual({ generation: 1, observed: [1] });
 
-    const route = api.get(routeRef) as { metadata: Record<string, unknown> };
+    const route = api.get(routeRef) as { metadata: JsonObject };
     api.update({ apiVersion: routeRef.apiVersion, kind: routeRef.kind, metadata: route.metadata, spec: routeSpec('second', second.port) });
-    const gateway = api.get(gatewayRef) as { metadata: Record<string, unknown> };
-    const extra = { name: 'extra', port: sidecar.httpPort, protocol: 'HTTP', hostname: 'extra.example.test' };
+    const gateway = api.get(gatewayRef) as { metadata: JsonObject };
+    const extra: JsonObject = { name: 'extra', port: sidecar.httpPort, protocol: 'HTTP', hostname: 'extra.example.test' };
     api.update({ apiVersion: gatewayRef.apiVersion, kind: gatewayRef.kind, metadata: gateway.metadata, spec: gatewaySpec([httpListener, extra]) });
 
     expect(await eventually(() => served(sidecar, 'bump.example.test'), (b) => b === 'second')).toBe('second');
