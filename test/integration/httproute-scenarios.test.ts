@@ -208,6 +208,22 @@ beforeAll(async () => {
       rules: [{ matches: [prefix('/mismatch')], backendRefs: [toV('v2')] }],
     }),
 
+    // HTTPRouteHostnameIntersection, the cases httproute-traffic.test.ts does not have: a wildcard route
+    // on a wildcard listener, host names that meet no listener, and a listener without a host name.
+    gateway('intersection', [http('specific', 'very.specific.com'), http('another', '*.anotherwildcard.io')]),
+    httpRoute('infra', 'wildcard-on-wildcard', { parentRefs: [parent('intersection')], hostnames: ['*.anotherwildcard.io'], rules: [{ matches: [prefix('/s4')], backendRefs: [toV('v1')] }] }),
+    httpRoute('infra', 'no-intersecting-hosts', {
+      parentRefs: [parent('intersection')],
+      hostnames: ['specific.but.wrong.com', 'wildcard.io'],
+      rules: [{ matches: [prefix('/s5')], backendRefs: [toV('v2')] }],
+    }),
+    gateway('intersection-all', [{ name: 'http', port: target.httpPort, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'Same' } } }]),
+    httpRoute('infra', 'any-listener-host', {
+      parentRefs: [parent('intersection-all')],
+      hostnames: ['first.com', 'sub.first.com', 'second.com', 'sub.second.com'],
+      rules: [{ backendRefs: [toV('v2')] }],
+    }),
+
     // GatewayListenerUnsupportedProtocol: a Gateway with one valid listener and one of an unknown protocol.
     gateway('unknown-protocol', [http('http', 'protocol.example.test'), { name: 'invalid', port: 1111, protocol: 'INVALID' }]),
   );
@@ -334,6 +350,15 @@ describe('GATEWAY-HTTP core scenarios, with real traffic (--upstreams endpoints)
   it('HTTPRouteInvalidParentRefSectionNameNotMatchingPort: a listener named right on the wrong port is NoMatchingParent', async () => {
     expect(routeConditions('section-port-mismatch')).toMatchObject({ Accepted: 'False/NoMatchingParent' });
     expect(await plain('types.example.test', '/mismatch')).toBe('404');
+  });
+
+  it('HTTPRouteHostnameIntersection: a wildcard route on a wildcard listener, no intersection, a listener without host name', async () => {
+    for (const host of ['foo.anotherwildcard.io', 'a.b.anotherwildcard.io']) expect(await plain(host, '/s4'), host).toBe('v1');
+    for (const host of ['anotherwildcard.io', 'very.specific.com']) expect(await plain(host, '/s4'), host).toBe('404');
+    expect(routeConditions('no-intersecting-hosts')).toMatchObject({ Accepted: 'False/NoMatchingListenerHostname' });
+    for (const host of ['specific.but.wrong.com', 'wildcard.io']) expect(await plain(host, '/s5'), host).toBe('404');
+    for (const host of ['first.com', 'sub.first.com', 'second.com', 'sub.second.com']) expect(await plain(host), host).toBe('v2');
+    for (const host of ['third.com', 'sub.sub.first.com']) expect(await plain(host), host).toBe('404');
   });
 
   it('GatewayListenerUnsupportedProtocol: the unknown protocol is UnsupportedProtocol; the Gateway is Accepted with ListenersNotValid', async () => {

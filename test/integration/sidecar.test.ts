@@ -256,7 +256,7 @@ describe('HTTPRoute', () => {
     await sidecar.stop();
   });
 
-  it('HTTPRouteObservedGenerationBump, GatewayObservedGenerationBump: every condition names the generation it was computed from', async () => {
+  it('HTTPRouteObservedGenerationBump, GatewayObservedGenerationBump, GatewayModifyListeners: every condition names the generation it was computed from', async () => {
     const [first, second] = await Promise.all([backend('first'), backend('second')]);
     api.create(service('web', 'first', first));
     api.create(service('web', 'second', second));
@@ -292,6 +292,9 @@ describe('HTTPRoute', () => {
     expect(await eventually(() => served(sidecar, 'bump.example.test'), (b) => b === 'second')).toBe('second');
     expect(await eventually(() => generations(routeRef), current)).toEqual({ generation: 2, observed: [2] });
     expect(await eventually(() => generations(gatewayRef), current)).toEqual({ generation: 2, observed: [2] });
+    // GatewayModifyListeners: the listener added is in the status, programmed.
+    const listeners = (api.get(gatewayRef) as unknown as { status: { listeners: { name: string; conditions: { type: string; status: string }[] }[] } }).status.listeners;
+    expect(listeners.map((l) => `${l.name} ${l.conditions.find((c) => c.type === 'Programmed')?.status}`)).toEqual(['http True', 'extra True']);
     await sidecar.stop();
   });
 });
