@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { specialAddress } from '../../src/translate/addresses.js';
 import type { CliRun } from '../support/cli.js';
-import { httpGet, httpsGet, parseEcho, startHttpBackend, type HttpResponse, type Peer } from '../support/peers.js';
+import { httpGet, httpsGet, parseEcho, startDelayedBackend, startHttpBackend, type HttpResponse, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';
 import { cleanUp, configMapManifest, createTarget, documents, fingerprint, renderInto, settle, startPeer, startTarget, temporaryDir, type Target } from './harness.js';
 
@@ -28,7 +28,7 @@ let target: Target;
 let rendered: CliRun;
 let ca: CertificateAuthority;
 let grantedCert: CertificateFiles;
-let backends: Record<'v1' | 'v2' | 'v3' | 'web', Peer>;
+let backends: Record<'v1' | 'v2' | 'v3' | 'web' | 'slow', Peer>;
 let address: string;
 
 /** A non-loopback address of this machine: EndpointSlices never name the loopback. */
@@ -70,6 +70,8 @@ function grant(namespace: string, name: string, from: Record<string, string>, to
 const toV = (name: 'v1' | 'v2' | 'v3', more: Record<string, unknown> = {}) => ({ name, port: 8080, ...more });
 const exact = (value: string) => ({ path: { type: 'Exact', value } });
 const prefix = (value: string) => ({ path: { type: 'PathPrefix', value } });
+/** The rules' timeout in the timeout scenarios: long enough for an answer at once on a busy machine. */
+const timeoutMs = 1500;
 const parent = (name: string, more: Record<string, unknown> = {}) => ({ name, namespace: 'infra', ...more });
 
 beforeAll(async () => {
@@ -82,6 +84,7 @@ beforeAll(async () => {
     v2: startPeer(startHttpBackend('v2', address)),
     v3: startPeer(startHttpBackend('v3', address)),
     web: startPeer(startHttpBackend('web', address)),
+    slow: startPeer(startDelayedBackend('slow', address)),
   });
   target = await createTarget();
   const http = (name: string, hostname: string, more: Record<string, unknown> = {}) => ({
@@ -224,6 +227,20 @@ beforeAll(async () => {
       rules: [{ backendRefs: [toV('v2')] }],
     }),
 
+    // HTTPRouteTimeoutRequest, HTTPRouteTimeoutBackendRequest (extended): a backend slower than the
+    // rule's timeout is answered 504; 0s is no timeout.
+    service('infra', 'slow', backends.slow),
+    httpRoute('infra', 'timeouts', {
+      parentRefs: [parent('same')],
+      hostnames: ['types.example.test'],
+      rules: [
+        { matches: [prefix('/request-timeout')], backendRefs: [{ name: 'slow', port: 8080 }], timeouts: { request: `${timeoutMs}ms` } },
+        { matches: [prefix('/disable-request-timeout')], backendRefs: [{ name: 'slow', port: 8080 }], timeouts: { request: '0s' } },
+        { matches: [prefix('/backend-timeout')], backendRefs: [{ name: 'slow', port: 8080 }], timeouts: { backendRequest: `${timeoutMs}ms` } },
+        { matches: [prefix('/disable-backend-timeout')], backendRefs: [{ name: 'slow', port: 8080 }], timeouts: { request: '0s', backendRequest: '0s' } },
+      ],
+    }),
+
     // GatewayListenerUnsupportedProtocol: a Gateway with one valid listener and one of an unknown protocol.
     gateway('unknown-protocol', [http('http', 'protocol.example.test'), { name: 'invalid', port: 1111, protocol: 'INVALID' }]),
   );
@@ -359,6 +376,16 @@ describe('GATEWAY-HTTP core scenarios, with real traffic (--upstreams endpoints)
     for (const host of ['specific.but.wrong.com', 'wildcard.io']) expect(await plain(host, '/s5'), host).toBe('404');
     for (const host of ['first.com', 'sub.first.com', 'second.com', 'sub.second.com']) expect(await plain(host), host).toBe('v2');
     for (const host of ['third.com', 'sub.sub.first.com']) expect(await plain(host), host).toBe('404');
+  });
+
+  it('HTTPRouteTimeoutRequest, HTTPRouteTimeoutBackendRequest: a backend slower than the timeout is answered 504; 0s is none', async () => {
+    const slowerThanTimeout = `delay=${timeoutMs * 40}`;
+    const longerThanTimeout = `delay=${timeoutMs + 500}`;
+    for (const kind of ['request', 'backend']) {
+      expect(await plain('types.example.test', `/${kind}-timeout`), kind).toBe('slow');
+      expect(await plain('types.example.test', `/${kind}-timeout?${slowerThanTimeout}`), kind).toBe('504');
+      expect(await plain('types.example.test', `/disable-${kind}-timeout?${longerThanTimeout}`), kind).toBe('slow');
+    }
   });
 
   it('GatewayListenerUnsupportedProtocol: the unknown protocol is UnsupportedProtocol; the Gateway is Accepted with ListenersNotValid', async () => {

@@ -511,3 +511,17 @@ export async function startHeaderBackend(name: string): Promise<CountingPeer> {
   );
   return { ...peer, requestCount: () => count };
 }
+
+/**
+ * An echo backend that waits `?delay=<milliseconds>` before it answers (the HTTPRoute timeout
+ * scenarios); a request the proxy gives up on is dropped without an answer.
+ */
+export async function startDelayedBackend(name: string, host?: string): Promise<Peer> {
+  const echo = echoHandler(name);
+  const server = http.createServer((request, response) => {
+    const delay = Number(new URL(request.url ?? '/', 'http://backend').searchParams.get('delay') ?? 0);
+    const timer = setTimeout(() => echo(request, response), delay);
+    response.once('close', () => clearTimeout(timer));
+  });
+  return listenOnLoopback(server, host);
+}

@@ -1,5 +1,5 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Location, Proxy } from '../../model/nginx.js';
+import type { Location, Proxy, ProxyTuning } from '../../model/nginx.js';
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../allowlist.js';
@@ -14,6 +14,7 @@ import type { ObjectRef } from '../secrets.js';
 import { upstreamName } from '../upstream-names.js';
 import { condition } from './conditions.js';
 import { anyHostname } from './hostnames.js';
+import { ruleTimeouts } from './http-timeouts.js';
 import type { Listener } from './listeners.js';
 import { attachRoute, resolveBackendRefs, routeHostnames, type AttachContext, type RouteBackends, type RouteContext } from './routes.js';
 import type { HttpRouteRule, HttpRouteSpec } from './schemas.js';
@@ -60,6 +61,7 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     const resolved = rules.map((rule, index) => resolveBackendRefs(object, rule.backendRefs ?? [], ['spec', 'rules', index], ctx));
     const unsupported: string[] = [];
     const targets = rules.map((rule, index) => ruleTarget(object, rule, index, resolved[index] as RouteBackends, ctx, unsupported));
+    const timed = targets.map((target, index) => withTimeouts(target, ruleTimeouts(object, rules[index] as HttpRouteRule, index, ctx.report)));
     const paths = rules.map((rule, index) => rulePaths(object, rule, index, ctx.report, unsupported));
     const outcomes = attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx);
     if (outcomes.length === 0) continue;
@@ -76,7 +78,7 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
       if (attachment.https && attachment.certificate && host !== '') {
         tls.push({ ingress: object, field: attachment.field, host, secret: attachment.certificate });
       }
-      claims.push(...ruleClaims(object, paths, targets, host, attachment));
+      claims.push(...ruleClaims(object, paths, timed, host, attachment));
     }
   }
   return {
@@ -160,6 +162,11 @@ function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, ba
   };
   if (members.length === 0) return { status: 500 };
   return { proxy: proxyTo(weighted), backend: weighted };
+}
+
+/** A proxying target with the rule's `timeouts` (http-timeouts.ts); the others have nothing to time. */
+function withTimeouts(target: RuleTarget, tuning: ProxyTuning | undefined): RuleTarget {
+  return tuning !== undefined && 'proxy' in target ? { ...target, proxy: { ...target.proxy, tuning } } : target;
 }
 
 /** The claim's fields for a target: a proxy, a status to answer, or a redirect (a behaviour of its own). */
