@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { specialAddress } from '../../src/translate/addresses.js';
 import type { CliRun } from '../support/cli.js';
-import { httpGet, httpsGet, parseEcho, startDelayedBackend, startHttpBackend, type HttpResponse, type Peer } from '../support/peers.js';
+import { httpGet, httpsGet, parseEcho, startDelayedBackend, startHttpBackend, startHttpsBackend, type HttpResponse, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';
 import { cleanUp, configMapManifest, createTarget, documents, fingerprint, renderInto, settle, startPeer, startTarget, temporaryDir, type Target } from './harness.js';
 
@@ -28,7 +28,7 @@ let target: Target;
 let rendered: CliRun;
 let ca: CertificateAuthority;
 let grantedCert: CertificateFiles;
-let backends: Record<'v1' | 'v2' | 'v3' | 'web' | 'slow', Peer>;
+let backends: Record<'v1' | 'v2' | 'v3' | 'web' | 'slow' | 'secure', Peer>;
 let address: string;
 
 /** A non-loopback address of this machine: EndpointSlices never name the loopback. */
@@ -67,6 +67,15 @@ function grant(namespace: string, name: string, from: Record<string, string>, to
   return stringify({ apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name, namespace }, spec: { from: [from], to: [to] } });
 }
 
+function backendTlsPolicy(service: string, caConfigMap: string, hostname: string): string {
+  return stringify({
+    apiVersion: gatewayApi,
+    kind: 'BackendTLSPolicy',
+    metadata: { name: service, namespace: 'infra' },
+    spec: { targetRefs: [{ group: '', kind: 'Service', name: service }], validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: caConfigMap }], hostname } },
+  });
+}
+
 const toV = (name: 'v1' | 'v2' | 'v3', more: Record<string, unknown> = {}) => ({ name, port: 8080, ...more });
 const exact = (value: string) => ({ path: { type: 'Exact', value } });
 const prefix = (value: string) => ({ path: { type: 'PathPrefix', value } });
@@ -79,12 +88,14 @@ beforeAll(async () => {
   const dir = await temporaryDir();
   ca = await createCa(dir, 'HTTPRoute scenarios CA');
   grantedCert = await issueCertificate(ca, { commonName: '*.granted.example.test', sans: ['*.granted.example.test'] });
+  const backendCert = await issueCertificate(ca, { commonName: 'backend.example.test', sans: ['backend.example.test'] });
   backends = await settle({
     v1: startPeer(startHttpBackend('v1', address)),
     v2: startPeer(startHttpBackend('v2', address)),
     v3: startPeer(startHttpBackend('v3', address)),
     web: startPeer(startHttpBackend('web', address)),
     slow: startPeer(startDelayedBackend('slow', address)),
+    secure: startPeer(startHttpsBackend({ name: 'secure', cert: backendCert.certPem, key: backendCert.keyPem, host: address })),
   });
   target = await createTarget();
   const http = (name: string, hostname: string, more: Record<string, unknown> = {}) => ({
@@ -241,6 +252,22 @@ beforeAll(async () => {
       ],
     }),
 
+    // BackendTLSPolicy (extended) on HTTPRoute backends: TLS to the backend, verified against the
+    // policy's CA and hostname (sent as SNI); a name the certificate does not have fails (502); a
+    // policy without a usable CA answers 500, never plaintext.
+    service('infra', 'secure', backends.secure),
+    service('infra', 'secure-wrong-name', backends.secure),
+    service('infra', 'secure-no-ca', backends.secure),
+    configMapManifest('infra', 'backend-ca', { 'ca.crt': ca.certPem }),
+    backendTlsPolicy('secure', 'backend-ca', 'backend.example.test'),
+    backendTlsPolicy('secure-wrong-name', 'backend-ca', 'other.example.test'),
+    backendTlsPolicy('secure-no-ca', 'missing-ca', 'backend.example.test'),
+    httpRoute('infra', 'backend-tls', {
+      parentRefs: [parent('same')],
+      hostnames: ['types.example.test'],
+      rules: ['secure', 'secure-wrong-name', 'secure-no-ca'].map((name) => ({ matches: [prefix(`/${name}`)], backendRefs: [{ name, port: 8080 }] })),
+    }),
+
     // GatewayListenerUnsupportedProtocol: a Gateway with one valid listener and one of an unknown protocol.
     gateway('unknown-protocol', [http('http', 'protocol.example.test'), { name: 'invalid', port: 1111, protocol: 'INVALID' }]),
   );
@@ -386,6 +413,18 @@ describe('GATEWAY-HTTP core scenarios, with real traffic (--upstreams endpoints)
       expect(await plain('types.example.test', `/${kind}-timeout?${slowerThanTimeout}`), kind).toBe('504');
       expect(await plain('types.example.test', `/disable-${kind}-timeout?${longerThanTimeout}`), kind).toBe('slow');
     }
+  });
+
+  it('BackendTLSPolicy on HTTPRoute backends: verified TLS with the policy hostname as SNI; a wrong name 502; no CA 500', async () => {
+    const response = await httpGet({ port: target.httpPort, host: 'types.example.test', path: '/secure' });
+    expect(response.status).toBe(200);
+    expect(parseEcho(response.body)).toMatchObject({ backend: 'secure', servername: 'backend.example.test' });
+    expect(await plain('types.example.test', '/secure-wrong-name')).toBe('502');
+    expect(await plain('types.example.test', '/secure-no-ca')).toBe('500');
+    const report = JSON.parse(rendered.stdout) as { status: Record<string, { ancestors?: { ancestorRef: { name: string }; conditions: Conditions }[] }> };
+    const policy = (name: string) => report.status[`BackendTLSPolicy/infra/${name}`]?.ancestors?.map((a) => ({ gateway: a.ancestorRef.name, ...summary(a.conditions) }));
+    expect(policy('secure')).toEqual([{ gateway: 'same', Accepted: 'True/Accepted', ResolvedRefs: 'True/ResolvedRefs' }]);
+    expect(policy('secure-no-ca')).toEqual([{ gateway: 'same', Accepted: 'False/NoValidCACertificate', ResolvedRefs: 'False/InvalidCACertificateRef' }]);
   });
 
   it('GatewayListenerUnsupportedProtocol: the unknown protocol is UnsupportedProtocol; the Gateway is Accepted with ListenersNotValid', async () => {

@@ -245,6 +245,8 @@ export function startHttpsBackend(options: {
   requestClientCert?: boolean;
   /** E.g. `TLSv1.3`: a backend that speaks nothing older. */
   minVersion?: tls.SecureVersion;
+  /** Where to listen; loopback unless given. */
+  host?: string;
 }): Promise<Peer> {
   const requestClientCert = options.requestClientCert ?? false;
   if (requestClientCert && options.ca === undefined) {
@@ -261,7 +263,7 @@ export function startHttpsBackend(options: {
     },
     echoHandler(options.name),
   );
-  return listenOnLoopback(server);
+  return listenOnLoopback(server, options.host);
 }
 
 /** Raw TLS backend: greets with `hello from <name> sni=<servername>\n`, then echoes. */
