@@ -144,6 +144,11 @@ beforeAll(async () => {
     httpRoute('infra', 'shared', { parentRefs: [parent('first'), parent('second')], rules: [{ matches: [prefix('/shared')], backendRefs: [toV('v1')] }] }),
     httpRoute('infra', 'first-only', { parentRefs: [parent('first')], rules: [{ matches: [prefix('/')], backendRefs: [toV('v2')] }] }),
     httpRoute('infra', 'second-only', { parentRefs: [parent('second')], rules: [{ matches: [prefix('/')], backendRefs: [toV('v3')] }] }),
+    // HTTP listeners of two Gateways on one port and host name are served as one.
+    gateway('merged-a', [http('http', 'merged.example.test')]),
+    gateway('merged-b', [http('http', 'merged.example.test')]),
+    httpRoute('infra', 'on-merged-a', { parentRefs: [parent('merged-a')], rules: [{ matches: [prefix('/a')], backendRefs: [toV('v1')] }] }),
+    httpRoute('infra', 'on-merged-b', { parentRefs: [parent('merged-b')], rules: [{ matches: [prefix('/b')], backendRefs: [toV('v2')] }] }),
 
     // HTTPRouteInvalidReferenceGrant: grants that each get one field wrong grant nothing.
     gateway('grants', [http('http', 'grants.example.test')]),
@@ -336,6 +341,9 @@ describe('GATEWAY-HTTP core scenarios, with real traffic (--upstreams endpoints)
     expect(await plain('first.example.test', '/')).toBe('v2');
     expect(await plain('second.example.test', '/shared')).toBe('v1');
     expect(await plain('second.example.test', '/')).toBe('v3');
+    for (const gateway of ['merged-a', 'merged-b']) expect(gatewayStatus(gateway).listeners['http'], gateway).toMatchObject({ Conflicted: 'False/NoConflicts', Programmed: 'True/Programmed' });
+    expect(await plain('merged.example.test', '/a')).toBe('v1');
+    expect(await plain('merged.example.test', '/b')).toBe('v2');
   });
 
   it('HTTPRouteInvalidReferenceGrant: grants with one field wrong grant nothing (RefNotPermitted, 500)', async () => {
