@@ -10,7 +10,7 @@
 // conditions it asks for (`metav1.Condition{Type, Status, Reason}`), and whether it waits for its
 // Gateways and Routes to be accepted (`…MustBeAccepted`). Then:
 // - every Gateway of the test (its own manifests, and the base Gateways it names) that the suite waits
-//   for is Accepted and Programmed, unless the test expects a Gateway condition to be False;
+//   for is Accepted and Programmed, unless the test expects a Gateway or listener condition to be False;
 // - when the test waits for its routes, every route of its manifests is Accepted on each of our parents,
 //   unless it expects a route to be refused;
 // - every condition the test asks for is on some object of its kind (route parent, Gateway, listener,
@@ -49,7 +49,6 @@ const builtFeatures = new Set([
   'HTTPRouteRequestTimeout',
   'HTTPRouteBackendTimeout',
   'HTTPRouteParentRefPort',
-  'GatewayPort8080',
 ]);
 /** Families of tests listed at all (the others are other route kinds). */
 const families = /^(Gateway|HTTPRoute|TLSRoute|BackendTLSPolicy)/;
@@ -86,7 +85,7 @@ function constant(text, kind) {
 /** The conditions a test asks for: type, status and (unless "any reason") reason, with the object kind. */
 function expectedConditions(body) {
   const expected = [];
-  for (const block of body.matchAll(/Condition\{([^{}]*)\}/g)) {
+  for (const block of body.matchAll(/\{\s*(Type:[^{}]*)\}/g)) {
     const field = (name) => new RegExp(`${name}:\\s*([^,\\n]+)`).exec(block[1])?.[1];
     const type = field('Type') && constant(field('Type'), 'Condition');
     const status = /Condition(True|False|Unknown)/.exec(field('Status') ?? '')?.[1];
@@ -152,7 +151,7 @@ function judge(test, report, testObjects) {
   const expected = expectedConditions(test.body);
   const waitsForAcceptance = /MustBeAccepted\(/.test(test.body);
 
-  const gatewayFalse = expected.some((e) => e.scope === 'gateway' && e.status === 'False');
+  const gatewayFalse = expected.some((e) => (e.scope === 'gateway' || e.scope === 'listener') && e.status === 'False');
   if (!gatewayFalse) {
     for (const gateway of gateways.filter((g) => !g.skipReadiness)) {
       const conditions = status[`Gateway/${gateway.namespace}/${gateway.name}`]?.conditions ?? [];
