@@ -14,7 +14,9 @@
 // - when the test waits for its routes, every route of its manifests is Accepted on each of our parents,
 //   unless it expects a route to be refused;
 // - every condition the test asks for is on some object of its kind (route parent, Gateway, listener,
-//   policy ancestor) of the test.
+//   policy ancestor) of the test;
+// - where the test waits for its namespaces (NamespacesMustBeReady), and for the suite's setup, every
+//   Gateway there that is not marked to be skipped is Programmed.
 // Traffic is not sent (the suite's backends are Deployments); the traffic tests of the project do that.
 // Secrets the suite creates at run time are not in the manifests: render takes them for Secrets the
 // cluster provides (a stand-in certificate), so listeners that name them are programmed.
@@ -45,6 +47,11 @@ const builtFeatures = new Set([
   'ReferenceGrant',
   'BackendTLSPolicy',
   'HTTPRouteSchemeRedirect',
+  'HTTPRoute303RedirectStatusCode',
+  'HTTPRoute307RedirectStatusCode',
+  'HTTPRoute308RedirectStatusCode',
+  'TLSRouteModeTerminate',
+  'TLSRouteModeMixed',
   'HTTPRoutePortRedirect',
   'HTTPRouteRequestTimeout',
   'HTTPRouteBackendTimeout',
@@ -140,8 +147,18 @@ function render(manifests) {
 const conditionText = (c) => `${c.type}=${c.status}${c.reason ? `/${c.reason}` : ''}`;
 const matches = (want) => (c) => c.type === want.type && c.status === want.status && (want.reason === undefined || c.reason === want.reason);
 
+/** What the suite's NamespacesMustBeReady waits for: every Gateway not marked to be skipped is Programmed. */
+function readiness(report, objects) {
+  return objects
+    .filter((o) => o.kind === 'Gateway' && !o.skipReadiness)
+    .filter((o) => !(report.status?.[`Gateway/${o.namespace}/${o.name}`]?.conditions ?? []).some((c) => c.type === 'Programmed' && c.status === 'True'))
+    .map((o) => `namespace not ready: Gateway ${o.name} is not Programmed`);
+}
+
 function judge(test, report, testObjects) {
   const problems = [];
+  // The class is chosen by --gateway-class; nothing is written to the GatewayClass.
+  if (test.name.startsWith('GatewayClass')) problems.push('GatewayClass status is not written');
   const status = report.status ?? {};
   const named = new Set([...test.body.matchAll(/Name:\s*"([^"]+)"/g)].map((m) => m[1]));
   const baseGateways = objectsOf(base).filter((o) => o.kind === 'Gateway' && named.has(o.name));
@@ -178,6 +195,7 @@ function judge(test, report, testObjects) {
     policy: policies.flatMap((p) => (status[`BackendTLSPolicy/${p.namespace}/${p.name}`]?.ancestors ?? []).flatMap((a) => a.conditions)),
   };
   pools.any = [...pools.route, ...pools.gateway, ...pools.listener, ...pools.policy];
+  if (/NamespacesMustBeReady\(/.test(test.body)) problems.push(...readiness(report, [...objectsOf(base), ...testObjects]));
   for (const want of expected) {
     if (!pools[want.scope].some(matches(want))) problems.push(`no ${want.scope} with ${conditionText(want)}`);
   }
@@ -188,10 +206,15 @@ function judge(test, report, testObjects) {
 
 const files = readdirSync(testsDir).filter((f) => f.endsWith('.go') && !f.endsWith('_test.go') && f !== 'main.go').sort();
 const rows = [];
+// The suite's setup: the base manifests alone, and every namespace ready.
+const setup = render([]);
+const setupProblems = setup.error ? [setup.error] : readiness(setup.report, objectsOf(base));
+rows.push({ test: '(setup: base manifests, namespaces ready)', features: [], missing: [], verdict: setupProblems.length === 0 ? 'pass' : 'fail', problems: setupProblems });
 for (const file of files) {
   for (const test of testsOf(readFileSync(path.join(testsDir, file), 'utf8'))) {
     if (!families.test(test.name)) continue;
-    const missing = test.features.filter((f) => !builtFeatures.has(f));
+    // `…NotSupported` tests are for implementations without the feature they name, which we have.
+    const missing = test.name.endsWith('NotSupported') ? ['(for implementations without it)'] : test.features.filter((f) => !builtFeatures.has(f));
     const row = { test: test.name, features: test.features, missing };
     rows.push(row);
     if (missing.length > 0 && !renderAll) {
