@@ -130,6 +130,7 @@ const help: Readonly<Record<string, string>> = {
   'backend-weighted-by-name': 'A backend nginx resolves by name cannot be one of several weighted backends; its share is closed (TLSRoute) or answered 500 (HTTPRoute).',
   'httproute-match-unsupported': 'An HTTPRoute match uses what this version cannot serve yet (headers, query parameters, method, RegularExpression); that match is not served (PartiallyInvalid).',
   'httproute-filter-unsupported': 'An HTTPRoute rule has a filter this version does not implement yet; the rule answers 500 rather than serve without it (PartiallyInvalid).',
+  'httproute-timeout-invalid': 'An HTTPRoute rule has timeouts that are not durations, or a backendRequest longer than request; the rule keeps the default timeouts.',
   'backend-tls-mixed': 'The backends of a route differ in backend TLS; connections through Terminate listeners are closed.',
   'backend-tls-policy-invalid': 'The BackendTLSPolicy does not validate; connections to its targets are closed, never sent in plain.',
   'backend-tls-policy-unusable': 'The BackendTLSPolicy cannot be applied; connections to its targets are closed, never sent in plain.',

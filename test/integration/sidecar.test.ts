@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { FakeApiServer } from '../support/fake-apiserver.js';
+import { FakeApiServer, type JsonObject } from '../support/fake-apiserver.js';
 import { httpGet, httpsGet, parseEcho, startHttpBackend, startTlsBackend, tlsProbe, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, type CertificateAuthority } from '../support/pki.js';
 import { eventually, ingress, namespace, service, settled, startSidecar, stopAllSidecars, tlsSecret, writeGatedNginx, type RunningSidecar } from '../support/sidecar.js';
@@ -253,6 +253,48 @@ describe('HTTPRoute', () => {
     expect(status?.parents?.[0]?.conditions.map((c) => `${c.type}=${c.status}`)).toEqual(['Accepted=True', 'ResolvedRefs=True']);
     api.delete(route);
     expect(await eventually(() => served(sidecar, 'routed.example.test'), (b) => b !== 'routed')).toBe('status 404');
+    await sidecar.stop();
+  });
+
+  it('HTTPRouteObservedGenerationBump, GatewayObservedGenerationBump, GatewayModifyListeners: every condition names the generation it was computed from', async () => {
+    const [first, second] = await Promise.all([backend('first'), backend('second')]);
+    api.create(service('web', 'first', first));
+    api.create(service('web', 'second', second));
+    const sidecar = await startSidecar({ api, kubeconfig });
+    const gatewayRef = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', namespace: 'web', name: 'bump' };
+    const gatewaySpec = (listeners: JsonObject[]): JsonObject => ({ gatewayClassName: 'ingress2nginx', listeners });
+    const httpListener: JsonObject = { name: 'http', port: sidecar.httpPort, protocol: 'HTTP' };
+    api.create({ apiVersion: gatewayRef.apiVersion, kind: gatewayRef.kind, metadata: { name: gatewayRef.name, namespace: 'web' }, spec: gatewaySpec([httpListener]) });
+    const routeRef = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', namespace: 'web', name: 'bump' };
+    const routeSpec = (service: string, port: number) => ({ parentRefs: [{ name: 'bump' }], hostnames: ['bump.example.test'], rules: [{ backendRefs: [{ name: service, port }] }] });
+    api.create({ apiVersion: routeRef.apiVersion, kind: routeRef.kind, metadata: { name: routeRef.name, namespace: 'web' }, spec: routeSpec('first', first.port) });
+
+    type Conditions = readonly { type: string; observedGeneration: number }[];
+    /** The object's generation and the observedGeneration of every condition in its status. */
+    const generations = (ref: typeof routeRef) => {
+      const object = api.get(ref) as unknown as { metadata: { generation: number }; status?: { parents?: { conditions: Conditions }[]; conditions?: Conditions; listeners?: { conditions: Conditions }[] } };
+      const status = object.status ?? {};
+      const conditions = [...(status.conditions ?? []), ...(status.parents ?? []).flatMap((p) => p.conditions), ...(status.listeners ?? []).flatMap((l) => l.conditions)];
+      return { generation: object.metadata.generation, observed: [...new Set(conditions.map((c) => c.observedGeneration))] };
+    };
+    const current = (g: ReturnType<typeof generations>) => g.observed.length === 1 && g.observed[0] === g.generation;
+
+    expect(await eventually(() => served(sidecar, 'bump.example.test'), (b) => b === 'first')).toBe('first');
+    expect(await eventually(() => generations(routeRef), current)).toEqual({ generation: 1, observed: [1] });
+    expect(await eventually(() => generations(gatewayRef), current)).toEqual({ generation: 1, observed: [1] });
+
+    const route = api.get(routeRef) as { metadata: JsonObject };
+    api.update({ apiVersion: routeRef.apiVersion, kind: routeRef.kind, metadata: route.metadata, spec: routeSpec('second', second.port) });
+    const gateway = api.get(gatewayRef) as { metadata: JsonObject };
+    const extra: JsonObject = { name: 'extra', port: sidecar.httpPort, protocol: 'HTTP', hostname: 'extra.example.test' };
+    api.update({ apiVersion: gatewayRef.apiVersion, kind: gatewayRef.kind, metadata: gateway.metadata, spec: gatewaySpec([httpListener, extra]) });
+
+    expect(await eventually(() => served(sidecar, 'bump.example.test'), (b) => b === 'second')).toBe('second');
+    expect(await eventually(() => generations(routeRef), current)).toEqual({ generation: 2, observed: [2] });
+    expect(await eventually(() => generations(gatewayRef), current)).toEqual({ generation: 2, observed: [2] });
+    // GatewayModifyListeners: the listener added is in the status, programmed.
+    const listeners = (api.get(gatewayRef) as unknown as { status: { listeners: { name: string; conditions: { type: string; status: string }[] }[] } }).status.listeners;
+    expect(listeners.map((l) => `${l.name} ${l.conditions.find((c) => c.type === 'Programmed')?.status}`)).toEqual(['http True', 'extra True']);
     await sidecar.stop();
   });
 });

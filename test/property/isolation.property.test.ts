@@ -20,7 +20,9 @@ import { daysFromTestNow, testTranslateOptions } from '../support/options.js';
  * - no marker text from any input reaches nginx.conf or a file name (no injection);
  * - no resource takes a host name from an older claim (no hijack), and a terminated name under a
  *   wildcard claim stays terminated;
- * - an Ingress about which nothing is reported is served as written.
+ * - an Ingress about which nothing is reported is served as written;
+ * - with first-namespace-owns-host, every location of a host (Ingress or HTTPRoute) is of the namespace
+ *   of the oldest resource that asks for the host.
  * `I2N_PROPERTY_RUNS` sets the number of cases (`npm run test:property` runs many more).
  */
 
@@ -151,9 +153,23 @@ interface RouteCase {
   readonly service: (typeof services)[number];
 }
 
+/** An HTTPRoute on the HTTP listener: host names and path prefixes, some hostile; timeouts, some invalid. */
+interface HttpRouteCase {
+  readonly namespace: (typeof namespaces)[number];
+  readonly created: string;
+  readonly hostnames: readonly string[];
+  readonly paths: readonly string[];
+  readonly service: (typeof services)[number];
+  readonly timeout?: string;
+}
+
+/** Paths no HTTPRoute may serve: they must be refused, and must not take anything with them. */
+const hostileRoutePaths = [`/${marker}"`, `/a;${marker}`, `/${marker} {`];
+
 interface World {
   readonly ingresses: readonly IngressCase[];
   readonly routes: readonly RouteCase[];
+  readonly httpRoutes: readonly HttpRouteCase[];
   readonly externalName: string;
   readonly controller?: Readonly<Record<string, string>>;
 }
@@ -181,10 +197,25 @@ const routeCase: fc.Arbitrary<RouteCase> = fc.record({
   service: fc.constantFrom(...services),
 });
 
+const httpRouteCase: fc.Arbitrary<HttpRouteCase> = fc.record(
+  {
+    namespace: fc.constantFrom(...namespaces),
+    created: fc.constantFrom(...timestamps),
+    hostnames: fc
+      .tuple(fc.subarray([...hosts].filter((h) => h !== 'default' && h !== 'include'), { minLength: 1, maxLength: 2 }), fc.option(fc.constantFrom(...hostileHosts), { freq: 6 }))
+      .map(([valid, hostile]) => (hostile === null ? valid : [...valid, hostile])),
+    paths: fc.subarray(['/', '/api', ...hostileRoutePaths], { minLength: 1, maxLength: 2 }),
+    service: fc.constantFrom(...services),
+    timeout: fc.constantFrom('5s', '500ms', '0s', `1s;${marker}`, '1d'),
+  },
+  { requiredKeys: ['namespace', 'created', 'hostnames', 'paths', 'service'] },
+);
+
 const world: fc.Arbitrary<World> = fc.record(
   {
     ingresses: fc.array(ingressCase, { minLength: 1, maxLength: 8 }),
     routes: fc.array(routeCase, { maxLength: 3 }),
+    httpRoutes: fc.array(httpRouteCase, { maxLength: 4 }),
     externalName: fc.constantFrom(...externalNames),
     controller: fc.record(
       {
@@ -212,7 +243,7 @@ const world: fc.Arbitrary<World> = fc.record(
       { requiredKeys: [] },
     ),
   },
-  { requiredKeys: ['ingresses', 'routes', 'externalName'] },
+  { requiredKeys: ['ingresses', 'routes', 'httpRoutes', 'externalName'] },
 );
 
 const options: TranslateOptions = testTranslateOptions({ resolvers: ['127.0.0.1:9'], runDir });
@@ -293,7 +324,21 @@ function toObjects(w: World): SourceObject[] {
     );
     objects.push({ ...base, metadata: { ...base.metadata, annotations } });
   });
-  objects.push(gateway('infra', 'gw', [passthrough('tls', 443, undefined, { allowedRoutes: { namespaces: { from: 'All' } } })]));
+  objects.push(
+    gateway('infra', 'gw', [
+      passthrough('tls', 443, undefined, { allowedRoutes: { namespaces: { from: 'All' } } }),
+      { name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
+    ]),
+  );
+  w.httpRoutes.forEach((r, index) => {
+    const rules = r.paths.map((value) => ({
+      matches: [{ path: { type: 'PathPrefix', value } }],
+      backendRefs: [{ name: r.service, port: 80 }],
+      ...(r.timeout !== undefined && { timeouts: { request: r.timeout } }),
+    }));
+    const spec = { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'http' }], hostnames: [...r.hostnames], rules };
+    objects.push(object('gateway.networking.k8s.io/v1', 'HTTPRoute', r.namespace, `http-${index}`, { spec }, { creationTimestamp: r.created }));
+  });
   w.routes.forEach((r, index) => {
     objects.push(tlsRoute(r.namespace, `route-${index}`, { hostnames: [...r.hostnames], backendRefs: [{ name: r.service, port: 443 }] }, { creationTimestamp: r.created }));
   });
@@ -373,7 +418,13 @@ function checkOwnership(w: World, model: NginxConfig, diagnostics: readonly Diag
   w.routes.forEach((r, index) => {
     for (const host of r.hostnames) add(host, { id: `TLSRoute ${r.namespace}/route-${index}`, created: r.created, kind: 'route', namespace: r.namespace });
   });
+  // An HTTPRoute with a path it may serve asks for its host names as a plain Ingress rule does.
+  w.httpRoutes.forEach((r, index) => {
+    if (!r.paths.some((path) => !hostileRoutePaths.includes(path))) return;
+    for (const host of r.hostnames) add(host, { id: `HTTPRoute ${r.namespace}/http-${index}`, created: r.created, kind: 'plain', namespace: r.namespace });
+  });
   const owned = w.controller?.['first-namespace-owns-host'] === 'true';
+  if (owned) checkOwnedLocations(model, claimants);
   for (const [host, list] of claimants) {
     if (!(exactHosts as readonly string[]).includes(host)) continue;
     const holder = expectedHolder(list, owned);
@@ -382,6 +433,24 @@ function checkOwnership(w: World, model: NginxConfig, diagnostics: readonly Diag
     const message = `${host}: must be held by ${holder}, is served by ${servedBy}`;
     if (holder === 'terminating' || holder.startsWith('Ingress ')) expect(servedBy, message).toBe(holder);
     else expect(servedBy.startsWith(`${holder} `), message).toBe(true);
+  }
+}
+
+/**
+ * first-namespace-owns-host: every location of an exact host name, from an Ingress or an HTTPRoute, is
+ * of the namespace of the oldest resource that asks for the name, whatever its kind.
+ */
+function checkOwnedLocations(model: NginxConfig, claimants: ReadonlyMap<string, readonly Claimant[]>): void {
+  for (const server of model.http.virtualHosts) {
+    const list = claimants.get(server.serverName);
+    if (!list || !(exactHosts as readonly string[]).includes(server.serverName)) continue;
+    const owner = [...list].sort(age)[0]!;
+    for (const location of server.locations) {
+      const resource = location.origin?.claim.claimant.resource;
+      if (!resource || (resource.kind !== 'Ingress' && resource.kind !== 'HTTPRoute')) continue;
+      const message = `${server.serverName}${location.path}: served by ${resource.kind} ${resource.namespace}/${resource.name}, the host belongs to ${owner.id}`;
+      expect(resource.namespace, message).toBe(owner.namespace);
+    }
   }
 }
 

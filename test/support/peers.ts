@@ -245,6 +245,8 @@ export function startHttpsBackend(options: {
   requestClientCert?: boolean;
   /** E.g. `TLSv1.3`: a backend that speaks nothing older. */
   minVersion?: tls.SecureVersion;
+  /** Where to listen; loopback unless given. */
+  host?: string;
 }): Promise<Peer> {
   const requestClientCert = options.requestClientCert ?? false;
   if (requestClientCert && options.ca === undefined) {
@@ -261,7 +263,7 @@ export function startHttpsBackend(options: {
     },
     echoHandler(options.name),
   );
-  return listenOnLoopback(server);
+  return listenOnLoopback(server, options.host);
 }
 
 /** Raw TLS backend: greets with `hello from <name> sni=<servername>\n`, then echoes. */
@@ -510,4 +512,18 @@ export async function startHeaderBackend(name: string): Promise<CountingPeer> {
     }),
   );
   return { ...peer, requestCount: () => count };
+}
+
+/**
+ * An echo backend that waits `?delay=<milliseconds>` before it answers (the HTTPRoute timeout
+ * scenarios); a request the proxy gives up on is dropped without an answer.
+ */
+export async function startDelayedBackend(name: string, host?: string): Promise<Peer> {
+  const echo = echoHandler(name);
+  const server = http.createServer((request, response) => {
+    const delay = Number(new URL(request.url ?? '/', 'http://backend').searchParams.get('delay') ?? 0);
+    const timer = setTimeout(() => echo(request, response), delay);
+    response.once('close', () => clearTimeout(timer));
+  });
+  return listenOnLoopback(server, host);
 }

@@ -1,5 +1,5 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Location, Proxy } from '../../model/nginx.js';
+import type { Location, Proxy, ProxyTuning } from '../../model/nginx.js';
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../allowlist.js';
@@ -14,6 +14,11 @@ import type { ObjectRef } from '../secrets.js';
 import { upstreamName } from '../upstream-names.js';
 import { condition } from './conditions.js';
 import { anyHostname } from './hostnames.js';
+import { carryingGateways, proxyOverTls, securedBackends, type SecuredBackends } from './http-backend-tls.js';
+import { ruleTimeouts } from './http-timeouts.js';
+import type { BackendTlsPlan } from './plan.js';
+import type { BackendTlsPolicies } from './policies.js';
+import type { OnceReporter } from './traffic.js';
 import type { Listener } from './listeners.js';
 import { attachRoute, resolveBackendRefs, routeHostnames, type AttachContext, type RouteBackends, type RouteContext } from './routes.js';
 import type { HttpRouteRule, HttpRouteSpec } from './schemas.js';
@@ -33,6 +38,9 @@ export interface HttpRouteClaims {
 export interface HttpRouteContext extends RouteContext, AttachContext {
   /** nginx's run directory: the server that answers the share of unresolved backends with 500 listens there. */
   readonly runDir: string;
+  /** BackendTLSPolicies, shared with the TLSRoute Terminate backends (statuses, conflicts). */
+  readonly policies: BackendTlsPolicies;
+  readonly once: OnceReporter;
 }
 
 /** What a rule's requests go to: a proxy, or a status when nothing can serve them. */
@@ -58,10 +66,14 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     const object = route.object;
     const rules = route.spec.rules?.length ? route.spec.rules : [{}];
     const resolved = rules.map((rule, index) => resolveBackendRefs(object, rule.backendRefs ?? [], ['spec', 'rules', index], ctx));
-    const unsupported: string[] = [];
-    const targets = rules.map((rule, index) => ruleTarget(object, rule, index, resolved[index] as RouteBackends, ctx, unsupported));
-    const paths = rules.map((rule, index) => rulePaths(object, rule, index, ctx.report, unsupported));
     const outcomes = attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx);
+    const secured = resolved.map((backends) => securedBackends(object, backends, carryingGateways(outcomes), ctx.policies, ctx.once));
+    const unsupported: string[] = [];
+    const targets = rules.map((rule, index) => ruleTarget(object, rule, index, (secured[index] as SecuredBackends).backends, ctx, unsupported));
+    const timed = targets.map((target, index) =>
+      withTimeouts(withBackendTls(object, target, index, (secured[index] as SecuredBackends).tls, ctx), ruleTimeouts(object, rules[index] as HttpRouteRule, index, ctx.report)),
+    );
+    const paths = rules.map((rule, index) => rulePaths(object, rule, index, ctx.report, unsupported));
     if (outcomes.length === 0) continue;
     const partial = unsupported.length > 0 ? [condition('PartiallyInvalid', 'True', 'UnsupportedValue', unsupported.join('; '))] : [];
     statuses.push({
@@ -76,7 +88,7 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
       if (attachment.https && attachment.certificate && host !== '') {
         tls.push({ ingress: object, field: attachment.field, host, secret: attachment.certificate });
       }
-      claims.push(...ruleClaims(object, paths, targets, host, attachment));
+      claims.push(...ruleClaims(object, paths, timed, host, attachment));
     }
   }
   return {
@@ -160,6 +172,25 @@ function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, ba
   };
   if (members.length === 0) return { status: 500 };
   return { proxy: proxyTo(weighted), backend: weighted };
+}
+
+/** A proxying target over TLS when a BackendTLSPolicy applies (http-backend-tls.ts); 500 when it cannot be. */
+function withBackendTls(object: SourceObject, target: RuleTarget, index: number, tls: BackendTlsPlan | undefined, ctx: HttpRouteContext): RuleTarget {
+  if (tls === undefined || !('proxy' in target)) return target;
+  const proxy = proxyOverTls(target.proxy, target.backend, tls, ctx.runDir);
+  if (proxy) return { ...target, proxy };
+  ctx.once.error(
+    'backend-tls-mixed',
+    object,
+    `rule ${index}: its backends speak TLS (BackendTLSPolicy ${tls.policy}) beside backends that cannot be used, whose share nginx answers from a plain server; the rule's requests are answered 500 until every backend can be used`,
+    ['spec', 'rules', index, 'backendRefs'],
+  );
+  return { status: 500 };
+}
+
+/** A proxying target with the rule's `timeouts` (http-timeouts.ts); the others have nothing to time. */
+function withTimeouts(target: RuleTarget, tuning: ProxyTuning | undefined): RuleTarget {
+  return tuning !== undefined && 'proxy' in target ? { ...target, proxy: { ...target.proxy, tuning } } : target;
 }
 
 /** The claim's fields for a target: a proxy, a status to answer, or a redirect (a behaviour of its own). */

@@ -119,6 +119,8 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     knownGateways: inputs.knownGateways,
     listeners,
     runDir: ctx.runDir ?? '/run/ingress2nginx',
+    policies,
+    once,
   });
   const all = [...listeners.values()].flat();
   // HTTP and HTTPS listeners are the http servers' (settled with the Ingress paths), not the SNI front's.

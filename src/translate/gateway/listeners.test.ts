@@ -321,6 +321,19 @@ describe('HTTP and HTTPS listeners (served by the http servers)', () => {
     expect(plan.ports).toEqual([{ port: 443, routes: [], isolatedHostnames: ['tunnel.example.com'] }]);
   });
 
+  it('serves HTTP listeners of different Gateways on one port and host name as one; inside one Gateway they conflict', () => {
+    const { plan } = runPlan(
+      [
+        gateway('infra', 'one', [{ name: 'web', port: 80, protocol: 'HTTP' }, { name: 'again', port: 80, protocol: 'HTTP' }]),
+        gateway('infra', 'two', [{ name: 'web', port: 80, protocol: 'HTTP' }]),
+      ],
+      ports,
+    );
+    expect(conditions(listenerStatus(plan, 'infra', 'one', 'web').conditions)).toEqual(good);
+    expect(conditions(listenerStatus(plan, 'infra', 'two', 'web').conditions)).toEqual(good);
+    expect(conditions(listenerStatus(plan, 'infra', 'one', 'again').conditions)).toMatchObject({ Conflicted: 'True/HostnameConflict' });
+  });
+
   it('refuses HTTPS without a usable certificate (InvalidCertificateRef) and HTTPS Passthrough (UnsupportedValue)', () => {
     const { plan, diagnostics } = runPlan(
       [

@@ -362,7 +362,7 @@ function namespaceFilter(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index:
 
 /**
  * Listeners of all our Gateways share nginx's ports, so they must be distinct across Gateways: one
- * hostname (or none) per port. The oldest Gateway keeps it (then namespace/name, then listener order);
+ * hostname (or none) per port, except HTTP listeners of different Gateways, which nginx serves as one. The oldest Gateway keeps it (then namespace/name, then listener order);
  * the others are Conflicted and get no traffic. A TLS listener on a port where nginx serves plain HTTP
  * for Ingresses is a ProtocolConflict.
  */
@@ -384,6 +384,9 @@ function settleConflicts(listeners: readonly Listener[], ctx: ListenerContext): 
       owners.set(slot, listener);
       continue;
     }
+    // HTTP listeners of different Gateways share the port and host name: nginx routes their requests by
+    // host and path, and the routes of both are settled there as Ingress paths are (oldest first).
+    if (listener.protocol === 'HTTP' && owner.protocol === 'HTTP' && owner.gateway !== listener.gateway) continue;
     const what = listener.hostname === undefined ? 'no hostname' : `hostname ${listener.hostname}`;
     const owning =
       owner.gateway === listener.gateway

@@ -33,6 +33,7 @@ export function terminateTraffic(
   once: OnceReporter,
 ): Traffic {
   let rejectedWeight = backends.rejectedWeight;
+  const http = route.kind === 'HTTPRoute';
   const groups = new Map<string, { tls?: BackendTlsPlan; members: RouteBackend[] }>();
   for (const backend of backends.resolved) {
     const applied = policies.forBackend(backend, gateway);
@@ -42,7 +43,7 @@ export function terminateTraffic(
       once.error(
         'backend-tls-policy-unusable',
         route,
-        `${backend.backend.description} is targeted by BackendTLSPolicy ${resourceName(applied.policy)}, which is not valid (${applied.problem ?? 'see its diagnostics'}); its share of connections (weight ${backend.weight}) is closed rather than sent in plaintext`,
+        `${backend.backend.description} is targeted by BackendTLSPolicy ${resourceName(applied.policy)}, which is not valid (${applied.problem ?? 'see its diagnostics'}); its share of ${http ? 'requests' : 'connections'} (weight ${backend.weight}) is ${http ? 'answered 500' : 'closed'} rather than sent in plaintext`,
         backend.field,
       );
       continue;
@@ -60,8 +61,8 @@ export function terminateTraffic(
     once.error(
       'backend-tls-mixed',
       route,
-      `the backends of this route differ in backend TLS (${described}); nginx re-encrypts per host name, not per backend, so connections through Terminate listeners are closed; give every backend the same BackendTLSPolicy settings, or none`,
-      ['spec', 'rules', 0, 'backendRefs'],
+      `the backends of this route differ in backend TLS (${described}); nginx re-encrypts per ${http ? 'location' : 'host name'}, not per backend, so ${http ? "the rule's requests are answered 500" : 'connections through Terminate listeners are closed'}; give every backend the same BackendTLSPolicy settings, or none`,
+      backends.resolved[0]?.field.slice(0, -1) ?? ['spec', 'rules', 0, 'backendRefs'],
     );
     const all = [...groups.values()].flatMap((g) => g.members).reduce((sum, m) => sum + m.weight, 0);
     return { backends: [], rejectedWeight: rejectedWeight + all };
