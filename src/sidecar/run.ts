@@ -170,7 +170,10 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     upstreams: options.upstreams,
     timing: options.timing.reflector,
     discoveryIntervalMs: options.timing.discoveryIntervalMs,
-    onChange: () => reconciler.schedule(),
+    // Our own status writes come back as watch events: they change nothing the config is made of.
+    onChange: (modified) => {
+      if (modified === undefined || !statusWriter.isEcho(modified)) reconciler.schedule();
+    },
     onRestart: (kind, reason) => {
       metrics.watchRestarts.inc({ kind });
       log.warn('watch restarted', { kind, reason });

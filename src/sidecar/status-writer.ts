@@ -26,8 +26,10 @@ export class StatusWriter {
   /**
    * What we last wrote to an object, and the resourceVersion it had then: until the watch brings the
    * object back changed, that is its status, so a round that runs in between writes nothing again.
+   * `echo` is the resourceVersion the write gave it: the watch event that brings exactly that back is
+   * our own write, not a change.
    */
-  private readonly written = new Map<string, { readonly resourceVersion: string; readonly status: unknown }>();
+  private readonly written = new Map<string, { readonly resourceVersion: string; readonly status: unknown; readonly echo?: string }>();
 
   constructor(private readonly options: StatusWriterOptions) {}
 
@@ -58,6 +60,15 @@ export class StatusWriter {
     return writes;
   }
 
+  /**
+   * Whether a watched object is what our last status write made of it: its watch event is our write
+   * coming back, and a round for it would build the same config again (at 10,000 Ingresses, seconds).
+   */
+  isEcho(object: RawObject): boolean {
+    const written = this.written.get(keyOf(object));
+    return written?.echo !== undefined && written.echo === object.metadata.resourceVersion;
+  }
+
   /** The object with the status we wrote to it, while the watch has not brought it back since. */
   private asWritten(object: RawObject): RawObject {
     const written = this.written.get(keyOf(object));
@@ -69,8 +80,9 @@ export class StatusWriter {
     const path = `${objectPath(kindOf(object), object.metadata.namespace ?? '', object.metadata.name)}/status`;
     const contentType = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
     try {
-      await this.options.client.request(method, path, { body, contentType });
-      this.written.set(keyOf(object), { resourceVersion: object.metadata.resourceVersion ?? '', status });
+      const response = await this.options.client.request<Partial<RawObject>>(method, path, { body, contentType });
+      const echo = response.metadata?.resourceVersion;
+      this.written.set(keyOf(object), { resourceVersion: object.metadata.resourceVersion ?? '', status, ...(echo !== undefined && { echo }) });
       return true;
     } catch (error) {
       if (error instanceof ApiError && (error.status === 409 || error.status === 404)) return false;

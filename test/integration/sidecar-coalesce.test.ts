@@ -17,7 +17,7 @@ afterAll(async () => {
   await Promise.all(clusters.map((c) => c.close()));
 });
 
-async function cluster(timing: { debounceMs: number; maxDelayMs: number }): Promise<{ api: FakeApiServer; sidecar: RunningSidecar; web: Peer }> {
+async function cluster(timing: { debounceMs: number; maxDelayMs: number }, publishAddresses: readonly string[] = []): Promise<{ api: FakeApiServer; sidecar: RunningSidecar; web: Peer }> {
   const api = await FakeApiServer.start({ tls: true, token: 'coalesce', bookmarkIntervalMs: 500 });
   clusters.push(api);
   const web = await startHttpBackend('web');
@@ -25,7 +25,7 @@ async function cluster(timing: { debounceMs: number; maxDelayMs: number }): Prom
   api.create(namespace('web'));
   api.create(service('web', 'web', web));
   api.create(ingress('web', 'first', 'first.example.test', { service: 'web', port: web.port }));
-  const sidecar = await startSidecar({ api, kubeconfig: await api.writeKubeconfig(), timing });
+  const sidecar = await startSidecar({ api, kubeconfig: await api.writeKubeconfig(), timing, run: { publishAddresses: [...publishAddresses] } });
   await eventually(() => sidecar.probe('/readyz'), (s) => s === 200);
   await settled(sidecar);
   return { api, sidecar, web };
@@ -37,6 +37,15 @@ async function answers(sidecar: RunningSidecar, host: string): Promise<boolean> 
 }
 
 const reloads = (sidecar: RunningSidecar) => sidecar.metric('ingress2nginx_reloads_total', { result: 'success' });
+const rounds = (sidecar: RunningSidecar) => sidecar.metric('ingress2nginx_render_duration_seconds_count');
+
+/** The load-balancer status the sidecar wrote to Ingress `web/name`, once it is there. */
+function statusWritten(api: FakeApiServer, name: string): Promise<unknown> {
+  return eventually(
+    () => api.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'web', name })?.['status'],
+    (status) => JSON.stringify(status ?? {}).includes('192.0.2.10'),
+  );
+}
 
 describe('coalescing changes', () => {
   it('serves a lone change after a quiet period without waiting for the debounce window', async () => {
@@ -47,6 +56,21 @@ describe('coalescing changes', () => {
     expect(await eventually(() => answers(sidecar, 'lone.example.test'), (ok) => ok, 20_000)).toBe(true);
     await settled(sidecar);
     expect(await reloads(sidecar)).toBe(before + 1);
+  });
+
+  it('builds once per change, not again when its own status write comes back through the watch', async () => {
+    const { api, sidecar, web } = await cluster({ debounceMs: 50, maxDelayMs: 1000 }, ['192.0.2.10']);
+    const before = await rounds(sidecar);
+    api.create(ingress('web', 'one', 'one.example.test', { service: 'web', port: web.port }));
+    expect(await eventually(() => answers(sidecar, 'one.example.test'), (ok) => ok, 20_000)).toBe(true);
+    await statusWritten(api, 'one');
+    // The next change comes through the same watch after the first one's status write, so once it is
+    // served that write has come back too; so has the second's once its status is there and all is quiet.
+    api.create(ingress('web', 'two', 'two.example.test', { service: 'web', port: web.port }));
+    expect(await eventually(() => answers(sidecar, 'two.example.test'), (ok) => ok, 20_000)).toBe(true);
+    await statusWritten(api, 'two');
+    await settled(sidecar);
+    expect((await rounds(sidecar)) - before).toBe(2);
   });
 
   it('coalesces a burst of changes into a few reloads', async () => {

@@ -43,8 +43,11 @@ export interface ReflectorOptions {
   readonly fieldSelector?: string;
   readonly labelSelector?: string;
   readonly timing: ReflectorTiming;
-  /** Called after the store changed (an event, or a list that differs from what was held). */
-  readonly onChange: () => void;
+  /**
+   * Called after the store changed (an event, or a list that differs from what was held); with the
+   * object of a MODIFIED event, so that the caller can tell its own status writes coming back.
+   */
+  readonly onChange: (modified?: RawObject) => void;
   /** Called when the watch had to be restarted, with why; for metrics and the log. */
   /** `status`: the API's HTTP status when the API answered with an error. */
   readonly onRestart: (reason: string, status?: number) => void;
@@ -215,9 +218,12 @@ export class Reflector {
       case 'BOOKMARK':
         break;
       case 'ADDED':
-      case 'MODIFIED':
         this.store.set(keyOf(object), object);
         this.options.onChange();
+        break;
+      case 'MODIFIED':
+        this.store.set(keyOf(object), object);
+        this.options.onChange(object);
         break;
       case 'DELETED':
         this.store.delete(keyOf(object));

@@ -27,7 +27,8 @@ export interface ClusterSourceOptions {
   readonly timing: ReflectorTiming;
   /** How often to look again for the Gateway API CRDs while they are not served. */
   readonly discoveryIntervalMs: number;
-  readonly onChange: () => void;
+  /** Something the watches hold changed; `modified` is the object of a MODIFIED event. */
+  readonly onChange: (modified?: RawObject) => void;
   readonly onRestart: (kind: string, reason: string, status?: number) => void;
 }
 
