@@ -12,6 +12,7 @@ const passGenerationTests = [
   'test/integration/ingress-settings.test.ts',
   'test/integration/gateway-traffic.test.ts',
   'test/integration/httproute-traffic.test.ts',
+  'test/integration/httproute-matches.test.ts',
   'test/integration/isolation-traffic.test.ts',
   'test/integration/many-hosts.test.ts',
   'test/integration/backend-proxy-protocol.test.ts',

@@ -583,6 +583,11 @@ export interface Location {
    * (`markShadowedLocations`).
    */
   readonly servedBy?: string;
+  /**
+   * HTTPRoute matches on headers, query or method: the location sends each request to the named location
+   * this variable names (`error_page 418 = $variable; return 418;`), with the http-level maps it needs.
+   */
+  readonly dispatch?: { readonly variable: string; readonly references: readonly string[] };
 }
 
 export interface LocationBehaviour {

@@ -4,7 +4,7 @@ import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../..
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../allowlist.js';
 import { internalErrorServer, type ResolvedBackend } from '../backends.js';
-import type { IngressContribution, RouteClaim, TlsClaim } from '../ingress/claims.js';
+import type { IngressContribution, RequestMatch, RouteClaim, TlsClaim } from '../ingress/claims.js';
 import { locationsFor } from '../ingress/ingress.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
 import type { Reporter } from '../report.js';
@@ -13,6 +13,7 @@ import type { Typed } from '../resources.js';
 import type { ObjectRef } from '../secrets.js';
 import { upstreamName } from '../upstream-names.js';
 import { condition } from './conditions.js';
+import { requestMatchOf } from './http-matches.js';
 import { anyHostname } from './hostnames.js';
 import type { Listener } from './listeners.js';
 import { attachRoute, resolveBackendRefs, routeHostnames, type AttachContext, type RouteBackends, type RouteContext } from './routes.js';
@@ -227,11 +228,12 @@ function proxyTo(backend: ResolvedBackend): Proxy {
   };
 }
 
-/** A path match this front end serves, with where it is written. */
+/** A path match this front end serves, with where it is written and the request's other conditions. */
 interface RulePath {
-  readonly type: 'Exact' | 'PathPrefix';
+  readonly type: 'Exact' | 'PathPrefix' | 'RegularExpression';
   readonly value: string;
   readonly field: FieldPath;
+  readonly match?: RequestMatch;
 }
 
 /** The claims of every rule's path matches on one host, in rule and match order. */
@@ -248,8 +250,10 @@ function ruleClaims(
     const target = targets[ruleIndex] as RuleTarget;
     for (const path of rulePaths) {
       const comment = `HTTPRoute ${resourceName(object)} rule ${ruleIndex} ${path.type} ${path.value}`;
-      const pathType = path.type === 'Exact' ? 'Exact' : 'Prefix';
-      for (const location of locationsFor(pathType, path.value)) {
+      // A RegularExpression path stands on `/` and tests the URI as a condition (request-dispatch.ts).
+      const pathType = path.type === 'Exact' ? 'Exact' : path.type === 'RegularExpression' ? 'ImplementationSpecific' : 'Prefix';
+      const locations = path.type === 'RegularExpression' ? [{ modifier: '' as const, path: '/', exact: false }] : locationsFor(pathType, path.value);
+      for (const location of locations) {
         claims.push({
           ingress: object,
           field: path.field,
@@ -267,6 +271,7 @@ function ruleClaims(
           sslRedirect: false,
           companions: [],
           references: [],
+          ...(path.match && { requestMatch: path.match }),
         });
       }
     }
@@ -285,22 +290,17 @@ function rulePaths(object: SourceObject, rule: HttpRouteRule, ruleIndex: number,
       unsupported.push(text);
       report.error(code, object, text, at);
     };
-    const extra = [
-      ...((match.headers?.length ?? 0) > 0 ? ['headers'] : []),
-      ...((match.queryParams?.length ?? 0) > 0 ? ['queryParams'] : []),
-      ...(match.method !== undefined ? ['method'] : []),
-    ];
     const type = match.path?.type ?? 'PathPrefix';
     const value = match.path?.value ?? '/';
-    if (extra.length > 0) return problem('httproute-match-unsupported', `matching on ${extra.join(', ')} is not supported yet`, field);
-    if (type === 'RegularExpression') return problem('httproute-match-unsupported', 'path type RegularExpression is not supported yet', [...field, 'path', 'type']);
-    if (!isSafePath(value)) {
+    const conditions = requestMatchOf(match, field);
+    if (!conditions.ok) return problem('httproute-match-unsupported', conditions.problem.message, conditions.problem.field);
+    if (type !== 'RegularExpression' && !isSafePath(value)) {
       return problem('path-invalid', 'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /', [...field, 'path', 'value']);
     }
     if (isInternalPath(value)) {
       return problem('path-invalid', `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own`, [...field, 'path', 'value']);
     }
-    paths.push({ type, value, field: [...field, 'path'] });
+    paths.push({ type, value, field: [...field, 'path'], ...(conditions.value && { match: conditions.value }) });
   });
   return paths;
 }
