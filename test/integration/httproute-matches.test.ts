@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { CliRun } from '../support/cli.js';
-import { httpGet, parseEcho, startHttpBackend, type HttpResponse, type Peer } from '../support/peers.js';
+import { httpGet, parseEcho, startHeaderBackend, startHttpBackend, type HttpResponse, type Peer } from '../support/peers.js';
 import { cleanUp, configMapManifest, createTarget, documents, renderInto, serviceManifest, settle, startPeer, startTarget, type Target } from './harness.js';
 
 /**
@@ -17,7 +17,7 @@ const gatewayApi = 'gateway.networking.k8s.io/v1';
 
 let target: Target;
 let rendered: CliRun;
-let backends: Record<'v1' | 'v2' | 'v3', Peer>;
+let backends: Record<'v1' | 'v2' | 'v3' | 'headers', Peer>;
 
 interface Rule {
   readonly matches?: readonly Record<string, unknown>[];
@@ -37,9 +37,17 @@ function httpRoute(name: string, hostnames: readonly string[], rules: readonly R
 const to = (name: keyof typeof backends, more: Record<string, unknown> = {}) => [{ name, port: backends[name].port, ...more }];
 const prefix = (value: string) => ({ path: { type: 'PathPrefix', value } });
 const header = (name: string, value: string) => ({ name, value });
+const requestHeaders = (modifier: Record<string, unknown>) => ({ type: 'RequestHeaderModifier', requestHeaderModifier: modifier });
+const rewritePath = (type: string, value: string) => ({ type: 'URLRewrite', urlRewrite: { path: { type, [type === 'ReplaceFullPath' ? 'replaceFullPath' : 'replacePrefixMatch']: value } } });
+const redirect = (spec: Record<string, unknown>) => ({ type: 'RequestRedirect', requestRedirect: spec });
 
 beforeAll(async () => {
-  backends = await settle({ v1: startPeer(startHttpBackend('v1')), v2: startPeer(startHttpBackend('v2')), v3: startPeer(startHttpBackend('v3')) });
+  backends = await settle({
+    v1: startPeer(startHttpBackend('v1')),
+    v2: startPeer(startHttpBackend('v2')),
+    v3: startPeer(startHttpBackend('v3')),
+    headers: startPeer(startHeaderBackend('headers')),
+  });
   target = await createTarget();
   const manifests = documents(
     configMapManifest('ingress-nginx', 'controller', { 'worker-processes': '1' }),
@@ -50,7 +58,7 @@ beforeAll(async () => {
       metadata: { name: 'edge', namespace: 'infra' },
       spec: { gatewayClassName: 'ingress2nginx', listeners: [{ name: 'http', port: target.httpPort, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] },
     }),
-    ...(['v1', 'v2', 'v3'] as const).map((name) => serviceManifest('apps', name, backends[name])),
+    ...(['v1', 'v2', 'v3', 'headers'] as const).map((name) => serviceManifest('apps', name, backends[name])),
 
     // HTTPRouteHeaderMatching
     httpRoute('headers', ['headers.example.test'], [
@@ -105,6 +113,72 @@ beforeAll(async () => {
       { matches: [{ path: { type: 'RegularExpression', value: '/items/[0-9]+' } }], backendRefs: to('v1') },
       { matches: [{ path: { type: 'Exact', value: '/items/7' } }], backendRefs: to('v2') },
       { matches: [prefix('/items')], backendRefs: to('v3') },
+    ]),
+    // HTTPRouteRequestHeaderModifier
+    httpRoute('request-headers', ['request-headers.example.test'], [
+      { matches: [prefix('/set')], filters: [requestHeaders({ set: [header('X-Header-Set', 'set-overwrites-values')] })], backendRefs: to('v1') },
+      { matches: [prefix('/add')], filters: [requestHeaders({ add: [header('X-Header-Add', 'add-appends-values')] })], backendRefs: to('v1') },
+      { matches: [prefix('/remove')], filters: [requestHeaders({ remove: ['X-Header-Remove'] })], backendRefs: to('v1') },
+      {
+        matches: [prefix('/multiple')],
+        filters: [
+          requestHeaders({
+            set: [header('X-Header-Set-1', 'header-set-1'), header('X-Header-Set-2', 'header-set-2')],
+            add: [header('X-Header-Add-1', 'header-add-1'), header('X-Header-Add-2', 'header-add-2'), header('X-Header-Add-3', 'header-add-3')],
+            remove: ['X-Header-Remove-1', 'X-Header-Remove-2'],
+          }),
+        ],
+        backendRefs: to('v1'),
+      },
+      // Per backendRef, with the rule's one backend.
+      { matches: [prefix('/backend')], backendRefs: to('v2', { filters: [requestHeaders({ set: [header('X-Backend', 'v2 "quoted"; {x}')] })] }) },
+    ]),
+    // HTTPRouteResponseHeaderModifier, against a backend that sends X-Powered-By, X-Frame-Options and Set-Cookie.
+    httpRoute('response-headers', ['response-headers.example.test'], [
+      {
+        filters: [
+          {
+            type: 'ResponseHeaderModifier',
+            responseHeaderModifier: {
+              set: [header('X-Frame-Options', 'DENY'), header('X-Header-Set', 'set-overwrites-values')],
+              add: [header('X-Powered-By', 'gateway'), header('X-Header-Add', 'add-appends-values')],
+              remove: ['Set-Cookie'],
+            },
+          },
+        ],
+        backendRefs: to('headers'),
+      },
+    ]),
+    // HTTPRouteRewriteHost
+    httpRoute('rewrite-host', ['rewrite-host.example.test'], [
+      { matches: [prefix('/one')], filters: [{ type: 'URLRewrite', urlRewrite: { hostname: 'one.example.org' } }], backendRefs: to('v1') },
+      { filters: [{ type: 'URLRewrite', urlRewrite: { hostname: 'example.org' } }], backendRefs: to('v2') },
+      {
+        matches: [prefix('/rewrite-host-and-modify-headers')],
+        filters: [{ type: 'URLRewrite', urlRewrite: { hostname: 'test.example.org' } }, requestHeaders({ set: [header('X-Header-Set', 'set-overwrites-values')], remove: ['X-Header-Remove'] })],
+        backendRefs: to('v2'),
+      },
+    ]),
+    // HTTPRouteRewritePath
+    httpRoute('rewrite-path', ['rewrite-path.example.test'], [
+      { matches: [prefix('/prefix/one')], filters: [rewritePath('ReplacePrefixMatch', '/one')], backendRefs: to('v1') },
+      { matches: [prefix('/strip-prefix')], filters: [rewritePath('ReplacePrefixMatch', '/')], backendRefs: to('v1') },
+      { matches: [prefix('/full/one')], filters: [rewritePath('ReplaceFullPath', '/one')], backendRefs: to('v1') },
+      {
+        matches: [prefix('/full/rewrite-path-and-modify-headers')],
+        filters: [rewritePath('ReplaceFullPath', '/test'), requestHeaders({ add: [header('X-Header-Add-Append', 'header-val-2')] })],
+        backendRefs: to('v1'),
+      },
+      { matches: [prefix('/prefix/rewrite-path-and-modify-headers')], filters: [rewritePath('ReplacePrefixMatch', '/prefix')], backendRefs: to('v1') },
+    ]),
+    // HTTPRouteRedirectPath
+    httpRoute('redirect-path', ['redirect-path.example.test'], [
+      { matches: [prefix('/original-prefix')], filters: [redirect({ path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/replacement-prefix' } })] },
+      { matches: [prefix('/full')], filters: [redirect({ path: { type: 'ReplaceFullPath', replaceFullPath: '/full-path-replacement' } })] },
+      { matches: [prefix('/path-and-host')], filters: [redirect({ hostname: 'example.org', path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/replacement-prefix' } })] },
+      { matches: [prefix('/path-and-status')], filters: [redirect({ statusCode: 301, path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/replacement-prefix' } })] },
+      { matches: [prefix('/full-path-and-host')], filters: [redirect({ hostname: 'example.org', path: { type: 'ReplaceFullPath', replaceFullPath: '/replacement-full' } })] },
+      { matches: [prefix('/strip')], filters: [redirect({ path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } })] },
     ]),
   );
   rendered = await renderInto(target, manifests, ['--configmap', 'ingress-nginx/controller', '--format', 'json']);
@@ -270,5 +344,101 @@ describe('GATEWAY-HTTP matches, with real traffic', () => {
       'GET /items/42/more': 'v3',
       'GET /other': '404',
     });
+  });
+});
+
+/** The request as the backend saw it: its path, Host and the headers named. */
+async function seen(host: string, path: string, headers: Record<string, string>, names: readonly string[]): Promise<Record<string, unknown>> {
+  const response = await httpGet({ port: target.httpPort, host, path, headers });
+  expect(response.status, `${host}${path}`).toBe(200);
+  const echo = parseEcho(response.body);
+  return { backend: echo.backend, path: echo.path, host: echo.headers.host, ...Object.fromEntries(names.map((n) => [n, echo.headers[n.toLowerCase()] ?? null])) };
+}
+
+describe('GATEWAY-HTTP filters, with real traffic', () => {
+  it('HTTPRouteRequestHeaderModifier: set overwrites, add appends, remove removes, per rule and per backendRef', async () => {
+    const host = 'request-headers.example.test';
+    expect(await seen(host, '/set', { 'Some-Other-Header': 'val' }, ['Some-Other-Header', 'X-Header-Set'])).toMatchObject({ 'Some-Other-Header': 'val', 'X-Header-Set': 'set-overwrites-values' });
+    expect(await seen(host, '/set', { 'X-Header-Set': 'some-other-value' }, ['X-Header-Set'])).toMatchObject({ 'X-Header-Set': 'set-overwrites-values' });
+    expect(await seen(host, '/add', {}, ['X-Header-Add'])).toMatchObject({ 'X-Header-Add': 'add-appends-values' });
+    expect(await seen(host, '/add', { 'X-Header-Add': 'some-other-value' }, ['X-Header-Add'])).toMatchObject({ 'X-Header-Add': 'some-other-value,add-appends-values' });
+    expect(await seen(host, '/remove', { 'X-Header-Remove': 'val' }, ['X-Header-Remove'])).toMatchObject({ 'X-Header-Remove': null });
+    expect(
+      await seen(
+        host,
+        '/multiple',
+        { 'x-header-set-2': 'set-val-2', 'x-header-add-2': 'add-val-2', 'x-header-remove-2': 'remove-val-2', 'Another-Header': 'another-header-val' },
+        ['X-Header-Set-1', 'X-Header-Set-2', 'X-Header-Add-1', 'X-Header-Add-2', 'X-Header-Add-3', 'Another-Header', 'X-Header-Remove-1', 'X-Header-Remove-2'],
+      ),
+    ).toMatchObject({
+      'X-Header-Set-1': 'header-set-1',
+      'X-Header-Set-2': 'header-set-2',
+      'X-Header-Add-1': 'header-add-1',
+      'X-Header-Add-2': 'add-val-2,header-add-2',
+      'X-Header-Add-3': 'header-add-3',
+      'Another-Header': 'another-header-val',
+      'X-Header-Remove-1': null,
+      'X-Header-Remove-2': null,
+    });
+    expect(await seen(host, '/backend', {}, ['X-Backend'])).toMatchObject({ backend: 'v2', 'X-Backend': 'v2 "quoted"; {x}' });
+  });
+
+  it('HTTPRouteResponseHeaderModifier: set overwrites the backend, add appends to it, remove removes it', async () => {
+    const response = await httpGet({ port: target.httpPort, host: 'response-headers.example.test', path: '/' });
+    expect(response.status).toBe(200);
+    expect({
+      'x-frame-options': response.headers['x-frame-options'],
+      'x-header-set': response.headers['x-header-set'],
+      'x-powered-by': response.headers['x-powered-by'],
+      'x-header-add': response.headers['x-header-add'],
+      'set-cookie': response.headers['set-cookie'],
+    }).toEqual({ 'x-frame-options': 'DENY', 'x-header-set': 'set-overwrites-values', 'x-powered-by': 'backend,gateway', 'x-header-add': 'add-appends-values', 'set-cookie': undefined });
+  });
+
+  it('HTTPRouteRewriteHost: the backend sees the rewritten Host, path unchanged', async () => {
+    const host = 'rewrite-host.example.test';
+    expect(await seen(host, '/one', {}, [])).toMatchObject({ backend: 'v1', path: '/one', host: 'one.example.org' });
+    expect(await seen(host, '/two', {}, [])).toMatchObject({ backend: 'v2', path: '/two', host: 'example.org' });
+    expect(await seen(host, '/rewrite-host-and-modify-headers', { 'X-Header-Remove': 'x' }, ['X-Header-Set', 'X-Header-Remove'])).toMatchObject({
+      backend: 'v2',
+      host: 'test.example.org',
+      'X-Header-Set': 'set-overwrites-values',
+      'X-Header-Remove': null,
+    });
+  });
+
+  it('HTTPRouteRewritePath: prefixes replaced (or stripped) and full paths replaced, the query kept', async () => {
+    const host = 'rewrite-path.example.test';
+    const paths: Record<string, unknown> = {};
+    for (const path of ['/prefix/one/two', '/prefix/one', '/strip-prefix/three', '/strip-prefix', '/full/one/two', '/full/one?x=1', '/full/rewrite-path-and-modify-headers/test', '/prefix/rewrite-path-and-modify-headers/one']) {
+      paths[path] = (await seen(host, path, {}, [])).path;
+    }
+    expect(paths).toEqual({
+      '/prefix/one/two': '/one/two',
+      '/prefix/one': '/one',
+      '/strip-prefix/three': '/three',
+      '/strip-prefix': '/',
+      '/full/one/two': '/one',
+      '/full/one?x=1': '/one?x=1',
+      '/full/rewrite-path-and-modify-headers/test': '/test',
+      '/prefix/rewrite-path-and-modify-headers/one': '/prefix/one',
+    });
+    expect(await seen(host, '/full/rewrite-path-and-modify-headers', { 'X-Header-Add-Append': 'a' }, ['X-Header-Add-Append'])).toMatchObject({ 'X-Header-Add-Append': 'a,header-val-2' });
+  });
+
+  it('HTTPRouteRedirectPath: the prefix or the full path replaced, with host and status', async () => {
+    const location = async (path: string) => {
+      const response = await httpGet({ port: target.httpPort, host: 'redirect-path.example.test', path });
+      return `${response.status} ${response.headers.location ?? ''}`;
+    };
+    const base = `http://redirect-path.example.test:${target.httpPort}`;
+    const org = `http://example.org:${target.httpPort}`;
+    expect(await location('/original-prefix/lemon')).toBe(`302 ${base}/replacement-prefix/lemon`);
+    expect(await location('/original-prefix/lemon?q=1')).toBe(`302 ${base}/replacement-prefix/lemon?q=1`);
+    expect(await location('/full/path/original')).toBe(`302 ${base}/full-path-replacement`);
+    expect(await location('/path-and-host')).toBe(`302 ${org}/replacement-prefix`);
+    expect(await location('/path-and-status')).toBe(`301 ${base}/replacement-prefix`);
+    expect(await location('/full-path-and-host')).toBe(`302 ${org}/replacement-full`);
+    expect(await location('/strip/a/b')).toBe(`302 ${base}/a/b`);
   });
 });

@@ -55,9 +55,40 @@ const match = fc.record(
   },
   { requiredKeys: [] },
 );
-const rule = fc.record({ matches: fc.array(match, { minLength: 1, maxLength: 3 }), backend: fc.constantFrom('one', 'two') });
+const headerList = fc.array(fc.record({ name: fc.constantFrom(...names, 'X-Frame-Options', 'Host', `X-${marker}`), value }), { maxLength: 2 });
+const pathValue = fc.constantFrom('/x', '/', `/${marker}`, `/a b${marker}`, `/${marker};`, `/${marker}$1`);
+const filter = fc.oneof(
+  fc.record({ type: fc.constant('RequestHeaderModifier'), requestHeaderModifier: fc.record({ set: headerList, add: headerList, remove: fc.array(fc.constantFrom(...names), { maxLength: 2 }) }) }),
+  fc.record({ type: fc.constant('ResponseHeaderModifier'), responseHeaderModifier: fc.record({ set: headerList, add: headerList, remove: fc.array(fc.constantFrom(...names), { maxLength: 2 }) }) }),
+  fc.record({
+    type: fc.constant('URLRewrite'),
+    urlRewrite: fc.record(
+      {
+        hostname: fc.constantFrom('example.org', `${marker}.example.org`, `${marker} x`, `${marker};`),
+        path: fc.oneof(fc.record({ type: fc.constant('ReplaceFullPath'), replaceFullPath: pathValue }), fc.record({ type: fc.constant('ReplacePrefixMatch'), replacePrefixMatch: pathValue })),
+      },
+      { requiredKeys: [] },
+    ),
+  }),
+  fc.record({
+    type: fc.constant('RequestRedirect'),
+    requestRedirect: fc.record(
+      {
+        hostname: fc.constantFrom('example.org', `${marker};x`),
+        statusCode: fc.constantFrom(301, 302, 999),
+        path: fc.oneof(fc.record({ type: fc.constant('ReplaceFullPath'), replaceFullPath: pathValue }), fc.record({ type: fc.constant('ReplacePrefixMatch'), replacePrefixMatch: pathValue })),
+      },
+      { requiredKeys: [] },
+    ),
+  }),
+);
+const rule = fc.record({
+  matches: fc.array(match, { minLength: 1, maxLength: 3 }),
+  filters: fc.array(filter, { maxLength: 2 }),
+  backend: fc.constantFrom('one', 'two'),
+});
 
-function objectsOf(routes: readonly (readonly { matches: unknown[]; backend: string }[])[]): SourceObject[] {
+function objectsOf(routes: readonly (readonly { matches: unknown[]; filters: unknown[]; backend: string }[])[]): SourceObject[] {
   return [
     gateway('infra', 'edge', [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }]),
     service('apps', 'one', '10.0.0.1', [{ port: 80 }]),
@@ -67,17 +98,21 @@ function objectsOf(routes: readonly (readonly { matches: unknown[]; backend: str
         spec: {
           parentRefs: [{ name: 'edge', namespace: 'infra' }],
           hostnames: ['shop.example.test'],
-          rules: rules.map((r) => ({ matches: r.matches, backendRefs: [{ name: r.backend, port: 80 }] })),
+          rules: rules.map((r) => ({ matches: r.matches, filters: r.filters, backendRefs: [{ name: r.backend, port: 80 }] })),
         },
       }),
     ),
   ];
 }
 
-/** A line that holds a value's text: a regex map key, the value only inside its double quotes, or a comment (no line breaks reach one). */
-const quotedLine = /^\s+("~(?:[^"\\]|\\.)*" 1;|# .*)$/;
+/**
+ * A line that holds a value's text, once its double-quoted strings are taken out: a comment (no line break
+ * reaches one), a map entry, or a header directive whose name is one HTTP token.
+ */
+const quotedLine = /^\s+(# .*|Q (1|Q|\S+);|default Q;|(proxy_set_header|add_header|proxy_hide_header|grpc_hide_header) [A-Za-z0-9!#$%&'*+.^_`|~-]+( Q| \$\w+)?( always)?;)$/;
+const withoutQuoted = (line: string) => line.replace(/"(?:[^"\\]|\\.)*"/g, 'Q');
 
-describe('HTTPRoute matches', () => {
+describe('HTTPRoute matches and filters', () => {
   it(`always load, and keep values inside quoted strings (${runs} cases)`, async () => {
     const nginx = requireNginx();
     const options = testTranslateOptions({ runDir, ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }) });
@@ -85,7 +120,7 @@ describe('HTTPRoute matches', () => {
       fc.asyncProperty(fc.array(fc.array(rule, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }), async (routes) => {
         const result = build({ objects: objectsOf(routes) }, options);
         for (const file of result.files) {
-          for (const line of file.contents.split('\n').filter((l) => l.includes(marker))) expect(line, file.path).toMatch(quotedLine);
+          for (const line of file.contents.split('\n').filter((l) => l.includes(marker))) expect(withoutQuoted(line), line).toMatch(quotedLine);
         }
         const check = await checkBuiltFiles(result.files, runDir);
         expect(check.output).toBe('');

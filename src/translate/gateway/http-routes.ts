@@ -1,5 +1,5 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Location, Proxy } from '../../model/nginx.js';
+import type { Location, LocationBehaviour, MapBlock, Proxy } from '../../model/nginx.js';
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../allowlist.js';
@@ -14,6 +14,8 @@ import type { ObjectRef } from '../secrets.js';
 import { upstreamName } from '../upstream-names.js';
 import { condition } from './conditions.js';
 import { requestMatchOf } from './http-matches.js';
+import { ruleFilters, rewrittenPath, type PathModifier, type RuleFilters } from './http-filters.js';
+import { digestOf } from '../ingress/extensions.js';
 import { anyHostname } from './hostnames.js';
 import type { Listener } from './listeners.js';
 import { attachRoute, resolveBackendRefs, routeHostnames, type AttachContext, type RouteBackends, type RouteContext } from './routes.js';
@@ -38,9 +40,9 @@ export interface HttpRouteContext extends RouteContext, AttachContext {
 
 /** What a rule's requests go to: a proxy, or a status when nothing can serve them. */
 type RuleTarget =
-  | { readonly proxy: Proxy; readonly backend: ResolvedBackend }
+  | { readonly proxy: Proxy; readonly backend: ResolvedBackend; readonly filters?: RuleFilters }
   | { readonly status: 500 }
-  | { readonly redirect: { readonly code: number; readonly url: string } };
+  | { readonly redirect: { readonly code: number; readonly url: string; readonly path?: PathModifier } };
 
 /** A host of a route through its listeners: which protocols carry it, and the HTTPS certificate. */
 interface HostAttachment {
@@ -122,14 +124,68 @@ function hostAttachments(attachments: readonly { listener: Listener; hostnames: 
 function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, backends: RouteBackends, ctx: HttpRouteContext, unsupported: string[]): RuleTarget {
   const redirect = requestRedirect(object, rule, index, ctx.report, unsupported);
   if (redirect) return redirect;
-  const filters = [...(rule.filters ?? []), ...(rule.backendRefs ?? []).flatMap((ref) => ref.filters ?? [])];
-  if (filters.length > 0) {
-    const kinds = [...new Set(filters.map((f) => f.type))].join(', ');
-    const message = `rule ${index}: filter ${kinds} is not supported yet; the rule's requests are answered 500`;
-    unsupported.push(message);
-    ctx.report.error('httproute-filter-unsupported', object, message, ['spec', 'rules', index, 'filters']);
-    return { status: 500 };
+  const filters = ruleFiltersOf(object, rule, index, ctx.report, unsupported);
+  if (!filters) return { status: 500 };
+  const target = backendTarget(object, index, backends, ctx);
+  return 'proxy' in target ? withFilters(target, filters) : target;
+}
+
+/** Headers the http block sets for every backend: a filter that set them too would send them twice. */
+const standardRequestHeaders = new Set(['host', 'x-request-id', 'x-real-ip', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-proto', 'x-forwarded-scheme', 'x-scheme', 'proxy', 'connection', 'upgrade']);
+
+/**
+ * The rule's filters, with a backendRef's own when the rule has that one backend only (nginx cannot vary
+ * them between the servers of one weighted upstream); undefined, reported, when they cannot be served:
+ * the rule then answers 500, as serving it without a filter could skip what the filter guards.
+ */
+function ruleFiltersOf(object: SourceObject, rule: HttpRouteRule, index: number, report: Reporter, unsupported: string[]): RuleFilters | undefined {
+  const fail = (message: string, field: FieldPath) => {
+    const text = `rule ${index}: ${message}; the rule's requests are answered 500`;
+    unsupported.push(text);
+    report.error('httproute-filter-unsupported', object, text, field);
+    return undefined;
+  };
+  const refs = rule.backendRefs ?? [];
+  const withOwn = refs.findIndex((ref) => (ref.filters ?? []).length > 0);
+  if (withOwn >= 0 && refs.length > 1) return fail('filters of one backendRef among several are not supported (nginx applies one set per rule)', ['spec', 'rules', index, 'backendRefs', withOwn, 'filters']);
+  const at: FieldPath = ['spec', 'rules', index, 'filters'];
+  const parsed = ruleFilters(rule.filters ?? [], at);
+  if (!parsed.ok) return fail(parsed.problem.message, parsed.problem.field);
+  const own = withOwn >= 0 ? ruleFilters(refs[withOwn]?.filters ?? [], ['spec', 'rules', index, 'backendRefs', withOwn, 'filters']) : undefined;
+  if (own && !own.ok) return fail(own.problem.message, own.problem.field);
+  const filters = own ? mergedFilters(parsed.value, own.value) : parsed.value;
+  const standard = filters.requestHeaders.find((h) => standardRequestHeaders.has(h.name.toLowerCase()));
+  if (standard) return fail(`header ${standard.name} is one ingress2nginx sets for every backend (Host: use URLRewrite hostname)`, at);
+  if (filters.rewrite?.type === 'ReplacePrefixMatch' && (rule.matches ?? []).some((m) => (m.path?.type ?? 'PathPrefix') !== 'PathPrefix')) {
+    return fail('URLRewrite ReplacePrefixMatch needs PathPrefix matches only', at);
   }
+  return filters;
+}
+
+function mergedFilters(a: RuleFilters, b: RuleFilters): RuleFilters {
+  const host = b.host ?? a.host;
+  const rewrite = b.rewrite ?? a.rewrite;
+  return {
+    requestHeaders: [...a.requestHeaders, ...b.requestHeaders],
+    ...(host !== undefined && { host }),
+    responseHeaders: [...a.responseHeaders, ...b.responseHeaders],
+    hiddenHeaders: [...a.hiddenHeaders, ...b.hiddenHeaders],
+    ...(rewrite && { rewrite }),
+    definitions: [...a.definitions, ...b.definitions],
+  };
+}
+
+/** The proxy with the filters' request headers and Host; the response headers and path wait for the path (`targetFields`). */
+function withFilters(target: { readonly proxy: Proxy; readonly backend: ResolvedBackend }, filters: RuleFilters): RuleTarget {
+  const changesRequest = filters.requestHeaders.length > 0 || filters.host !== undefined;
+  const proxy: Proxy = changesRequest
+    ? { ...target.proxy, headers: [...target.proxy.headers, ...filters.requestHeaders], host: filters.host ?? target.proxy.host, inheritsRequestHeaders: false }
+    : target.proxy;
+  return { proxy, backend: target.backend, filters };
+}
+
+/** Where the rule's requests go when it redirects nowhere: its backends, by weight. */
+function backendTarget(object: SourceObject, index: number, backends: RouteBackends, ctx: HttpRouteContext): RuleTarget {
   const usable = backends.resolved.filter((b) => b.weight > 0);
   const only = usable[0];
   if (!only) return { status: 500 };
@@ -163,20 +219,35 @@ function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, ba
   return { proxy: proxyTo(weighted), backend: weighted };
 }
 
-/** The claim's fields for a target: a proxy, a status to answer, or a redirect (a behaviour of its own). */
-function targetFields(target: RuleTarget): Pick<RouteClaim, 'proxy' | 'backend' | 'unavailableStatus' | 'behaviour'> {
-  if ('proxy' in target) return { proxy: target.proxy, backend: target.backend };
+/** The claim's fields for a target on one path: a proxy (with its filters' response headers and path rewrite), a status, or a redirect. */
+function targetFields(target: RuleTarget, path: RulePath): Pick<RouteClaim, 'proxy' | 'backend' | 'unavailableStatus' | 'behaviour' | 'definitions'> {
+  const none = { variables: [], refusedWhen: [], rateLimits: [], errorPages: [], repeatHsts: false };
   if ('status' in target) return { unavailableStatus: target.status };
-  return { behaviour: { variables: [], refusedWhen: [], rateLimits: [], errorPages: [], repeatHsts: false, redirect: target.redirect } };
+  if ('redirect' in target) return redirectFields(target.redirect, path, none);
+  const filters = target.filters;
+  if (!filters) return { proxy: target.proxy, backend: target.backend };
+  const behaviour = {
+    ...none,
+    ...(filters.responseHeaders.length > 0 && { responseHeaders: filters.responseHeaders }),
+    ...(filters.hiddenHeaders.length > 0 && { hiddenHeaders: filters.hiddenHeaders }),
+    ...(filters.rewrite && { rewrite: rewrittenPath(filters.rewrite, path.type === 'PathPrefix' ? path.value : '/') }),
+  };
+  const changesMore = behaviour.responseHeaders !== undefined || behaviour.hiddenHeaders !== undefined || behaviour.rewrite !== undefined;
+  return {
+    proxy: target.proxy,
+    backend: target.backend,
+    ...(changesMore && { behaviour }),
+    ...(filters.definitions.length > 0 && { definitions: filters.definitions }),
+  };
 }
 
 const redirectCodes: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /**
- * A rule whose one filter is `RequestRedirect` answers with the redirect: scheme, hostname, port and
- * status code (default 302); the path is kept. Without a port, the port is the scheme's well-known one
+ * A rule whose one filter is `RequestRedirect` answers with the redirect: scheme, hostname, port, path
+ * (ReplaceFullPath, ReplacePrefixMatch; else kept) and status code (default 302). Without a port, the port is the scheme's well-known one
  * when a scheme is given, else the listener's (`$i2n_listener_port`, empty for 80 and 443). What it
- * cannot express yet (a path modifier, another filter beside it) answers 500, said in status.
+ * cannot express (another filter beside it) answers 500, said in status.
  */
 function requestRedirect(object: SourceObject, rule: HttpRouteRule, index: number, report: Reporter, unsupported: string[]): RuleTarget | undefined {
   const filters = rule.filters ?? [];
@@ -192,7 +263,11 @@ function requestRedirect(object: SourceObject, rule: HttpRouteRule, index: numbe
   if (filters.length > 1) return fail(`RequestRedirect beside filter ${filters.filter((f) => f.type !== 'RequestRedirect').map((f) => f.type).join(', ')} is not supported yet`);
   const spec = (filters[found] as { requestRedirect?: Record<string, unknown> }).requestRedirect ?? {};
   const { scheme, hostname, port, statusCode, path } = spec;
-  if (path !== undefined) return fail('RequestRedirect with path is not supported yet', [...at, 'path']);
+  const pathModifier = path === undefined ? undefined : redirectPath(path);
+  if (pathModifier && !pathModifier.ok) return fail(pathModifier.problem.message, [...at, 'path', ...pathModifier.problem.field]);
+  if (pathModifier?.value.type === 'ReplacePrefixMatch' && (rule.matches ?? []).some((m) => (m.path?.type ?? 'PathPrefix') !== 'PathPrefix')) {
+    return fail('RequestRedirect ReplacePrefixMatch needs PathPrefix matches only', [...at, 'path']);
+  }
   if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') return fail(`RequestRedirect scheme ${JSON.stringify(scheme)} is not http or https`, [...at, 'scheme']);
   if (hostname !== undefined && (typeof hostname !== 'string' || !isDnsHostname(hostname))) return fail('RequestRedirect hostname is not a host name', [...at, 'hostname']);
   if (port !== undefined && (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)) return fail('RequestRedirect port is not a port number', [...at, 'port']);
@@ -200,7 +275,35 @@ function requestRedirect(object: SourceObject, rule: HttpRouteRule, index: numbe
   if (typeof code !== 'number' || !redirectCodes.has(code)) return fail(`RequestRedirect statusCode ${JSON.stringify(code)} is not one of 301, 302, 303, 307, 308`, [...at, 'statusCode']);
   const wellKnown = (p: number) => (scheme === 'http' && p === 80) || (scheme === 'https' && p === 443);
   const portPart = port !== undefined ? (wellKnown(port) ? '' : `:${port}`) : scheme !== undefined ? '' : `$${listenerPortVariable}`;
-  return { redirect: { code, url: `${scheme ?? '$scheme'}://${hostname ?? '$host'}${portPart}$request_uri` } };
+  // The URL without its path: redirectFields adds the path for each match.
+  return { redirect: { code, url: `${scheme ?? '$scheme'}://${hostname ?? '$host'}${portPart}`, ...(pathModifier && { path: pathModifier.value }) } };
+}
+
+function redirectPath(raw: unknown): { ok: true; value: PathModifier } | { ok: false; problem: { message: string; field: FieldPath } } {
+  const checked = ruleFilters([{ type: 'URLRewrite', urlRewrite: { path: raw } }], []);
+  if (!checked.ok) return { ok: false, problem: { message: checked.problem.message.replace('URLRewrite', 'RequestRedirect'), field: checked.problem.field.slice(3) } };
+  return { ok: true, value: checked.value.rewrite! };
+}
+
+/**
+ * A redirect's fields on one path: the request's URI kept, a full path replaced (the query kept), or the
+ * matched prefix replaced, by a map of `$uri` whose regex and replacement `rewrittenPath` gives.
+ */
+function redirectFields(
+  redirect: { readonly code: number; readonly url: string; readonly path?: PathModifier },
+  path: RulePath,
+  none: Omit<LocationBehaviour, 'redirect'>,
+): Pick<RouteClaim, 'behaviour' | 'definitions'> {
+  const modifier = redirect.path;
+  if (!modifier) return { behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}$request_uri` } } };
+  if (modifier.type === 'ReplaceFullPath') return { behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}${modifier.path}$is_args$args` } } };
+  const { regex, target } = rewrittenPath(modifier, path.value);
+  const variable = `i2n_redirect_${digestOf(regex, target)}`;
+  const map: MapBlock = { comment: `the path of a redirect from prefix ${path.value}`, source: '$uri', variable, entries: [{ key: `"~${regex}"`, value: `"${target}"` }], defaultValue: '$uri' };
+  return {
+    behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}\${${variable}}$is_args$args` } },
+    definitions: [{ reference: variable, blocks: { maps: [map] } }],
+  };
 }
 
 /** `:<port>` of the listener a request came in on, empty for 80 and 443: set by the data plane when a redirect uses it. */
@@ -264,7 +367,7 @@ function ruleClaims(
           ingressPath: path.value,
           pathType,
           comment,
-          ...targetFields(target),
+          ...targetFields(target, path),
           implicitSslName: false,
           // Through an HTTPS listener only: plain HTTP is sent there, not served.
           forceSslRedirect: attachment.https && !attachment.http,

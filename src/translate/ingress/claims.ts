@@ -5,7 +5,7 @@
  * them without importing each other.
  */
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Location, LocationBehaviour, Proxy, ProxyTuning } from '../../model/nginx.js';
+import type { HttpExtensions, Location, LocationBehaviour, Proxy, ProxyTuning } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from '../backends.js';
 import type { ReferenceGrants } from '../gateway/reference-grants.js';
@@ -107,6 +107,8 @@ export interface RouteClaim extends Claim {
   readonly weak?: WeakClaim;
   /** An HTTPRoute match beyond the path (headers, query, method, a regex path): the claim serves only requests that meet it. */
   readonly requestMatch?: RequestMatch;
+  /** http-level blocks the location's values name (an HTTPRoute filter's maps): defined when the claim is settled. */
+  readonly definitions?: readonly ExtensionDefinition[];
   /** A location that hands each request to the named location of the claim whose match it meets (request-dispatch.ts). */
   readonly dispatch?: { readonly variable: string; readonly references: readonly string[] };
 }
@@ -124,6 +126,11 @@ export interface RequestMatch {
   readonly method: boolean;
   readonly headers: number;
   readonly queryParams: number;
+}
+
+export interface ExtensionDefinition {
+  readonly reference: string;
+  readonly blocks: Partial<HttpExtensions>;
 }
 
 export interface RequestCondition {

@@ -92,6 +92,7 @@ export function mergeHosts(
   const modes = settleTlsModes(contributions.flatMap((c) => c.passthrough), contributions.flatMap((c) => c.tls).filter(keep), report);
   const passthroughHosts = new Set(modes.passthrough.map((p) => p.host));
   const tls = settleTls(modes.terminated, secrets, settings, report);
+  for (const definition of routeClaims.flatMap((c) => c.definitions ?? [])) extensions.define(definition.reference, definition.blocks);
   const settled = settleRoutes(routeClaims, report);
   const routeLosers = settled.losers;
   const routes = withRequestDispatch(settled.byHost, extensions, report);
@@ -163,6 +164,7 @@ function locationReferences(location: Location): string[] {
     ...((behaviour?.responseHeaders ?? []).some((header) => header.value.includes(`\${${literalDollarVariable}}`)) ? [literalDollarVariable] : []),
     ...(location.authEndpoint?.cache !== undefined ? [location.authEndpoint.cache.zone] : []),
     ...(location.dispatch?.references ?? []),
+    ...(location.references ?? []),
   ];
 }
 
@@ -641,6 +643,7 @@ function toLocations(
       // A redirect answers every request, so the location needs no backend.
       ...(behaviour?.redirect ? {} : claim.proxy ? { proxy: claim.proxy } : { returnStatus: claim.unavailableStatus ?? (503 as const) }),
       ...(behaviour && { behaviour }),
+      ...(claim.definitions?.length && { references: claim.definitions.map((d) => d.reference) }),
       origin: {
         claim: {
           claimant: provenanceOf(claim.ingress, claim.field),
