@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { CliRun } from '../support/cli.js';
-import { httpGet, parseEcho, startHeaderBackend, startHttpBackend, type HttpResponse, type Peer } from '../support/peers.js';
+import { httpGet, parseEcho, startHeaderBackend, startHttpBackend, startRecordingBackend, type HttpResponse, type Peer } from '../support/peers.js';
 import { cleanUp, configMapManifest, createTarget, documents, renderInto, serviceManifest, settle, startPeer, startTarget, type Target } from './harness.js';
 
 /**
@@ -18,6 +18,7 @@ const gatewayApi = 'gateway.networking.k8s.io/v1';
 let target: Target;
 let rendered: CliRun;
 let backends: Record<'v1' | 'v2' | 'v3' | 'headers', Peer>;
+let mirror: Awaited<ReturnType<typeof startRecordingBackend>>;
 
 interface Rule {
   readonly matches?: readonly Record<string, unknown>[];
@@ -48,6 +49,7 @@ beforeAll(async () => {
     v3: startPeer(startHttpBackend('v3')),
     headers: startPeer(startHeaderBackend('headers')),
   });
+  mirror = await startPeer(startRecordingBackend());
   target = await createTarget();
   const manifests = documents(
     configMapManifest('ingress-nginx', 'controller', { 'worker-processes': '1' }),
@@ -59,6 +61,7 @@ beforeAll(async () => {
       spec: { gatewayClassName: 'ingress2nginx', listeners: [{ name: 'http', port: target.httpPort, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] },
     }),
     ...(['v1', 'v2', 'v3', 'headers'] as const).map((name) => serviceManifest('apps', name, backends[name])),
+    serviceManifest('apps', 'mirror', mirror),
 
     // HTTPRouteHeaderMatching
     httpRoute('headers', ['headers.example.test'], [
@@ -179,6 +182,15 @@ beforeAll(async () => {
       { matches: [prefix('/path-and-status')], filters: [redirect({ statusCode: 301, path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/replacement-prefix' } })] },
       { matches: [prefix('/full-path-and-host')], filters: [redirect({ hostname: 'example.org', path: { type: 'ReplaceFullPath', replaceFullPath: '/replacement-full' } })] },
       { matches: [prefix('/strip')], filters: [redirect({ path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } })] },
+    ]),
+    // HTTPRouteRequestMirror
+    httpRoute('mirror', ['mirror.example.test'], [
+      { matches: [prefix('/mirror')], filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'mirror', port: mirror.port } } }], backendRefs: to('v1') },
+      {
+        matches: [prefix('/mirror-and-modify-headers')],
+        filters: [requestHeaders({ set: [header('X-Header-Set', 'set-overwrites-values')] }), { type: 'RequestMirror', requestMirror: { backendRef: { name: 'mirror', port: mirror.port } } }],
+        backendRefs: to('v1'),
+      },
     ]),
   );
   rendered = await renderInto(target, manifests, ['--configmap', 'ingress-nginx/controller', '--format', 'json']);
@@ -440,5 +452,14 @@ describe('GATEWAY-HTTP filters, with real traffic', () => {
     expect(await location('/path-and-status')).toBe(`301 ${base}/replacement-prefix`);
     expect(await location('/full-path-and-host')).toBe(`302 ${org}/replacement-full`);
     expect(await location('/strip/a/b')).toBe(`302 ${base}/a/b`);
+  });
+
+  it('HTTPRouteRequestMirror: the backend answers, and the mirror gets a copy of the request, body and all', async () => {
+    for (const path of ['/mirror', '/mirror-and-modify-headers']) {
+      const copy = mirror.nextRequest();
+      const response = await httpGet({ port: target.httpPort, host: 'mirror.example.test', path: `${path}?q=1`, method: 'POST', body: 'a=1', headers: { 'content-type': 'text/plain' } });
+      expect(who(response)).toBe('v1');
+      expect(await copy).toMatchObject({ method: 'POST', path: `${path}?q=1`, body: 'a=1' });
+    }
   });
 });

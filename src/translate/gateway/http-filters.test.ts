@@ -95,4 +95,20 @@ describe('HTTPRoute filters', () => {
     expect(conf).toMatch(/add_header X-Add \$i2n_add_[0-9a-f]{12} always;/);
     expect(conf).toMatch(/map \$upstream_http_x_add \$i2n_add_[0-9a-f]{12} \{\n\s+"" "w";\n\s+default "\$\{upstream_http_x_add\},w";/);
   });
+
+  it('mirrors to one Service with an internal location, and refuses several mirrors or a share', () => {
+    const mirror = (more: Record<string, unknown> = {}) => ({ type: 'RequestMirror', requestMirror: { backendRef: { name: 'two', port: 80 }, ...more } });
+    const one = render([{ filters: [mirror()], backendRefs: [{ name: 'one', port: 80 }] }]);
+    expect(one.diagnostics).toEqual([]);
+    expect(one.conf).toMatch(/mirror \/\.ingress2nginx\/route-mirror\/[0-9a-f]{12};\n\s+mirror_request_body on;/);
+    expect(one.conf).toMatch(/location = \/\.ingress2nginx\/route-mirror\/[0-9a-f]{12} \{\n\s+internal;[^}]*proxy_pass http:\/\/\w\w_apps_two_80\$request_uri;/);
+    for (const rule of [{ filters: [mirror(), mirror()] }, { filters: [mirror({ percent: 10 })] }]) {
+      const { conf, diagnostics } = render([{ ...rule, backendRefs: [{ name: 'one', port: 80 }] }]);
+      expect(diagnostics.map((d) => d.code)).toEqual(['httproute-filter-unsupported']);
+      expect(conf).toMatch(/return 500;/);
+    }
+    const missing = render([{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'gone', port: 80 } } }], backendRefs: [{ name: 'one', port: 80 }] }]);
+    expect(missing.diagnostics.map((d) => d.code)).toEqual(['backend-not-found']);
+    expect(missing.conf).not.toContain('mirror ');
+  });
 });

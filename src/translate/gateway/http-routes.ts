@@ -1,5 +1,5 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Location, LocationBehaviour, MapBlock, Proxy } from '../../model/nginx.js';
+import type { Location, LocationBehaviour, MapBlock, MirrorEndpoint, Proxy } from '../../model/nginx.js';
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../allowlist.js';
@@ -19,7 +19,7 @@ import { digestOf } from '../ingress/extensions.js';
 import { anyHostname } from './hostnames.js';
 import type { Listener } from './listeners.js';
 import { attachRoute, resolveBackendRefs, routeHostnames, type AttachContext, type RouteBackends, type RouteContext } from './routes.js';
-import type { HttpRouteRule, HttpRouteSpec } from './schemas.js';
+import type { BackendRef, HttpRouteRule, HttpRouteSpec } from './schemas.js';
 
 /**
  * The HTTPRoute front end: each rule's path matches become the same claims as an Ingress's paths (host,
@@ -40,7 +40,7 @@ export interface HttpRouteContext extends RouteContext, AttachContext {
 
 /** What a rule's requests go to: a proxy, or a status when nothing can serve them. */
 type RuleTarget =
-  | { readonly proxy: Proxy; readonly backend: ResolvedBackend; readonly filters?: RuleFilters }
+  | { readonly proxy: Proxy; readonly backend: ResolvedBackend; readonly filters?: RuleFilters; readonly mirror?: RuleMirror }
   | { readonly status: 500 }
   | { readonly redirect: { readonly code: number; readonly url: string; readonly path?: PathModifier } };
 
@@ -75,6 +75,7 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     });
     const hosts = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
     for (const target of targets) if ('backend' in target) backends.set(target.backend.upstream, target.backend);
+    for (const target of targets) if ('mirror' in target && target.mirror) backends.set(target.mirror.backend.upstream, target.mirror.backend);
     for (const [host, attachment] of hosts) {
       if (attachment.https && attachment.certificate && host !== '') {
         tls.push({ ingress: object, field: attachment.field, host, secret: attachment.certificate });
@@ -124,10 +125,59 @@ function hostAttachments(attachments: readonly { listener: Listener; hostnames: 
 function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, backends: RouteBackends, ctx: HttpRouteContext, unsupported: string[]): RuleTarget {
   const redirect = requestRedirect(object, rule, index, ctx.report, unsupported);
   if (redirect) return redirect;
-  const filters = ruleFiltersOf(object, rule, index, ctx.report, unsupported);
+  const mirror = requestMirror(object, rule, index, ctx, unsupported);
+  if (mirror === 'fail') return { status: 500 };
+  const filters = ruleFiltersOf(object, { ...rule, filters: (rule.filters ?? []).filter((f) => f.type !== 'RequestMirror') }, index, ctx.report, unsupported);
   if (!filters) return { status: 500 };
   const target = backendTarget(object, index, backends, ctx);
-  return 'proxy' in target ? withFilters(target, filters) : target;
+  return 'proxy' in target ? { ...withFilters(target, filters), ...(mirror && { mirror }) } : target;
+}
+
+/** A copy of each request to another Service: an internal location that `mirror` sends it to. */
+interface RuleMirror {
+  readonly backend: ResolvedBackend;
+  readonly companion: Location;
+}
+
+const mirrorPrefix = `${internalLocationPrefix}route-mirror/`;
+
+/**
+ * The rule's RequestMirror: its Service gets a copy of each request, body included, whose answer nginx
+ * drops. One mirror without a percentage (nginx mirrors every request, to one target here); more, or a
+ * share, are refused ('fail': the rule answers 500). A backendRef that does not resolve is reported by
+ * resolveBackendRefs and mirrors nothing: a copy guards nothing, so the rule still serves.
+ */
+function requestMirror(object: SourceObject, rule: HttpRouteRule, index: number, ctx: HttpRouteContext, unsupported: string[]): RuleMirror | undefined | 'fail' {
+  const filters = rule.filters ?? [];
+  const found = filters.findIndex((f) => f.type === 'RequestMirror');
+  if (found < 0) return undefined;
+  const at: FieldPath = ['spec', 'rules', index, 'filters', found, 'requestMirror'];
+  const problem = (message: string, field: FieldPath, outcome: string) => {
+    const text = `rule ${index}: ${message}; ${outcome}`;
+    unsupported.push(text);
+    ctx.report.error('httproute-filter-unsupported', object, text, field);
+  };
+  const spec = ((filters[found] as { requestMirror?: unknown }).requestMirror ?? {}) as { backendRef?: BackendRef; percent?: unknown; fraction?: unknown };
+  if (filters.filter((f) => f.type === 'RequestMirror').length > 1) return problem('more than one RequestMirror is not supported', ['spec', 'rules', index, 'filters'], "the rule's requests are answered 500"), 'fail';
+  if (spec.percent !== undefined || spec.fraction !== undefined) {
+    return problem('RequestMirror percent and fraction are not supported (nginx mirrors every request)', at, "the rule's requests are answered 500"), 'fail';
+  }
+  if (!spec.backendRef) return problem('RequestMirror needs a backendRef', at, "the rule's requests are answered 500"), 'fail';
+  const resolved = resolveBackendRefs(object, [spec.backendRef], at, ctx).resolved[0];
+  if (!resolved) return undefined;
+  if (resolved.backend.runtimeName !== undefined) {
+    problem(`RequestMirror to ${resolved.backend.description}, reached by DNS name, is not supported`, [...at, 'backendRef'], 'requests are not mirrored');
+    return undefined;
+  }
+  const endpoint: MirrorEndpoint = { pass: `http://${resolved.backend.upstream}$request_uri`, host: '$host', upstream: resolved.backend.upstream, requestBody: true };
+  const companion: Location = {
+    modifier: '=',
+    path: `${mirrorPrefix}${digestOf(JSON.stringify(endpoint))}`,
+    comment: `RequestMirror of HTTPRoute ${resourceName(object)} rule ${index}`,
+    plainHttp: { redirect: false, serve: true },
+    mirrorEndpoint: endpoint,
+  };
+  return { backend: resolved.backend, companion };
 }
 
 /** Headers the http block sets for every backend: a filter that set them too would send them twice. */
@@ -225,14 +275,16 @@ function targetFields(target: RuleTarget, path: RulePath): Pick<RouteClaim, 'pro
   if ('status' in target) return { unavailableStatus: target.status };
   if ('redirect' in target) return redirectFields(target.redirect, path, none);
   const filters = target.filters;
-  if (!filters) return { proxy: target.proxy, backend: target.backend };
+  const mirror = target.mirror && { mirror: { endpoint: target.mirror.companion.path, requestBody: true } };
+  if (!filters) return { proxy: target.proxy, backend: target.backend, ...(mirror && { behaviour: { ...none, ...mirror } }) };
   const behaviour = {
     ...none,
+    ...mirror,
     ...(filters.responseHeaders.length > 0 && { responseHeaders: filters.responseHeaders }),
     ...(filters.hiddenHeaders.length > 0 && { hiddenHeaders: filters.hiddenHeaders }),
     ...(filters.rewrite && { rewrite: rewrittenPath(filters.rewrite, path.type === 'PathPrefix' ? path.value : '/') }),
   };
-  const changesMore = behaviour.responseHeaders !== undefined || behaviour.hiddenHeaders !== undefined || behaviour.rewrite !== undefined;
+  const changesMore = behaviour.responseHeaders !== undefined || behaviour.hiddenHeaders !== undefined || behaviour.rewrite !== undefined || mirror !== undefined;
   return {
     proxy: target.proxy,
     backend: target.backend,
@@ -372,7 +424,7 @@ function ruleClaims(
           // Through an HTTPS listener only: plain HTTP is sent there, not served.
           forceSslRedirect: attachment.https && !attachment.http,
           sslRedirect: false,
-          companions: [],
+          companions: 'mirror' in target && target.mirror ? [target.mirror.companion] : [],
           references: [],
           ...(path.match && { requestMatch: path.match }),
         });
