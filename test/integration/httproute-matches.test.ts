@@ -272,6 +272,8 @@ describe('GATEWAY-HTTP matches, with real traffic', () => {
         ['/path4?animal=kraken'],
         ['/path5?animal=hydra'],
         ['/?animal=hydra', { version: 'four' }],
+        ['/?Animal=whale'],
+        ['/?animal=dolphin&animal=whale'],
       ]),
     ).toEqual({
       'GET /?animal=whale': 'v1',
@@ -293,6 +295,8 @@ describe('GATEWAY-HTTP matches, with real traffic', () => {
       'GET /path4?animal=kraken': '404',
       'GET /path5?animal=hydra': 'v1',
       'GET /?animal=hydra version=four': 'v3',
+      'GET /?Animal=whale': '404',
+      'GET /?animal=dolphin&animal=whale': 'v2',
     });
   });
 
