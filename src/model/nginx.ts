@@ -584,6 +584,13 @@ export interface Location {
    * (`markShadowedLocations`).
    */
   readonly servedBy?: string;
+  /**
+   * HTTPRoute matches on headers, query or method: the location sends each request to the named location
+   * this variable names (`error_page 418 = $variable; return 418;`), with the http-level maps it needs.
+   */
+  readonly dispatch?: { readonly variable: string; readonly references: readonly string[] };
+  /** http-level groups the location's values name besides those its other fields show (an HTTPRoute filter's maps). */
+  readonly references?: readonly string[];
 }
 
 export interface LocationBehaviour {

@@ -450,9 +450,8 @@ describe('GATEWAY-HTTP core scenarios, with real traffic', () => {
     expect(await redirect('/temporary')).toBe(`307 http://redirect.example.test:${port}/temporary/x?q=1`);
     expect(await redirect('/permanent')).toBe('308 https://redirect.example.test/permanent/x?q=1');
     expect(await redirect('/port')).toBe('302 http://redirect.example.test:8443/port/x?q=1');
-    // A path modifier is not built yet: 500, and the route says so.
-    expect(await redirect('/path')).toBe('500 ');
-    expect(parentConditions('redirects')).toMatchObject({ Accepted: 'True/Accepted', PartiallyInvalid: 'True/UnsupportedValue' });
+    expect(await redirect('/path')).toBe(`302 http://redirect.example.test:${port}/x?q=1`);
+    expect(parentConditions('redirects')).toEqual({ Accepted: 'True/Accepted', ResolvedRefs: 'True/ResolvedRefs' });
   });
 
   it('HTTPRouteMatchingAcrossRoutes: two routes on one host, each serving its paths', async () => {

@@ -1,10 +1,10 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Location, Proxy, ProxyTuning } from '../../model/nginx.js';
+import type { Location, LocationBehaviour, MapBlock, MirrorEndpoint, Proxy, ProxyTuning } from '../../model/nginx.js';
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../allowlist.js';
 import { internalErrorServer, type ResolvedBackend } from '../backends.js';
-import type { IngressContribution, RouteClaim, TlsClaim } from '../ingress/claims.js';
+import type { IngressContribution, RequestMatch, RouteClaim, TlsClaim } from '../ingress/claims.js';
 import { locationsFor } from '../ingress/ingress.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
 import type { Reporter } from '../report.js';
@@ -13,6 +13,9 @@ import type { Typed } from '../resources.js';
 import type { ObjectRef } from '../secrets.js';
 import { upstreamName } from '../upstream-names.js';
 import { condition } from './conditions.js';
+import { requestMatchOf } from './http-matches.js';
+import { ruleFilters, rewrittenPath, type PathModifier, type RuleFilters } from './http-filters.js';
+import { digestOf } from '../ingress/extensions.js';
 import { anyHostname } from './hostnames.js';
 import { carryingGateways, proxyOverTls, securedBackends, type SecuredBackends } from './http-backend-tls.js';
 import { ruleTimeouts } from './http-timeouts.js';
@@ -21,7 +24,7 @@ import type { BackendTlsPolicies } from './policies.js';
 import type { OnceReporter } from './traffic.js';
 import type { Listener } from './listeners.js';
 import { attachRoute, resolveBackendRefs, routeHostnames, type AttachContext, type RouteBackends, type RouteContext } from './routes.js';
-import type { HttpRouteRule, HttpRouteSpec } from './schemas.js';
+import type { BackendRef, HttpRouteRule, HttpRouteSpec } from './schemas.js';
 
 /**
  * The HTTPRoute front end: each rule's path matches become the same claims as an Ingress's paths (host,
@@ -45,9 +48,9 @@ export interface HttpRouteContext extends RouteContext, AttachContext {
 
 /** What a rule's requests go to: a proxy, or a status when nothing can serve them. */
 type RuleTarget =
-  | { readonly proxy: Proxy; readonly backend: ResolvedBackend }
+  | { readonly proxy: Proxy; readonly backend: ResolvedBackend; readonly filters?: RuleFilters; readonly mirror?: RuleMirror }
   | { readonly status: 500 }
-  | { readonly redirect: { readonly code: number; readonly url: string } };
+  | { readonly redirect: { readonly code: number; readonly url: string; readonly path?: PathModifier } };
 
 /** A host of a route through its listeners: which protocols carry it, and the HTTPS certificate. */
 interface HostAttachment {
@@ -84,6 +87,7 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     });
     const hosts = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
     for (const target of targets) if ('backend' in target) backends.set(target.backend.upstream, target.backend);
+    for (const target of targets) if ('mirror' in target && target.mirror) backends.set(target.mirror.backend.upstream, target.mirror.backend);
     for (const [host, attachment] of hosts) {
       if (attachment.https && attachment.certificate && host !== '') {
         tls.push({ ingress: object, field: attachment.field, host, secret: attachment.certificate });
@@ -133,14 +137,117 @@ function hostAttachments(attachments: readonly { listener: Listener; hostnames: 
 function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, backends: RouteBackends, ctx: HttpRouteContext, unsupported: string[]): RuleTarget {
   const redirect = requestRedirect(object, rule, index, ctx.report, unsupported);
   if (redirect) return redirect;
-  const filters = [...(rule.filters ?? []), ...(rule.backendRefs ?? []).flatMap((ref) => ref.filters ?? [])];
-  if (filters.length > 0) {
-    const kinds = [...new Set(filters.map((f) => f.type))].join(', ');
-    const message = `rule ${index}: filter ${kinds} is not supported yet; the rule's requests are answered 500`;
-    unsupported.push(message);
-    ctx.report.error('httproute-filter-unsupported', object, message, ['spec', 'rules', index, 'filters']);
-    return { status: 500 };
+  const mirror = requestMirror(object, rule, index, ctx, unsupported);
+  if (mirror === 'fail') return { status: 500 };
+  const filters = ruleFiltersOf(object, { ...rule, filters: (rule.filters ?? []).filter((f) => f.type !== 'RequestMirror') }, index, ctx.report, unsupported);
+  if (!filters) return { status: 500 };
+  const target = backendTarget(object, index, backends, ctx);
+  return 'proxy' in target ? { ...withFilters(target, filters), ...(mirror && { mirror }) } : target;
+}
+
+/** A copy of each request to another Service: an internal location that `mirror` sends it to. */
+interface RuleMirror {
+  readonly backend: ResolvedBackend;
+  readonly companion: Location;
+}
+
+const mirrorPrefix = `${internalLocationPrefix}route-mirror/`;
+
+/**
+ * The rule's RequestMirror: its Service gets a copy of each request, body included, whose answer nginx
+ * drops. One mirror without a percentage (nginx mirrors every request, to one target here); more, or a
+ * share, are refused ('fail': the rule answers 500). A backendRef that does not resolve is reported by
+ * resolveBackendRefs and mirrors nothing: a copy guards nothing, so the rule still serves.
+ */
+function requestMirror(object: SourceObject, rule: HttpRouteRule, index: number, ctx: HttpRouteContext, unsupported: string[]): RuleMirror | undefined | 'fail' {
+  const filters = rule.filters ?? [];
+  const found = filters.findIndex((f) => f.type === 'RequestMirror');
+  if (found < 0) return undefined;
+  const at: FieldPath = ['spec', 'rules', index, 'filters', found, 'requestMirror'];
+  const problem = (message: string, field: FieldPath, outcome: string) => {
+    const text = `rule ${index}: ${message}; ${outcome}`;
+    unsupported.push(text);
+    ctx.report.error('httproute-filter-unsupported', object, text, field);
+  };
+  const spec = ((filters[found] as { requestMirror?: unknown }).requestMirror ?? {}) as { backendRef?: BackendRef; percent?: unknown; fraction?: unknown };
+  if (filters.filter((f) => f.type === 'RequestMirror').length > 1) return problem('more than one RequestMirror is not supported', ['spec', 'rules', index, 'filters'], "the rule's requests are answered 500"), 'fail';
+  if (spec.percent !== undefined || spec.fraction !== undefined) {
+    return problem('RequestMirror percent and fraction are not supported (nginx mirrors every request)', at, "the rule's requests are answered 500"), 'fail';
   }
+  if (!spec.backendRef) return problem('RequestMirror needs a backendRef', at, "the rule's requests are answered 500"), 'fail';
+  const resolved = resolveBackendRefs(object, [spec.backendRef], at, ctx).resolved[0];
+  if (!resolved) return undefined;
+  if (resolved.backend.runtimeName !== undefined) {
+    problem(`RequestMirror to ${resolved.backend.description}, reached by DNS name, is not supported`, [...at, 'backendRef'], 'requests are not mirrored');
+    return undefined;
+  }
+  const endpoint: MirrorEndpoint = { pass: `http://${resolved.backend.upstream}$request_uri`, host: '$host', upstream: resolved.backend.upstream, requestBody: true };
+  const companion: Location = {
+    modifier: '=',
+    path: `${mirrorPrefix}${digestOf(JSON.stringify(endpoint))}`,
+    comment: `RequestMirror of HTTPRoute ${resourceName(object)} rule ${index}`,
+    plainHttp: { redirect: false, serve: true },
+    mirrorEndpoint: endpoint,
+  };
+  return { backend: resolved.backend, companion };
+}
+
+/** Headers the http block sets for every backend: a filter that set them too would send them twice. */
+const standardRequestHeaders = new Set(['host', 'x-request-id', 'x-real-ip', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-port', 'x-forwarded-proto', 'x-forwarded-scheme', 'x-scheme', 'proxy', 'connection', 'upgrade']);
+
+/**
+ * The rule's filters, with a backendRef's own when the rule has that one backend only (nginx cannot vary
+ * them between the servers of one weighted upstream); undefined, reported, when they cannot be served:
+ * the rule then answers 500, as serving it without a filter could skip what the filter guards.
+ */
+function ruleFiltersOf(object: SourceObject, rule: HttpRouteRule, index: number, report: Reporter, unsupported: string[]): RuleFilters | undefined {
+  const fail = (message: string, field: FieldPath) => {
+    const text = `rule ${index}: ${message}; the rule's requests are answered 500`;
+    unsupported.push(text);
+    report.error('httproute-filter-unsupported', object, text, field);
+    return undefined;
+  };
+  const refs = rule.backendRefs ?? [];
+  const withOwn = refs.findIndex((ref) => (ref.filters ?? []).length > 0);
+  if (withOwn >= 0 && refs.length > 1) return fail('filters of one backendRef among several are not supported (nginx applies one set per rule)', ['spec', 'rules', index, 'backendRefs', withOwn, 'filters']);
+  const at: FieldPath = ['spec', 'rules', index, 'filters'];
+  const parsed = ruleFilters(rule.filters ?? [], at);
+  if (!parsed.ok) return fail(parsed.problem.message, parsed.problem.field);
+  const own = withOwn >= 0 ? ruleFilters(refs[withOwn]?.filters ?? [], ['spec', 'rules', index, 'backendRefs', withOwn, 'filters']) : undefined;
+  if (own && !own.ok) return fail(own.problem.message, own.problem.field);
+  const filters = own ? mergedFilters(parsed.value, own.value) : parsed.value;
+  const standard = filters.requestHeaders.find((h) => standardRequestHeaders.has(h.name.toLowerCase()));
+  if (standard) return fail(`header ${standard.name} is one ingress2nginx sets for every backend (Host: use URLRewrite hostname)`, at);
+  if (filters.rewrite?.type === 'ReplacePrefixMatch' && (rule.matches ?? []).some((m) => (m.path?.type ?? 'PathPrefix') !== 'PathPrefix')) {
+    return fail('URLRewrite ReplacePrefixMatch needs PathPrefix matches only', at);
+  }
+  return filters;
+}
+
+function mergedFilters(a: RuleFilters, b: RuleFilters): RuleFilters {
+  const host = b.host ?? a.host;
+  const rewrite = b.rewrite ?? a.rewrite;
+  return {
+    requestHeaders: [...a.requestHeaders, ...b.requestHeaders],
+    ...(host !== undefined && { host }),
+    responseHeaders: [...a.responseHeaders, ...b.responseHeaders],
+    hiddenHeaders: [...a.hiddenHeaders, ...b.hiddenHeaders],
+    ...(rewrite && { rewrite }),
+    definitions: [...a.definitions, ...b.definitions],
+  };
+}
+
+/** The proxy with the filters' request headers and Host; the response headers and path wait for the path (`targetFields`). */
+function withFilters(target: { readonly proxy: Proxy; readonly backend: ResolvedBackend }, filters: RuleFilters): RuleTarget {
+  const changesRequest = filters.requestHeaders.length > 0 || filters.host !== undefined;
+  const proxy: Proxy = changesRequest
+    ? { ...target.proxy, headers: [...target.proxy.headers, ...filters.requestHeaders], host: filters.host ?? target.proxy.host, inheritsRequestHeaders: false }
+    : target.proxy;
+  return { proxy, backend: target.backend, filters };
+}
+
+/** Where the rule's requests go when it redirects nowhere: its backends, by weight. */
+function backendTarget(object: SourceObject, index: number, backends: RouteBackends, ctx: HttpRouteContext): RuleTarget {
   const usable = backends.resolved.filter((b) => b.weight > 0);
   const only = usable[0];
   if (!only) return { status: 500 };
@@ -193,20 +300,37 @@ function withTimeouts(target: RuleTarget, tuning: ProxyTuning | undefined): Rule
   return tuning !== undefined && 'proxy' in target ? { ...target, proxy: { ...target.proxy, tuning } } : target;
 }
 
-/** The claim's fields for a target: a proxy, a status to answer, or a redirect (a behaviour of its own). */
-function targetFields(target: RuleTarget): Pick<RouteClaim, 'proxy' | 'backend' | 'unavailableStatus' | 'behaviour'> {
-  if ('proxy' in target) return { proxy: target.proxy, backend: target.backend };
+/** The claim's fields for a target on one path: a proxy (with its filters' response headers and path rewrite), a status, or a redirect. */
+function targetFields(target: RuleTarget, path: RulePath): Pick<RouteClaim, 'proxy' | 'backend' | 'unavailableStatus' | 'behaviour' | 'definitions'> {
+  const none = { variables: [], refusedWhen: [], rateLimits: [], errorPages: [], repeatHsts: false };
   if ('status' in target) return { unavailableStatus: target.status };
-  return { behaviour: { variables: [], refusedWhen: [], rateLimits: [], errorPages: [], repeatHsts: false, redirect: target.redirect } };
+  if ('redirect' in target) return redirectFields(target.redirect, path, none);
+  const filters = target.filters;
+  const mirror = target.mirror && { mirror: { endpoint: target.mirror.companion.path, requestBody: true } };
+  if (!filters) return { proxy: target.proxy, backend: target.backend, ...(mirror && { behaviour: { ...none, ...mirror } }) };
+  const behaviour = {
+    ...none,
+    ...mirror,
+    ...(filters.responseHeaders.length > 0 && { responseHeaders: filters.responseHeaders }),
+    ...(filters.hiddenHeaders.length > 0 && { hiddenHeaders: filters.hiddenHeaders }),
+    ...(filters.rewrite && { rewrite: rewrittenPath(filters.rewrite, path.type === 'PathPrefix' ? path.value : '/') }),
+  };
+  const changesMore = behaviour.responseHeaders !== undefined || behaviour.hiddenHeaders !== undefined || behaviour.rewrite !== undefined || mirror !== undefined;
+  return {
+    proxy: target.proxy,
+    backend: target.backend,
+    ...(changesMore && { behaviour }),
+    ...(filters.definitions.length > 0 && { definitions: filters.definitions }),
+  };
 }
 
 const redirectCodes: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /**
- * A rule whose one filter is `RequestRedirect` answers with the redirect: scheme, hostname, port and
- * status code (default 302); the path is kept. Without a port, the port is the scheme's well-known one
+ * A rule whose one filter is `RequestRedirect` answers with the redirect: scheme, hostname, port, path
+ * (ReplaceFullPath, ReplacePrefixMatch; else kept) and status code (default 302). Without a port, the port is the scheme's well-known one
  * when a scheme is given, else the listener's (`$i2n_listener_port`, empty for 80 and 443). What it
- * cannot express yet (a path modifier, another filter beside it) answers 500, said in status.
+ * cannot express (another filter beside it) answers 500, said in status.
  */
 function requestRedirect(object: SourceObject, rule: HttpRouteRule, index: number, report: Reporter, unsupported: string[]): RuleTarget | undefined {
   const filters = rule.filters ?? [];
@@ -222,7 +346,11 @@ function requestRedirect(object: SourceObject, rule: HttpRouteRule, index: numbe
   if (filters.length > 1) return fail(`RequestRedirect beside filter ${filters.filter((f) => f.type !== 'RequestRedirect').map((f) => f.type).join(', ')} is not supported yet`);
   const spec = (filters[found] as { requestRedirect?: Record<string, unknown> }).requestRedirect ?? {};
   const { scheme, hostname, port, statusCode, path } = spec;
-  if (path !== undefined) return fail('RequestRedirect with path is not supported yet', [...at, 'path']);
+  const pathModifier = path === undefined ? undefined : redirectPath(path);
+  if (pathModifier && !pathModifier.ok) return fail(pathModifier.problem.message, [...at, 'path', ...pathModifier.problem.field]);
+  if (pathModifier?.value.type === 'ReplacePrefixMatch' && (rule.matches ?? []).some((m) => (m.path?.type ?? 'PathPrefix') !== 'PathPrefix')) {
+    return fail('RequestRedirect ReplacePrefixMatch needs PathPrefix matches only', [...at, 'path']);
+  }
   if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') return fail(`RequestRedirect scheme ${JSON.stringify(scheme)} is not http or https`, [...at, 'scheme']);
   if (hostname !== undefined && (typeof hostname !== 'string' || !isDnsHostname(hostname))) return fail('RequestRedirect hostname is not a host name', [...at, 'hostname']);
   if (port !== undefined && (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)) return fail('RequestRedirect port is not a port number', [...at, 'port']);
@@ -230,7 +358,35 @@ function requestRedirect(object: SourceObject, rule: HttpRouteRule, index: numbe
   if (typeof code !== 'number' || !redirectCodes.has(code)) return fail(`RequestRedirect statusCode ${JSON.stringify(code)} is not one of 301, 302, 303, 307, 308`, [...at, 'statusCode']);
   const wellKnown = (p: number) => (scheme === 'http' && p === 80) || (scheme === 'https' && p === 443);
   const portPart = port !== undefined ? (wellKnown(port) ? '' : `:${port}`) : scheme !== undefined ? '' : `$${listenerPortVariable}`;
-  return { redirect: { code, url: `${scheme ?? '$scheme'}://${hostname ?? '$host'}${portPart}$request_uri` } };
+  // The URL without its path: redirectFields adds the path for each match.
+  return { redirect: { code, url: `${scheme ?? '$scheme'}://${hostname ?? '$host'}${portPart}`, ...(pathModifier && { path: pathModifier.value }) } };
+}
+
+function redirectPath(raw: unknown): { ok: true; value: PathModifier } | { ok: false; problem: { message: string; field: FieldPath } } {
+  const checked = ruleFilters([{ type: 'URLRewrite', urlRewrite: { path: raw } }], []);
+  if (!checked.ok) return { ok: false, problem: { message: checked.problem.message.replace('URLRewrite', 'RequestRedirect'), field: checked.problem.field.slice(3) } };
+  return { ok: true, value: checked.value.rewrite! };
+}
+
+/**
+ * A redirect's fields on one path: the request's URI kept, a full path replaced (the query kept), or the
+ * matched prefix replaced, by a map of `$uri` whose regex and replacement `rewrittenPath` gives.
+ */
+function redirectFields(
+  redirect: { readonly code: number; readonly url: string; readonly path?: PathModifier },
+  path: RulePath,
+  none: Omit<LocationBehaviour, 'redirect'>,
+): Pick<RouteClaim, 'behaviour' | 'definitions'> {
+  const modifier = redirect.path;
+  if (!modifier) return { behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}$request_uri` } } };
+  if (modifier.type === 'ReplaceFullPath') return { behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}${modifier.path}$is_args$args` } } };
+  const { regex, target } = rewrittenPath(modifier, path.value);
+  const variable = `i2n_redirect_${digestOf(regex, target)}`;
+  const map: MapBlock = { comment: `the path of a redirect from prefix ${path.value}`, source: '$uri', variable, entries: [{ key: `"~${regex}"`, value: `"${target}"` }], defaultValue: '$uri' };
+  return {
+    behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}\${${variable}}$is_args$args` } },
+    definitions: [{ reference: variable, blocks: { maps: [map] } }],
+  };
 }
 
 /** `:<port>` of the listener a request came in on, empty for 80 and 443: set by the data plane when a redirect uses it. */
@@ -258,11 +414,12 @@ function proxyTo(backend: ResolvedBackend): Proxy {
   };
 }
 
-/** A path match this front end serves, with where it is written. */
+/** A path match this front end serves, with where it is written and the request's other conditions. */
 interface RulePath {
-  readonly type: 'Exact' | 'PathPrefix';
+  readonly type: 'Exact' | 'PathPrefix' | 'RegularExpression';
   readonly value: string;
   readonly field: FieldPath;
+  readonly match?: RequestMatch;
 }
 
 /** The claims of every rule's path matches on one host, in rule and match order. */
@@ -279,8 +436,10 @@ function ruleClaims(
     const target = targets[ruleIndex] as RuleTarget;
     for (const path of rulePaths) {
       const comment = `HTTPRoute ${resourceName(object)} rule ${ruleIndex} ${path.type} ${path.value}`;
-      const pathType = path.type === 'Exact' ? 'Exact' : 'Prefix';
-      for (const location of locationsFor(pathType, path.value)) {
+      // A RegularExpression path stands on `/` and tests the URI as a condition (request-dispatch.ts).
+      const pathType = path.type === 'Exact' ? 'Exact' : path.type === 'RegularExpression' ? 'ImplementationSpecific' : 'Prefix';
+      const locations = path.type === 'RegularExpression' ? [{ modifier: '' as const, path: '/', exact: false }] : locationsFor(pathType, path.value);
+      for (const location of locations) {
         claims.push({
           ingress: object,
           field: path.field,
@@ -291,13 +450,14 @@ function ruleClaims(
           ingressPath: path.value,
           pathType,
           comment,
-          ...targetFields(target),
+          ...targetFields(target, path),
           implicitSslName: false,
           // Through an HTTPS listener only: plain HTTP is sent there, not served.
           forceSslRedirect: attachment.https && !attachment.http,
           sslRedirect: false,
-          companions: [],
+          companions: 'mirror' in target && target.mirror ? [target.mirror.companion] : [],
           references: [],
+          ...(path.match && { requestMatch: path.match }),
         });
       }
     }
@@ -316,22 +476,17 @@ function rulePaths(object: SourceObject, rule: HttpRouteRule, ruleIndex: number,
       unsupported.push(text);
       report.error(code, object, text, at);
     };
-    const extra = [
-      ...((match.headers?.length ?? 0) > 0 ? ['headers'] : []),
-      ...((match.queryParams?.length ?? 0) > 0 ? ['queryParams'] : []),
-      ...(match.method !== undefined ? ['method'] : []),
-    ];
     const type = match.path?.type ?? 'PathPrefix';
     const value = match.path?.value ?? '/';
-    if (extra.length > 0) return problem('httproute-match-unsupported', `matching on ${extra.join(', ')} is not supported yet`, field);
-    if (type === 'RegularExpression') return problem('httproute-match-unsupported', 'path type RegularExpression is not supported yet', [...field, 'path', 'type']);
-    if (!isSafePath(value)) {
+    const conditions = requestMatchOf(match, field);
+    if (!conditions.ok) return problem('httproute-match-unsupported', conditions.problem.message, conditions.problem.field);
+    if (type !== 'RegularExpression' && !isSafePath(value)) {
       return problem('path-invalid', 'path must start with "/" and use only letters, digits and - . _ ~ % ! & ( ) * + , = : @ /', [...field, 'path', 'value']);
     }
     if (isInternalPath(value)) {
       return problem('path-invalid', `paths under ${internalLocationPrefix} are where ingress2nginx puts locations of its own`, [...field, 'path', 'value']);
     }
-    paths.push({ type, value, field: [...field, 'path'] });
+    paths.push({ type, value, field: [...field, 'path'], ...(conditions.value && { match: conditions.value }) });
   });
   return paths;
 }

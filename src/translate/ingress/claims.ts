@@ -5,7 +5,7 @@
  * them without importing each other.
  */
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Location, LocationBehaviour, Proxy, ProxyTuning } from '../../model/nginx.js';
+import type { HttpExtensions, Location, LocationBehaviour, Proxy, ProxyTuning } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from '../backends.js';
 import type { ReferenceGrants } from '../gateway/reference-grants.js';
@@ -89,8 +89,8 @@ export interface RouteClaim extends Claim {
   readonly pathType: PathType | 'defaultBackend';
   readonly comment: string;
   readonly proxy?: Proxy;
-  /** Without `proxy`: the status the location answers; 503 unless said (an HTTPRoute's unusable backends: 500). */
-  readonly unavailableStatus?: 500;
+  /** Without `proxy`: the status the location answers; 503 unless said (an HTTPRoute's unusable backends: 500; no match: 404). */
+  readonly unavailableStatus?: 404 | 500;
   /** The resolved backend of `proxy`, which a canary splits against. */
   readonly backend?: ResolvedBackend;
   /** The backend's TLS name was chosen for it (verify on, no `proxy-ssl-name`): a canary gets its own. */
@@ -105,6 +105,39 @@ export interface RouteClaim extends Claim {
   /** http-level groups (zones, maps) the location refers to. */
   readonly references: readonly string[];
   readonly weak?: WeakClaim;
+  /** An HTTPRoute match beyond the path (headers, query, method, a regex path): the claim serves only requests that meet it. */
+  readonly requestMatch?: RequestMatch;
+  /** http-level blocks the location's values name (an HTTPRoute filter's maps): defined when the claim is settled. */
+  readonly definitions?: readonly ExtensionDefinition[];
+  /** A location that hands each request to the named location of the claim whose match it meets (request-dispatch.ts). */
+  readonly dispatch?: { readonly variable: string; readonly references: readonly string[] };
+}
+
+/**
+ * Conditions on a request besides its path, each an nginx variable tested by a regex (built from checked
+ * values only), with the counts the Gateway API's precedence compares.
+ */
+export interface RequestMatch {
+  /** The same conditions give the same key: claims on one location with the same key compete. */
+  readonly key: string;
+  readonly conditions: readonly RequestCondition[];
+  /** A RegularExpression path: the claim stands on `/` and tests `$uri`. */
+  readonly pathRegex?: string;
+  readonly method: boolean;
+  readonly headers: number;
+  readonly queryParams: number;
+}
+
+export interface ExtensionDefinition {
+  readonly reference: string;
+  readonly blocks: Partial<HttpExtensions>;
+}
+
+export interface RequestCondition {
+  /** The variable tested: `$http_<name>`, `$args`, `$request_method` or `$uri`. */
+  readonly source: string;
+  /** A regex over the variable, of safe characters only (no quote, no `\\` but escapes). */
+  readonly regex: string;
 }
 
 export interface IngressContribution {

@@ -18,6 +18,7 @@ import { splitWithCanary } from './canary.js';
 import type { CanaryClaim } from './claims.js';
 import type { HttpExtensionRegistry } from './extensions.js';
 import { markShadowedLocations } from '../shadowed-locations.js';
+import { withRequestDispatch } from '../request-dispatch.js';
 import { withFields } from '../../model/objects.js';
 
 export interface HostSettings {
@@ -93,7 +94,10 @@ export function mergeHosts(
   const modes = settleTlsModes(contributions.flatMap((c) => c.passthrough), contributions.flatMap((c) => c.tls).filter(keep), report);
   const passthroughHosts = new Set(modes.passthrough.map((p) => p.host));
   const tls = settleTls(modes.terminated, secrets, settings, report);
-  const { byHost: routes, losers: routeLosers } = settleRoutes(routeClaims, report);
+  for (const definition of routeClaims.flatMap((c) => c.definitions ?? [])) extensions.define(definition.reference, definition.blocks);
+  const settled = settleRoutes(routeClaims, report);
+  const routeLosers = settled.losers;
+  const routes = withRequestDispatch(settled.byHost, extensions, report);
   const tlsClaimsByHost = groupBy(modes.terminated, (c) => c.host);
   const routeClaimsByHost = groupBy(routeClaims, (c) => c.host);
   const canaryBackends = attachCanaries(routes, contributions.flatMap((c) => c.canaries), extensions, report);
@@ -210,6 +214,8 @@ function locationReferences(location: Location): string[] {
     ...(location.authEndpoint?.servedHost !== undefined ? [location.authEndpoint.servedHost] : []),
     ...((behaviour?.responseHeaders ?? []).some((header) => header.value.includes(`\${${literalDollarVariable}}`)) ? [literalDollarVariable] : []),
     ...(location.authEndpoint?.cache !== undefined ? [location.authEndpoint.cache.zone] : []),
+    ...(location.dispatch?.references ?? []),
+    ...(location.references ?? []),
   ];
 }
 
@@ -594,7 +600,7 @@ function compareRouteClaims(a: RouteClaim, b: RouteClaim): number {
 
 /** A location on a host: canaries and client certificates replace winning claims, never their location. */
 function routeKey(claim: RouteClaim): string {
-  return `${claim.host} ${claim.modifier} ${claim.path}`;
+  return `${claim.host} ${claim.modifier} ${claim.path}${claim.requestMatch ? `\n${claim.requestMatch.key}` : ''}`;
 }
 
 /** Winning claims per host, and per winning location (`routeKey`) the claims of other Ingresses it beat. */
@@ -607,7 +613,7 @@ function settleRoutes(
   const reported = new Set<string>();
   for (const [host, hostClaims] of groupBy(claims, (c) => c.host)) {
     const winners: RouteClaim[] = [];
-    for (const locationClaims of groupBy(hostClaims, (c) => `${c.modifier} ${c.path}`).values()) {
+    for (const locationClaims of groupBy(hostClaims, routeKey).values()) {
       const [winner, ...losers] = [...locationClaims].sort(compareRouteClaims);
       if (!winner) continue;
       winners.push(winner);
@@ -672,6 +678,10 @@ function toLocations(
   const guarded = (claim: RouteClaim) =>
     claim.modifier === '' && [...regexNamespaces].some((namespace) => namespace !== claim.ingress.metadata.namespace);
   const locations: Location[] = winners.map((claim) => {
+    // A dispatcher and the 404 of no match route nothing themselves: the named locations carry the claims' origins.
+    const bare = { modifier: claim.modifier, path: claim.path, comment: claim.comment, plainHttp: plainHttp(false) };
+    if (claim.dispatch) return { ...bare, dispatch: claim.dispatch };
+    if (claim.unavailableStatus === 404) return { ...bare, returnStatus: 404 };
     const behaviour = claim.behaviour && withFields(claim.behaviour, { repeatHsts: hsts && addsResponseHeaders(claim.behaviour) });
     return {
       modifier: guarded(claim) ? ('^~' as const) : claim.modifier,
@@ -684,6 +694,7 @@ function toLocations(
       // A redirect answers every request, so the location needs no backend.
       ...(behaviour?.redirect ? {} : claim.proxy ? { proxy: claim.proxy } : { returnStatus: claim.unavailableStatus ?? (503 as const) }),
       ...(behaviour && { behaviour }),
+      ...(claim.definitions?.length && { references: claim.definitions.map((d) => d.reference) }),
       origin: {
         claim: {
           claimant: provenanceOf(claim.ingress, claim.field),
