@@ -265,6 +265,10 @@ export interface HttpConfig {
   readonly errorSocket?: string;
   /** `https://$host…` prefix of 308 redirects (carries the port when it is not 443). */
   readonly redirectBase: string;
+  /** `https://$host:<port>`, for redirects that name the port even when it is 443 (`use-port-in-redirects`). */
+  readonly redirectBaseWithPort: string;
+  /** The request URI without one trailing `/`, when a redirect drops it (`PlainHttpAction.trimTrailingSlash`). */
+  readonly trimmedRequestUri?: { readonly variable: string };
   readonly defaultServer: DefaultServer;
   /** Sorted by server name. */
   readonly virtualHosts: readonly VirtualHost[];
@@ -592,6 +596,8 @@ export interface LocationBehaviour {
   readonly clientCertificate?: ClientCertificateCheck;
   /** `app-root`: `/` is redirected (302) here. */
   readonly appRoot?: string;
+  /** `use-port-in-redirects`: nginx's own redirects (a directory's slash) name the port (`port_in_redirect on`). */
+  readonly portInRedirect?: true;
   /** `permanent-redirect` / `temporal-redirect`: answered instead of proxying. */
   readonly redirect?: { readonly code: number; readonly url: string };
   /** `rewrite-target`: `rewrite "<regex>" <target> break;` */
@@ -732,6 +738,10 @@ export interface ErrorPageLocation {
 export interface PlainHttpAction {
   readonly redirect: boolean;
   readonly serve: boolean;
+  /** The redirect drops one trailing `/` of the request URI (ingress-nginx, unless `preserve-trailing-slash`). */
+  readonly trimTrailingSlash?: true;
+  /** The redirect names the HTTPS port even when it is 443 (`use-port-in-redirects`). */
+  readonly namePort?: true;
 }
 
 export type BackendProtocol = 'http' | 'https' | 'grpc' | 'grpcs' | 'auto';
@@ -768,6 +778,8 @@ export interface Proxy {
    * that sets any header sets them all, since nginx inherits all or none.
    */
   readonly inheritsRequestHeaders: boolean;
+  /** `Connection` to an HTTP backend (`connection-proxy-header`); absent: `upgrade` for WebSocket requests, else empty (keepalive). */
+  readonly connectionHeader?: 'close' | 'keep-alive';
   /** Annotations that differ from the http-level defaults. */
   readonly tuning?: ProxyTuning;
   /**

@@ -123,6 +123,16 @@ export async function startHttpBackend(name: string, host?: string): Promise<Cou
   return { ...peer, requestCount: () => count };
 }
 
+/** `startHttpBackend` that also counts the TCP connections it accepted (kept-alive ones serve many requests). */
+export async function startConnectionCountingBackend(name: string): Promise<CountingPeer & { connectionCount(): number }> {
+  let count = 0;
+  let connections = 0;
+  const server = http.createServer(echoHandler(name, () => count++));
+  server.on('connection', () => connections++);
+  const peer = await listenOnLoopback(server);
+  return { ...peer, requestCount: () => count, connectionCount: () => connections };
+}
+
 /**
  * An HTTP/2 backend without TLS (h2c), as `grpc_pass grpc://` reaches a gRPC server, answering every
  * request with an `EchoResponse` (`httpVersion` 2.0).

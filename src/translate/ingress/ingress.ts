@@ -142,9 +142,13 @@ function translateTerminating(
 
   const tls = tlsClaims(object, spec, ctx);
 
-  const redirects: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect'> = {
+  const redirects: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect' | 'redirectUri'> = {
     ...(annotations.tls.sslRedirect !== undefined && { sslRedirect: annotations.tls.sslRedirect }),
     forceSslRedirect: annotations.tls.forceSslRedirect,
+    redirectUri: {
+      ...(!annotations.tls.preserveTrailingSlash && { trimTrailingSlash: true }),
+      ...(annotations.tls.usePortInRedirects && { namePort: true }),
+    },
   };
   const rewriteTarget = annotations.paths.rewriteTarget;
   const allPaths = (spec.rules ?? []).flatMap((rule) => (rule.http?.paths ?? []).map((p) => p.path || '/'));
@@ -255,7 +259,7 @@ function defaultBackendRoutes(
     annotations: IngressAnnotations;
     built: IngressBehaviour;
     errorPages: CustomErrorPages;
-    shared: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect' | 'companions' | 'clientCertificate' | 'references'>;
+    shared: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect' | 'redirectUri' | 'companions' | 'clientCertificate' | 'references'>;
     ctx: IngressContext;
   },
 ): RouteClaim[] {
@@ -587,7 +591,8 @@ function backendFor(
     host: built.host ?? '$i2n_best_host',
     httpVersion: built.httpVersion,
     headers: built.headers,
-    inheritsRequestHeaders: built.host === undefined && built.headers.length === 0,
+    inheritsRequestHeaders: built.host === undefined && built.headers.length === 0 && built.connectionHeader === undefined,
+    ...(built.connectionHeader !== undefined && { connectionHeader: built.connectionHeader }),
     ...(built.tuning && { tuning: built.tuning }),
     interceptErrors,
   } satisfies Partial<Proxy>);

@@ -23,7 +23,7 @@ describe('parseIngressAnnotations', () => {
   it('gives the defaults without annotations', () => {
     const { value, issues } = parseIngressAnnotations({});
     expect(issues).toEqual([]);
-    expect(value.tls).toEqual({ sslPassthrough: false, sslRedirect: undefined, forceSslRedirect: false, backendProtocol: 'HTTP' });
+    expect(value.tls).toEqual({ sslPassthrough: false, sslRedirect: undefined, forceSslRedirect: false, preserveTrailingSlash: false, usePortInRedirects: false, backendProtocol: 'HTTP' });
     expect(value.proxySsl).toMatchObject({ verify: false, verifyDepth: 1, serverName: false, protocols: 'TLSv1.2 TLSv1.3', ciphers: 'DEFAULT' });
     expect(value.canary).toMatchObject({ enabled: false, weight: 0, weightTotal: 100 });
     expect(value.cors).toMatchObject({ enabled: false, allowOrigin: { any: true }, allowCredentials: true, maxAge: 1728000 });

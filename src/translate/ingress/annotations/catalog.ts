@@ -68,7 +68,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: tls,
     status: 'differs',
     defaultValue: 'ConfigMap `ssl-redirect` (`true`)',
-    note: 'redirect from HTTP for hosts with TLS, with ConfigMap `http-redirect-code` (308); the target keeps the request URI as sent (ingress-nginx drops a trailing `/` unless `preserve-trailing-slash`). An invalid value uses the ConfigMap default, with an error',
+    note: 'redirect from HTTP for hosts with TLS, with ConfigMap `http-redirect-code` (308), to `https://` + host + the request URI, whose one trailing `/` is dropped unless `preserve-trailing-slash`, as in ingress-nginx. The HTTPS port is named when it is not 443 (ingress-nginx names it only with `use-port-in-redirects`). An invalid value uses the ConfigMap default, with an error',
   },
   {
     name: 'force-ssl-redirect',
@@ -80,16 +80,16 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'preserve-trailing-slash',
     family: tls,
-    status: 'ignored',
+    status: 'supported',
     defaultValue: '`false`',
-    note: 'HTTPS redirects always keep the request URI as it was sent, as with `true`',
+    note: 'the redirect to HTTPS (`ssl-redirect`, `force-ssl-redirect`) keeps the request URI as sent; otherwise one trailing `/` is dropped (`/docs/` → `https://host/docs`, `/` → `https://host`)',
   },
   {
     name: 'use-port-in-redirects',
     family: tls,
-    status: 'ignored',
-    defaultValue: 'false',
-    note: 'HTTPS redirects name the HTTPS port whenever it is not 443',
+    status: 'differs',
+    defaultValue: '`false`',
+    note: '`true`: the redirect to HTTPS names the HTTPS port (`--https-port`) even when it is 443, and nginx\'s own redirects (a path ending in `/` asked without it) name the port they came in on (`port_in_redirect on`; elsewhere off, as in ingress-nginx). With `false` the redirect to HTTPS still names a port that is not 443, where ingress-nginx sends clients to 443',
   },
   {
     name: 'backend-protocol',
@@ -501,9 +501,9 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'connection-proxy-header',
     family: proxy,
-    status: 'ignored',
-    defaultValue: '',
-    note: '`Connection` to the backend is `upgrade` for WebSocket requests and empty otherwise (keepalive)',
+    status: 'supported',
+    defaultValue: '`upgrade` for WebSocket requests, else empty (keepalive)',
+    note: '`close` or `keep-alive`: the `Connection` header to the backend, for every request of the Ingress\'s paths (WebSocket upgrades then fail, as in ingress-nginx)',
   },
   {
     name: 'custom-headers',

@@ -133,6 +133,13 @@ export const proxyAnnotations = {
     defaultValue: undefined,
     accepted: 'off, default, an http(s) URL or an absolute path (no variables)',
   }),
+  connectionHeader: rule<'close' | 'keep-alive' | undefined>({
+    name: 'connection-proxy-header',
+    // ingress-nginx accepts these two only.
+    schema: z.string().trim().pipe(z.enum(['close', 'keep-alive'])),
+    defaultValue: undefined,
+    accepted: 'close or keep-alive',
+  }),
   redirectTo: rule<string | undefined>({
     name: 'proxy-redirect-to',
     schema: redirectTo,

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliRun } from '../support/cli.js';
+import { httpGet, parseEcho, startConnectionCountingBackend, startHttpBackend, type CountingPeer } from '../support/peers.js';
+import { createCa, issueCertificate, tlsSecretManifest } from '../support/pki.js';
+import {
+  cleanUp,
+  createTarget,
+  documents,
+  ingressManifest,
+  renderInto,
+  serviceManifest,
+  settle,
+  startPeer,
+  startTarget,
+  temporaryDir,
+  type PathSpec,
+  type Target,
+} from './harness.js';
+
+/**
+ * The annotations of the second round of migration breadth, with real traffic through one real nginx:
+ * how redirects write their target (preserve-trailing-slash, use-port-in-redirects), the Connection header
+ * to the backend (connection-proxy-header).
+ */
+
+afterAll(cleanUp);
+
+let target: Target;
+let rendered: CliRun;
+let backends: { main: CountingPeer; kept: Awaited<ReturnType<typeof startConnectionCountingBackend>> };
+
+function site(name: string, host: string, annotations: Record<string, string>, options: { tls?: boolean; paths?: PathSpec[] } = {}): string {
+  return ingressManifest({
+    namespace: 'web',
+    name,
+    annotations,
+    ...(options.tls && { tls: [{ hosts: [host], secretName: 'wild-tls' }] }),
+    rules: [{ host, paths: options.paths ?? [{ path: '/', pathType: 'Prefix', backend: { service: 'main', port: backends.main.port } }] }],
+  });
+}
+
+const get = (host: string, path = '/', more: Omit<Parameters<typeof httpGet>[0], 'port' | 'host' | 'path'> = {}) => httpGet({ port: target.httpPort, host, path, ...more });
+
+beforeAll(async () => {
+  backends = await settle({ main: startPeer(startHttpBackend('main')), kept: startPeer(startConnectionCountingBackend('kept')) });
+  const ca = await createCa(await temporaryDir(), 'Breadth CA');
+  const wildcard = await issueCertificate(ca, { commonName: '*.example.test', sans: ['*.example.test'] });
+  const directoryPath = (): PathSpec[] => [{ path: '/app/', pathType: 'ImplementationSpecific', backend: { service: 'main', port: backends.main.port } }];
+  const manifests = documents(
+    serviceManifest('web', 'main', backends.main),
+    tlsSecretManifest({ name: 'wild-tls', namespace: 'web', certificate: wildcard }),
+    site('trimmed', 'trim.example.test', {}, { tls: true }),
+    site('preserved', 'keep.example.test', { 'preserve-trailing-slash': 'true' }, { tls: true }),
+    site('forced-preserved', 'forced.example.test', { 'force-ssl-redirect': 'true', 'preserve-trailing-slash': 'true', 'use-port-in-redirects': 'true' }),
+    site('directory', 'dir.example.test', {}, { paths: directoryPath() }),
+    site('directory-port', 'dir-port.example.test', { 'use-port-in-redirects': 'true' }, { paths: directoryPath() }),
+    serviceManifest('web', 'kept', backends.kept),
+    site('connection-default', 'conn-default.example.test', {}, { paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'kept', port: backends.kept.port } }] }),
+    site('connection-close', 'conn-close.example.test', { 'connection-proxy-header': 'close' }),
+    site('connection-keep-alive', 'conn-keep.example.test', { 'connection-proxy-header': 'keep-alive', 'upstream-vhost': 'vhost.example.test' }),
+  );
+  target = await createTarget();
+  rendered = await renderInto(target, manifests);
+  expect(rendered.exitCode, rendered.stderr).toBe(0);
+  await startTarget(target);
+});
+
+describe('preserve-trailing-slash', () => {
+  it('drops one trailing slash from the HTTPS redirect by default, as ingress-nginx does', async () => {
+    const base = `https://trim.example.test:${target.httpsPort}`;
+    const cases = { '/docs/': `${base}/docs`, '/': base, '/a//': `${base}/a/`, '/docs/?page=2': `${base}/docs/?page=2`, '/docs': `${base}/docs` };
+    for (const [path, location] of Object.entries(cases)) {
+      const response = await get('trim.example.test', path);
+      expect([response.status, response.headers.location], path).toEqual([308, location]);
+    }
+  });
+
+  it('keeps the request URI as sent with "true", for ssl-redirect and force-ssl-redirect', async () => {
+    for (const host of ['keep.example.test', 'forced.example.test']) {
+      const response = await get(host, '/docs/');
+      expect([response.status, response.headers.location], host).toEqual([308, `https://${host}:${target.httpsPort}/docs/`]);
+    }
+  });
+});
+
+describe('use-port-in-redirects', () => {
+  it('names the port in nginx\'s own redirect of a directory path only with "true"', async () => {
+    const plain = await get('dir.example.test', '/app');
+    expect([plain.status, plain.headers.location]).toEqual([301, 'http://dir.example.test/app/']);
+    const withPort = await get('dir-port.example.test', '/app');
+    expect([withPort.status, withPort.headers.location]).toEqual([301, `http://dir-port.example.test:${target.httpPort}/app/`]);
+  });
+});
+
+describe('connection-proxy-header', () => {
+  it('sends the Connection header the annotation names, with the other request headers', async () => {
+    const closed = parseEcho((await get('conn-close.example.test', '/x', { headers: { 'x-request-id': 'abc' } })).body);
+    expect([closed.headers.connection, closed.headers['x-request-id']]).toEqual(['close', 'abc']);
+    const kept = parseEcho((await get('conn-keep.example.test', '/x')).body);
+    expect([kept.headers.connection, kept.headers.host]).toEqual(['keep-alive', 'vhost.example.test']);
+  });
+
+  it('without it, sends none, and one kept-alive backend connection serves many requests', async () => {
+    const before = backends.kept.connectionCount();
+    for (let i = 0; i < 5; i++) {
+      const echo = parseEcho((await get('conn-default.example.test', `/r${i}`)).body);
+      expect([echo.backend, echo.headers.connection]).toEqual(['kept', undefined]);
+    }
+    // nginx has a worker per core: at most one new connection each.
+    expect(backends.kept.connectionCount() - before).toBeLessThanOrEqual(2);
+  });
+});

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { build } from '../../src/render/build.js';
+import { parseIngressAnnotations } from '../../src/translate/ingress/annotations/index.js';
+import type { SourceObject } from '../../src/sources/snapshot.js';
+import type { TranslateOptions } from '../../src/translate/options.js';
+import { object, service } from '../support/gateway.js';
+import { testTranslateOptions } from '../support/options.js';
+
+/**
+ * Decisions of the second round of migration breadth, read from the rendered nginx.conf: how redirects
+ * write their target.
+ */
+
+function ingress(name: string, host: string, annotations: Record<string, string>, path = '/'): SourceObject {
+  const base = object('networking.k8s.io/v1', 'Ingress', 'web', name, {
+    spec: { ingressClassName: 'nginx', rules: [{ host, http: { paths: [{ path, pathType: 'Prefix', backend: { service: { name: 'app', port: { number: 80 } } } }] } }] },
+  });
+  return { ...base, metadata: { ...base.metadata, annotations: Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v])) } };
+}
+
+const app = service('web', 'app', '10.96.0.10', [{ port: 80 }]);
+
+function conf(objects: readonly SourceObject[], extra: Partial<TranslateOptions> = {}): string {
+  const result = build({ objects: [app, ...objects] }, { ...testTranslateOptions(), ...extra });
+  return result.files.find((f) => f.path === 'nginx.conf')!.contents;
+}
+
+/** The TLS server block of `host`. */
+function serverOf(text: string, host: string): string {
+  const start = text.lastIndexOf(`server_name ${host};`);
+  return text.slice(start, text.indexOf('\n    }\n', start));
+}
+
+describe('use-port-in-redirects and preserve-trailing-slash', () => {
+  it('names the HTTPS port even when it is 443 with use-port-in-redirects, and never otherwise on 443', () => {
+    const text = conf(
+      [
+        ingress('ported', 'ported.example.test', { 'force-ssl-redirect': 'true', 'use-port-in-redirects': 'true' }),
+        ingress('plain', 'plain.example.test', { 'force-ssl-redirect': 'true', 'preserve-trailing-slash': 'true' }),
+      ],
+      { httpsPort: 443 },
+    );
+    // Each host's plain HTTP: one of them in the shared redirect server, the other (another shape) in its own.
+    expect(text).toContain('return 308 https://$host:443$i2n_redirect_uri;');
+    expect(text).toContain('return 308 https://$host$request_uri;');
+    // Only where the location serves (its TLS server): its plain HTTP only redirects.
+    expect(text.match(/port_in_redirect on;/g)).toHaveLength(1);
+    expect(serverOf(text, 'plain.example.test')).not.toContain('port_in_redirect');
+    expect(text).toContain('    port_in_redirect off;\n');
+  });
+
+  it('renders the trimmed URI only when a redirect uses it', () => {
+    expect(conf([ingress('plain', 'plain.example.test', { 'force-ssl-redirect': 'true', 'preserve-trailing-slash': 'true' })])).not.toContain('$i2n_redirect_uri');
+    expect(conf([ingress('trimmed', 'trimmed.example.test', { 'force-ssl-redirect': 'true' })])).toContain('map $request_uri $i2n_redirect_uri {');
+  });
+});
+
+describe('connection-proxy-header', () => {
+  const parsed = (value: string) => parseIngressAnnotations({ 'nginx.ingress.kubernetes.io/connection-proxy-header': value });
+
+  it.each([['close'], [' keep-alive ']])('accepts %s, as ingress-nginx does', (value) => {
+    expect(parsed(value).value.proxy.connectionHeader).toBe(value.trim());
+    expect(parsed(value).issues).toEqual([]);
+  });
+
+  it.each([['upgrade'], ['close;'], ['Close'], ['$http_connection']])('rejects %s, keeping the default', (value) => {
+    expect(parsed(value).value.proxy.connectionHeader).toBeUndefined();
+    expect(parsed(value).issues).toEqual([expect.objectContaining({ code: 'annotation-invalid', leavesOut: false })]);
+  });
+
+  it('sets the header in the locations of the Ingress, repeating the others nginx would not inherit', () => {
+    const text = conf([ingress('closing', 'closing.example.test', { 'connection-proxy-header': 'close' }), ingress('plain', 'plain.example.test', {})]);
+    expect(serverOf(text, 'closing.example.test')).toContain('proxy_set_header Connection close;');
+    expect(serverOf(text, 'closing.example.test')).toContain('proxy_set_header X-Request-ID $i2n_request_id;');
+    expect(serverOf(text, 'plain.example.test')).not.toContain('proxy_set_header');
+  });
+});
