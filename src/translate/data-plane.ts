@@ -222,8 +222,10 @@ function proxyDefaults(settings: ControllerSettings): ProxyDefaults {
     buffering: settings.proxyBuffering,
     bufferSize: settings.proxyBufferSize,
     buffersNumber: settings.proxyBuffersNumber,
-    // nginx's default busy size is two buffers, which must stay below all buffers but one.
-    ...(settings.proxyBuffersNumber < 4 && { busyBuffersSize: settings.proxyBufferSize }),
+    // The ConfigMap's (checked against its buffers); else nginx's default of two buffers, which must stay below all buffers but one.
+    ...(settings.proxyBusyBuffersSize !== undefined
+      ? { busyBuffersSize: settings.proxyBusyBuffersSize }
+      : settings.proxyBuffersNumber < 4 && { busyBuffersSize: settings.proxyBufferSize }),
     requestBuffering: settings.proxyRequestBuffering,
     nextUpstream: settings.proxyNextUpstream,
     nextUpstreamTries: settings.proxyNextUpstreamTries,

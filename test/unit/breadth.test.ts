@@ -3,7 +3,8 @@ import { build } from '../../src/render/build.js';
 import { parseIngressAnnotations } from '../../src/translate/ingress/annotations/index.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
-import { object, service } from '../support/gateway.js';
+import { configMap, object, service } from '../support/gateway.js';
+import { locationBusySize } from '../../src/translate/ingress/busy-buffers.js';
 import { testTranslateOptions } from '../support/options.js';
 
 /**
@@ -73,5 +74,38 @@ describe('connection-proxy-header', () => {
     expect(serverOf(text, 'closing.example.test')).toContain('proxy_set_header Connection close;');
     expect(serverOf(text, 'closing.example.test')).toContain('proxy_set_header X-Request-ID $i2n_request_id;');
     expect(serverOf(text, 'plain.example.test')).not.toContain('proxy_set_header');
+  });
+});
+
+describe('proxy-busy-buffers-size', () => {
+  const buffers = { size: '4k', number: 4 };
+
+  it('takes a busy size from one buffer to all buffers but one, else the ConfigMap\'s when it fits, else one buffer', () => {
+    expect(locationBusySize(buffers, '12k', undefined)).toEqual({ busySize: '12k', annotationUnfit: false });
+    expect(locationBusySize(buffers, '4k', '16k')).toEqual({ busySize: '4k', annotationUnfit: false });
+    expect(locationBusySize(buffers, '16k', '8k')).toEqual({ annotationUnfit: true });
+    expect(locationBusySize(buffers, '2k', undefined)).toEqual({ annotationUnfit: true });
+    expect(locationBusySize(buffers, undefined, '16k')).toEqual({ busySize: '4k', annotationUnfit: false });
+    expect(locationBusySize({ size: '4k', number: 3 }, undefined, undefined)).toEqual({ busySize: '4k', annotationUnfit: false });
+  });
+
+  it('says so at the Ingress and renders what nginx loads; the ConfigMap\'s is checked against its own buffers', () => {
+    const objects = [ingress('busy', 'busy.example.test', { 'proxy-busy-buffers-size': '64k' }), ingress('fits', 'fits.example.test', { 'proxy-busy-buffers-size': '8k' })];
+    const result = build({ objects: [app, ...objects] }, testTranslateOptions());
+    expect(result.diagnostics.filter((d) => d.severity === 'error').map((d) => [d.code, d.resource?.name, String(d.field)])).toEqual([
+      ['annotation-invalid', 'busy', expect.stringContaining('proxy-busy-buffers-size')],
+    ]);
+    const text = result.files[0]!.contents;
+    expect(serverOf(text, 'fits.example.test')).toContain('proxy_busy_buffers_size 8k;');
+    expect(serverOf(text, 'busy.example.test')).not.toContain('proxy_busy_buffers_size');
+    const data = { 'proxy-buffers-number': '8', 'proxy-busy-buffers-size': '24k' };
+    const withConfigMap = build({ objects: [app, configMap('infra', 'controller', data), ingress('few', 'few.example.test', { 'proxy-buffers-number': '3' })] }, testTranslateOptions({ configMap: 'infra/controller' }));
+    expect(withConfigMap.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(withConfigMap.files[0]!.contents).toContain('    proxy_busy_buffers_size 24k;\n');
+    // 24k does not fit three 4k buffers: the location says one buffer.
+    expect(serverOf(withConfigMap.files[0]!.contents, 'few.example.test')).toContain('proxy_busy_buffers_size 4k;');
+    const unfit = build({ objects: [app, configMap('infra', 'controller', { 'proxy-busy-buffers-size': '16k' })] }, testTranslateOptions({ configMap: 'infra/controller' }));
+    expect(unfit.diagnostics.map((d) => d.code)).toContain('configmap-invalid');
+    expect(unfit.files[0]!.contents).not.toContain('proxy_busy_buffers_size');
   });
 });

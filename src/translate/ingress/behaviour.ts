@@ -31,6 +31,7 @@ import { permanentCode, temporalCode } from './annotations/paths.js';
 import type { ControllerSettings } from './configmap.js';
 import { quoteKey, sizeInBytes } from '../allowlist.js';
 import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
+import { busySizeRange, locationBusySize } from './busy-buffers.js';
 import { directiveSlices } from './annotations/directive-slices.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
 import { headerEntries, literalDollarVariable } from './header-configmaps.js';
@@ -103,7 +104,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
   const proxy = annotations.proxy;
   const ranges = sourceRanges(annotations.sourceRange.deny ?? settings.denylistSourceRange, annotations.sourceRange.allow ?? settings.whitelistSourceRange, ctx);
   references.push(...ranges);
-  const tuning = proxyTuning(annotations, settings, buffersWithinLimit(object, annotations, settings, ctx));
+  const tuning = proxyTuning(annotations, busyBuffers(object, annotations, settings, ctx, buffersWithinLimit(object, annotations, settings, ctx)));
   return {
     behaviour: {
       variables: [],
@@ -426,11 +427,8 @@ function limitKey(
 }
 
 /** Per-location proxy settings for the annotations that differ from the ConfigMap's defaults. */
-function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettings, buffersAllowed: boolean): ProxyTuning | undefined {
+function proxyTuning(annotations: IngressAnnotations, buffers: LocationBuffers | undefined): ProxyTuning | undefined {
   const proxy = annotations.proxy;
-  const buffersSet = buffersAllowed && (proxy.bufferSize !== undefined || proxy.buffersNumber !== undefined);
-  const size = proxy.bufferSize ?? settings.proxyBufferSize;
-  const number = proxy.buffersNumber ?? settings.proxyBuffersNumber;
   const redirect =
     proxy.redirectFrom === undefined
       ? undefined
@@ -449,8 +447,7 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
     ...(proxy.readTimeout !== undefined && { readTimeout: `${proxy.readTimeout}s` }),
     ...(proxy.sendTimeout !== undefined && { sendTimeout: `${proxy.sendTimeout}s` }),
     ...(proxy.buffering !== undefined && { buffering: onOff(proxy.buffering) }),
-    // nginx's default busy size is two buffers, which must stay below all buffers but one.
-    ...(buffersSet && { buffers: { size, number, ...(number < 4 && { busySize: size }) } }),
+    ...(buffers && { buffers }),
     ...(proxy.requestBuffering !== undefined && { requestBuffering: onOff(proxy.requestBuffering) }),
     ...(proxy.nextUpstream !== undefined && { nextUpstream: proxy.nextUpstream }),
     ...(proxy.nextUpstreamTries !== undefined && { nextUpstreamTries: String(proxy.nextUpstreamTries) }),
@@ -459,6 +456,34 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
     ...(directives.length > 0 && { directives }),
   };
   return Object.keys(tuning).length > 0 ? tuning : undefined;
+}
+
+/** The buffers a location sets for its Ingress's `proxy-buffer-size`, `proxy-buffers-number` and `proxy-busy-buffers-size`. */
+type LocationBuffers = NonNullable<ProxyTuning['buffers']>;
+
+/**
+ * The buffers of the Ingress's locations, when it sets any: both sizes and the number, from the ConfigMap
+ * where not set here, and the busy size the location needs said (busy-buffers.ts). A busy size that does
+ * not fit the buffers, which nginx would refuse to load, is an error here and left out.
+ */
+function busyBuffers(object: SourceObject, annotations: IngressAnnotations, settings: ControllerSettings, ctx: IngressContext, buffersAllowed: boolean): LocationBuffers | undefined {
+  const proxy = annotations.proxy;
+  const ownBuffers = buffersAllowed && (proxy.bufferSize !== undefined || proxy.buffersNumber !== undefined);
+  if (!ownBuffers && proxy.busyBuffersSize === undefined) return undefined;
+  const buffers = ownBuffers
+    ? { size: proxy.bufferSize ?? settings.proxyBufferSize, number: proxy.buffersNumber ?? settings.proxyBuffersNumber }
+    : { size: settings.proxyBufferSize, number: settings.proxyBuffersNumber };
+  const { busySize, annotationUnfit } = locationBusySize(buffers, proxy.busyBuffersSize, settings.proxyBusyBuffersSize);
+  if (annotationUnfit) {
+    ctx.report.error(
+      'annotation-invalid',
+      object,
+      `proxy-busy-buffers-size ${proxy.busyBuffersSize} must be ${busySizeRange(buffers)}, which nginx requires; ${settings.proxyBusyBuffersSize !== undefined ? 'the ConfigMap\'s value' : 'nginx\'s default'} applies`,
+      annotationField('proxy-busy-buffers-size'),
+    );
+  }
+  if (!ownBuffers && busySize === undefined) return undefined;
+  return { ...buffers, ...(busySize !== undefined && { busySize }) };
 }
 
 /**

@@ -478,7 +478,13 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'proxy-buffering', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffering` (`off`)', note: '`on` or `off`' },
   { name: 'proxy-buffer-size', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffer-size` (`4k`)', note: 'also the size of each of the `proxy-buffers-number` buffers' },
   { name: 'proxy-buffers-number', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffers-number` (`4`)', note: '1 to 1024' },
-  { name: 'proxy-busy-buffers-size', family: proxy, status: 'ignored', defaultValue: '', note: 'nginx sizes busy buffers from the buffers' },
+  {
+    name: 'proxy-busy-buffers-size',
+    family: proxy,
+    status: 'supported',
+    defaultValue: 'ConfigMap `proxy-busy-buffers-size` (nginx\'s: two buffers)',
+    note: 'from one buffer to all buffers but one (`proxy-buffer-size`, `proxy-buffers-number`, here or from the ConfigMap), which nginx requires: a size outside that is an error and the ConfigMap\'s (or nginx\'s) applies',
+  },
   { name: 'proxy-request-buffering', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-request-buffering` (`on`)', note: '`on` or `off`' },
   { name: 'proxy-http-version', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-http-version` (`1.1`)', note: '`1.0` or `1.1`' },
   {
@@ -760,6 +766,12 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
   { key: 'proxy-buffering', status: 'supported', defaultValue: '`off`', note: '' },
   { key: 'proxy-buffer-size', status: 'supported', defaultValue: '`4k`', note: '' },
   { key: 'proxy-buffers-number', status: 'supported', defaultValue: '`4`', note: '' },
+  {
+    key: 'proxy-busy-buffers-size',
+    status: 'supported',
+    defaultValue: 'nginx\'s (two buffers)',
+    note: 'from one buffer to all buffers but one, else an error and nginx\'s default; an Ingress whose own buffers it does not fit gets one buffer',
+  },
   { key: 'proxy-request-buffering', status: 'supported', defaultValue: '`on`', note: '' },
   { key: 'proxy-http-version', status: 'supported', defaultValue: '`1.1`', note: '' },
   { key: 'proxy-next-upstream', status: 'supported', defaultValue: '`error timeout`', note: '' },

@@ -102,6 +102,12 @@ export const proxyAnnotations = {
     defaultValue: undefined,
     accepted: `an integer from ${minProxyBuffers} to 1024; with proxy-buffer-size, at most 8m in all`,
   }),
+  busyBuffersSize: rule<string | undefined>({
+    name: 'proxy-busy-buffers-size',
+    schema: nginxSize('km', maxProxyBuffersTotalBytes, minProxyBufferBytes),
+    defaultValue: undefined,
+    accepted: 'a size such as 16k: at least one buffer and less than all of them (proxy-buffer-size and proxy-buffers-number)',
+  }),
   requestBuffering: rule<boolean | undefined>({
     name: 'proxy-request-buffering',
     schema: onOrOff,
