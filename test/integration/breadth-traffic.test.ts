@@ -1,4 +1,7 @@
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { specialAddress } from '../../src/translate/addresses.js';
 import type { CliRun } from '../support/cli.js';
 import { httpGet, parseEcho, startConnectionCountingBackend, startHttpBackend, type CountingPeer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest } from '../support/pki.js';
@@ -20,7 +23,7 @@ import {
 /**
  * The annotations of the second round of migration breadth, with real traffic through one real nginx:
  * how redirects write their target (preserve-trailing-slash, use-port-in-redirects), the Connection header
- * to the backend (connection-proxy-header).
+ * to the backend (connection-proxy-header), the cluster IP instead of the endpoints (service-upstream).
  */
 
 afterAll(cleanUp);
@@ -108,5 +111,44 @@ describe('connection-proxy-header', () => {
     }
     // nginx has a worker per core: at most one new connection each.
     expect(backends.kept.connectionCount() - before).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('service-upstream', () => {
+  let endpointsTarget: Target;
+  let peers: { cluster: CountingPeer; endpoint: CountingPeer };
+
+  beforeAll(async () => {
+    // EndpointSlices never name the loopback: the endpoint listens on the machine's own address.
+    const address = Object.values(os.networkInterfaces())
+      .flat()
+      .find((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal && specialAddress(entry.address) === undefined)?.address;
+    if (address === undefined) throw new Error('this machine has no non-loopback IPv4 address for EndpointSlice backends');
+    peers = await settle({ cluster: startPeer(startHttpBackend('cluster-ip')), endpoint: startPeer(startHttpBackend('endpoint', address)) });
+    const service = stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'api', namespace: 'web' }, spec: { clusterIP: '127.0.0.1', ports: [{ name: 'http', port: peers.cluster.port }] } });
+    const slice = stringify({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'api-1', namespace: 'web', labels: { 'kubernetes.io/service-name': 'api' } },
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: peers.endpoint.port }],
+      endpoints: [{ addresses: [address], conditions: { ready: true } }],
+    });
+    const toApi = (name: string, host: string, annotations: Record<string, string>) =>
+      ingressManifest({ namespace: 'web', name, annotations, rules: [{ host, paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'api', port: peers.cluster.port } }] }] });
+    endpointsTarget = await createTarget();
+    const result = await renderInto(
+      endpointsTarget,
+      documents(service, slice, toApi('by-endpoints', 'endpoints.example.test', {}), toApi('by-service', 'service.example.test', { 'service-upstream': 'true' })),
+      ['--upstreams', 'endpoints'],
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    await startTarget(endpointsTarget);
+  });
+
+  it('sends that Ingress\'s traffic to the cluster IP, while another Ingress of the same Service reaches its endpoints', async () => {
+    const via = async (host: string) => parseEcho((await httpGet({ port: endpointsTarget.httpPort, host, path: '/' })).body).backend;
+    expect(await via('service.example.test')).toBe('cluster-ip');
+    expect(await via('endpoints.example.test')).toBe('endpoint');
   });
 });

@@ -109,3 +109,26 @@ describe('proxy-busy-buffers-size', () => {
     expect(unfit.files[0]!.contents).not.toContain('proxy_busy_buffers_size');
   });
 });
+
+describe('service-upstream', () => {
+  const slice = object('discovery.k8s.io/v1', 'EndpointSlice', 'web', 'app-1', {
+    addressType: 'IPv4',
+    ports: [{ port: 8080 }],
+    endpoints: [{ addresses: ['10.1.0.5'], conditions: { ready: true } }],
+  }, { labels: { 'kubernetes.io/service-name': 'app' } });
+
+  it('reaches the cluster IP in an upstream block of its own with --upstreams endpoints, and says stickiness cannot hold', () => {
+    const result = build(
+      { objects: [app, slice, ingress('direct', 'direct.example.test', {}), ingress('via-ip', 'via-ip.example.test', { 'service-upstream': 'true', 'upstream-hash-by': '$arg_x' })] },
+      testTranslateOptions({ upstreams: 'endpoints' }),
+    );
+    const upstreams = result.model.http.upstreams.map((u) => [u.name, u.servers.map((s) => s.address)]);
+    expect(upstreams).toEqual(expect.arrayContaining([[expect.stringMatching(/_web_app_80$/), ['10.1.0.5:8080']], [expect.stringMatching(/_web_app_80_cluster-ip$/), ['10.96.0.10:80']]]));
+    expect(result.diagnostics.filter((d) => d.code === 'balancing-needs-endpoints').map((d) => d.resource?.name)).toEqual(['via-ip']);
+  });
+
+  it('changes nothing with --upstreams service', () => {
+    const result = build({ objects: [app, ingress('via-ip', 'via-ip.example.test', { 'service-upstream': 'true' })] }, testTranslateOptions());
+    expect(result.model.http.upstreams.map((u) => u.name)).toEqual([expect.stringMatching(/_web_app_80$/)]);
+  });
+});

@@ -4,6 +4,7 @@ import type { BackendProtocol, ErrorPageLocation, Location, LocationBehaviour, P
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from '../allowlist.js';
 import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
+import { upstreamName } from '../upstream-names.js';
 import type { IngressBackend, IngressSpec, Typed } from '../resources.js';
 import { checkSafeRegex, pathRegexAlphabet } from '../safe-regex.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
@@ -536,6 +537,7 @@ function resolveBackend(
   ctx: IngressContext,
   consequence = 'this path answers 503',
   defaultBackend?: ResolvedBackend,
+  serviceUpstream = false,
 ): ResolvedBackend | undefined {
   if (!ref.service) {
     ctx.report.error(
@@ -546,7 +548,11 @@ function resolveBackend(
     );
     return undefined;
   }
-  const resolution = resolveServiceBackend(ctx.resources, object.metadata.namespace, ref.service, ctx.backendPolicy);
+  // service-upstream: the cluster IP even with --upstreams endpoints, in an upstream block of its own.
+  const viaClusterIp = serviceUpstream && ctx.backendPolicy.endpoints;
+  const policy = viaClusterIp ? { ...ctx.backendPolicy, endpoints: false } : ctx.backendPolicy;
+  const found = resolveServiceBackend(ctx.resources, object.metadata.namespace, ref.service, policy);
+  const resolution = viaClusterIp && found.ok ? { ...found, value: clusterIpBackend(found.value) } : found;
   if (!resolution.ok) {
     if (resolution.noEndpoints && defaultBackend) {
       ctx.report.warning('backend-no-endpoints', object, `${resolution.problem}; this path is served by the default-backend ${defaultBackend.description}, as in ingress-nginx`, [...field, 'service']);
@@ -562,6 +568,13 @@ function resolveBackend(
   if (resolution.warning) ctx.report.warning(resolution.warningCode ?? 'service-dns-name', object, resolution.warning, [...field, 'service']);
   ctx.backends.set(resolution.value.upstream, resolution.value);
   return resolution.value;
+}
+
+/** A Service reached at its cluster IP while others are reached at their endpoints: its own upstream name. */
+function clusterIpBackend(backend: ResolvedBackend): ResolvedBackend {
+  const service = backend.service;
+  if (backend.runtimeName !== undefined) return backend;
+  return { ...backend, upstream: upstreamName(`${service.namespace}_${service.name}_${service.port}_cluster-ip`), description: `${backend.description} (cluster IP: service-upstream)` };
 }
 
 const protocols: Record<IngressAnnotations['tls']['backendProtocol'], BackendProtocol> = {
@@ -583,7 +596,7 @@ function backendFor(
   ctx: IngressContext,
 ): Pick<RouteClaim, 'proxy' | 'backend' | 'implicitSslName'> {
   if (built.denied) return { implicitSslName: false };
-  const resolved = resolveBackend(ref, object, field, ctx, 'this path answers 503', defaultBackend);
+  const resolved = resolveBackend(ref, object, field, ctx, 'this path answers 503', defaultBackend, annotations.serviceUpstream.enabled);
   if (!resolved) return { implicitSslName: false };
   const proxied = proxyFor(resolved, annotations, object, ctx);
   if (!proxied) return { implicitSslName: false };

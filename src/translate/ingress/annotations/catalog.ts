@@ -522,9 +522,9 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'service-upstream',
     family: proxy,
-    status: 'ignored',
+    status: 'supported',
     defaultValue: '`false`',
-    note: 'the backend address follows `--upstreams` (`service`, the default, is the ClusterIP as this annotation asks)',
+    note: '`true`: with `--upstreams endpoints`, the Ingress\'s backends are reached at the Service\'s cluster IP (kube-proxy picks the endpoint; `affinity` and `upstream-hash-by` then cannot hold, a warning says so); with `--upstreams service` (the default) every Ingress is reached so already',
   },
   {
     name: 'mirror-target',

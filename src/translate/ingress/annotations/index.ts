@@ -21,6 +21,7 @@ import { loadBalancingAnnotations } from './load-balancing.js';
 import { logAnnotations } from './logs.js';
 import { mirrorAnnotations } from './mirror.js';
 import { serverTlsAnnotations } from './server-tls.js';
+import { serviceUpstreamAnnotations } from './service-upstream.js';
 import { pathAnnotations } from './paths.js';
 import { proxySslAnnotations } from './proxy-ssl.js';
 import { proxyAnnotations } from './proxy.js';
@@ -66,6 +67,7 @@ const families = {
   affinity: affinityAnnotations,
   loadBalancing: loadBalancingAnnotations,
   logs: logAnnotations,
+  serviceUpstream: serviceUpstreamAnnotations,
 } as const;
 
 type Families = typeof families;
