@@ -495,6 +495,8 @@ export interface HttpUpstream {
   readonly servers: readonly UpstreamServer[];
   /** Idle connections kept per worker; 0 leaves `keepalive` out (nginx rejects `keepalive 0`). */
   readonly keepalive: number;
+  /** Instead of the ConfigMap's `upstream-keepalive-*` (`http.upstreamDirectives`): `auth-keepalive-*`. */
+  readonly keepaliveDirectives?: readonly { readonly name: string; readonly value: string }[];
   readonly comment: string;
 }
 

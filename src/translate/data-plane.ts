@@ -282,6 +282,7 @@ function httpUpstreams(
       ...(backend.balancing?.leastConn && { leastConn: true }),
       servers: backend.servers,
       keepalive,
+      ...backend.keepalive,
       comment: backend.description,
     }))
     .sort(byString((u) => readablePart(u.name)));

@@ -30,7 +30,7 @@ afterAll(cleanUp);
 
 let target: Target;
 let rendered: CliRun;
-let backends: { main: CountingPeer; kept: Awaited<ReturnType<typeof startConnectionCountingBackend>> };
+let backends: { main: CountingPeer; kept: Awaited<ReturnType<typeof startConnectionCountingBackend>>; auth: Awaited<ReturnType<typeof startConnectionCountingBackend>> };
 
 function site(name: string, host: string, annotations: Record<string, string>, options: { tls?: boolean; paths?: PathSpec[] } = {}): string {
   return ingressManifest({
@@ -45,7 +45,7 @@ function site(name: string, host: string, annotations: Record<string, string>, o
 const get = (host: string, path = '/', more: Omit<Parameters<typeof httpGet>[0], 'port' | 'host' | 'path'> = {}) => httpGet({ port: target.httpPort, host, path, ...more });
 
 beforeAll(async () => {
-  backends = await settle({ main: startPeer(startHttpBackend('main')), kept: startPeer(startConnectionCountingBackend('kept')) });
+  backends = await settle({ main: startPeer(startHttpBackend('main')), kept: startPeer(startConnectionCountingBackend('kept')), auth: startPeer(startConnectionCountingBackend('auth', { emptyBody: true })) });
   const ca = await createCa(await temporaryDir(), 'Breadth CA');
   const wildcard = await issueCertificate(ca, { commonName: '*.example.test', sans: ['*.example.test'] });
   const directoryPath = (): PathSpec[] => [{ path: '/app/', pathType: 'ImplementationSpecific', backend: { service: 'main', port: backends.main.port } }];
@@ -59,6 +59,13 @@ beforeAll(async () => {
     site('directory-port', 'dir-port.example.test', { 'use-port-in-redirects': 'true' }, { paths: directoryPath() }),
     serviceManifest('web', 'kept', backends.kept),
     site('connection-default', 'conn-default.example.test', {}, { paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'kept', port: backends.kept.port } }] }),
+    serviceManifest('web', 'auth', backends.auth),
+    site('auth-kept', 'auth-kept.example.test', { 'auth-url': `http://auth.web.svc.cluster.local:${backends.auth.port}/check` }),
+    site('auth-short', 'auth-short.example.test', {
+      'auth-url': `http://auth.web.svc.cluster.local:${backends.auth.port}/check`,
+      'auth-keepalive': '4',
+      'auth-keepalive-requests': '2',
+    }),
     site('connection-close', 'conn-close.example.test', { 'connection-proxy-header': 'close' }),
     site('connection-keep-alive', 'conn-keep.example.test', { 'connection-proxy-header': 'keep-alive', 'upstream-vhost': 'vhost.example.test' }),
   );
@@ -150,5 +157,24 @@ describe('service-upstream', () => {
     const via = async (host: string) => parseEcho((await httpGet({ port: endpointsTarget.httpPort, host, path: '/' })).body).backend;
     expect(await via('service.example.test')).toBe('cluster-ip');
     expect(await via('endpoints.example.test')).toBe('endpoint');
+  });
+});
+
+describe('auth-keepalive', () => {
+  /** New connections to the auth service over six requests that it grants. */
+  async function connectionsFor(host: string): Promise<number> {
+    const before = { connections: backends.auth.connectionCount(), requests: backends.auth.requestCount() };
+    for (let i = 0; i < 6; i++) expect(parseEcho((await get(host, `/a${i}`)).body).backend).toBe('main');
+    expect(backends.auth.requestCount() - before.requests).toBe(6);
+    return backends.auth.connectionCount() - before.connections;
+  }
+
+  it('keeps connections to an auth Service alive: one connection serves several subrequests', async () => {
+    // nginx has a worker per core: at most one new connection each.
+    expect(await connectionsFor('auth-kept.example.test')).toBeLessThanOrEqual(2);
+  });
+
+  it('gives the auth service a block of its own with auth-keepalive, whose auth-keepalive-requests closes a connection after two', async () => {
+    expect(await connectionsFor('auth-short.example.test')).toBeGreaterThanOrEqual(3);
   });
 });

@@ -120,6 +120,14 @@ const annotationValues: Record<string, readonly string[]> = {
   'proxy-cookie-path': ['/app/ /', `/a ${marker}{`, `/a /b;${marker}`],
   'enable-access-log': ['false', 'true', `${marker};`],
   'enable-rewrite-log': ['true', `${marker}`],
+  'preserve-trailing-slash': ['true', 'false', `${marker};`],
+  'use-port-in-redirects': ['true', 'false', `${marker}`],
+  'connection-proxy-header': ['close', 'keep-alive', `close;${marker}`, '$http_connection'],
+  'proxy-busy-buffers-size': ['8k', '12k', '1k', '64k', `8k;${marker}`],
+  'service-upstream': ['true', 'false', `${marker}`],
+  'auth-keepalive': ['4', '0', '-1', `${marker}`],
+  'auth-keepalive-requests': ['2', '0', `${marker}`],
+  'auth-keepalive-timeout': ['30', '0', `30s;${marker}`],
 };
 
 /**

@@ -132,3 +132,23 @@ describe('service-upstream', () => {
     expect(result.model.http.upstreams.map((u) => u.name)).toEqual([expect.stringMatching(/_web_app_80$/)]);
   });
 });
+
+describe('auth-keepalive', () => {
+  const auth = service('web', 'auth', '10.96.0.20', [{ port: 8080 }]);
+  const authUrl = 'http://auth.web.svc.cluster.local:8080/check';
+
+  it('gives an auth Service a block of its own with the annotations\' keepalive, as ingress-nginx does', () => {
+    const result = build({ objects: [app, auth, ingress('kept', 'kept.example.test', { 'auth-url': authUrl, 'auth-keepalive': '8', 'auth-keepalive-timeout': '30' })] }, testTranslateOptions());
+    const text = result.files[0]!.contents;
+    expect(text).toMatch(/upstream (\w+_web_auth_8080_auth-keepalive-8-1000-30) \{\n {8}server 10\.96\.0\.20:8080;\n {8}keepalive 8;\n {8}keepalive_requests 1000;\n {8}keepalive_timeout 30s;\n {4}\}/);
+    expect(text).toMatch(/proxy_pass http:\/\/\w+_web_auth_8080_auth-keepalive-8-1000-30\/check;/);
+  });
+
+  it('leaves keepalive as it is, with a warning, when the requests or timeout are 0 or the target is no Service', () => {
+    const off = build({ objects: [app, auth, ingress('off', 'off.example.test', { 'auth-url': authUrl, 'auth-keepalive': '8', 'auth-keepalive-requests': '0' })] }, testTranslateOptions());
+    expect(off.diagnostics.map((d) => d.code)).toContain('auth-keepalive-off');
+    expect(off.files[0]!.contents).not.toContain('auth-keepalive-');
+    const address = build({ objects: [app, ingress('ip', 'ip.example.test', { 'auth-url': 'http://192.0.2.10/check', 'auth-keepalive': '8' })] }, testTranslateOptions());
+    expect(address.diagnostics.map((d) => d.code)).toContain('auth-keepalive-unavailable');
+  });
+});

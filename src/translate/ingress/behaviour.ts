@@ -34,6 +34,7 @@ import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
 import { busySizeRange, locationBusySize } from './busy-buffers.js';
 import { directiveSlices } from './annotations/directive-slices.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
+import { upstreamName } from '../upstream-names.js';
 import { headerEntries, literalDollarVariable } from './header-configmaps.js';
 import { compareStrings } from '../../model/order.js';
 import type { ClientCertificateRequest, IngressBehaviour, IngressContext } from './claims.js';
@@ -240,7 +241,7 @@ function externalAuthentication({ object, annotations, ctx, headers, companions,
   }
   const cache = external.cacheKey === undefined ? undefined : authCache(object, external.cacheKey, external.cacheDuration, ctx);
   const endpoint: AuthEndpoint = {
-    ...target.value,
+    ...(global ? target.value : keptAlive(object, annotations.authKeepalive, target.value, ctx)),
     ...(external.requestRedirect !== undefined && { requestRedirect: external.requestRedirect }),
     ...(cache && { cache }),
   };
@@ -263,6 +264,41 @@ function externalAuthentication({ object, annotations, ctx, headers, companions,
     alwaysSetCookie: external.alwaysSetCookie,
     responseHeaders,
   };
+}
+
+/**
+ * `auth-keepalive`: the auth service in an upstream block of its own with the annotations' keepalive
+ * settings, as ingress-nginx builds it when the target is no variable; here, when it is a Service of the
+ * input (an address or name nginx resolves per request has no block). Without it, a Service target is
+ * reached through its own block, kept alive as the ConfigMap says.
+ */
+function keptAlive(object: SourceObject, keepalive: IngressAnnotations['authKeepalive'], target: AuthEndpoint, ctx: IngressContext): AuthEndpoint {
+  if (keepalive.connections === 0) return target;
+  const field = annotationField('auth-keepalive');
+  if (keepalive.requests === 0 || keepalive.timeout === 0) {
+    ctx.report.warning('auth-keepalive-off', object, 'auth-keepalive-requests or auth-keepalive-timeout is 0, which turns auth-keepalive off, as in ingress-nginx', field);
+    return target;
+  }
+  const backend = target.upstream === undefined ? undefined : ctx.backends.get(target.upstream);
+  if (!backend) {
+    ctx.report.warning('auth-keepalive-unavailable', object, 'auth-keepalive needs an auth-url that names a Service of the input (an upstream block); this target gets a connection per subrequest', field);
+    return target;
+  }
+  const { service } = backend;
+  const upstream = upstreamName(`${service.namespace}_${service.name}_${service.port}_auth-keepalive-${keepalive.connections}-${keepalive.requests}-${keepalive.timeout}`);
+  ctx.backends.set(upstream, {
+    ...backend,
+    upstream,
+    description: `${backend.description}, for auth-url with auth-keepalive`,
+    keepalive: {
+      keepalive: keepalive.connections,
+      keepaliveDirectives: [
+        { name: 'keepalive_requests', value: String(keepalive.requests) },
+        { name: 'keepalive_timeout', value: `${keepalive.timeout}s` },
+      ],
+    },
+  });
+  return { ...target, upstream, pass: target.pass.replace(`://${backend.upstream}`, `://${upstream}`) };
 }
 
 /**

@@ -290,13 +290,13 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'auth-keepalive',
     family: access,
-    status: 'ignored',
+    status: 'differs',
     defaultValue: '`0`',
-    note: 'an auth service that is a Service of the input is reached through its upstream block, with ConfigMap `upstream-keepalive-connections` kept alive; another target gets a connection per subrequest',
+    note: 'above 0, an auth service that is a Service of the input gets an upstream block of its own keeping this many idle connections (with `auth-keepalive-requests` and `auth-keepalive-timeout`), as ingress-nginx builds it; another target (an address, a name looked up per request) gets a connection per subrequest, with a warning. With `0`, a Service target is still reached through its Service\'s block, kept alive as ConfigMap `upstream-keepalive-connections` says (ingress-nginx opens a connection per subrequest). Connections are reused when the auth service answers without a body, as auth services do',
   },
   { name: 'auth-keepalive-share-vars', family: access, status: 'ignored', defaultValue: '`false`', note: 'needs Lua; `auth-response-headers` carries what the auth service answers' },
-  { name: 'auth-keepalive-requests', family: access, status: 'ignored', defaultValue: '`1000`', note: 'see `auth-keepalive`' },
-  { name: 'auth-keepalive-timeout', family: access, status: 'ignored', defaultValue: '`60`', note: 'see `auth-keepalive`' },
+  { name: 'auth-keepalive-requests', family: access, status: 'supported', defaultValue: '`1000`', note: 'requests over one kept-alive connection to the auth service (`keepalive_requests`); `0` turns `auth-keepalive` off' },
+  { name: 'auth-keepalive-timeout', family: access, status: 'supported', defaultValue: '`60`', note: 'seconds an idle connection to the auth service is kept (`keepalive_timeout`); `0` turns `auth-keepalive` off' },
   {
     name: 'auth-proxy-set-headers',
     family: access,

@@ -16,7 +16,7 @@ import { corsAnnotations } from './cors.js';
 import { customHeaderAnnotations } from './custom-headers.js';
 import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
-import { externalAuthAnnotations } from './external-auth.js';
+import { authKeepaliveAnnotations, externalAuthAnnotations } from './external-auth.js';
 import { loadBalancingAnnotations } from './load-balancing.js';
 import { logAnnotations } from './logs.js';
 import { mirrorAnnotations } from './mirror.js';
@@ -57,6 +57,7 @@ const families = {
   basicAuth: basicAuthAnnotations,
   clientCertificate: clientCertificateAnnotations,
   externalAuth: externalAuthAnnotations,
+  authKeepalive: authKeepaliveAnnotations,
   rateLimit: rateLimitAnnotations,
   cors: corsAnnotations,
   customHeaders: customHeaderAnnotations,
