@@ -746,14 +746,16 @@ export interface PlainHttpAction {
   readonly namePort?: true;
 }
 
-export type BackendProtocol = 'http' | 'https' | 'grpc' | 'grpcs' | 'auto';
+export type BackendProtocol = 'http' | 'https' | 'grpc' | 'grpcs' | 'auto' | 'fcgi';
 
 export interface Proxy {
   readonly upstream: string;
   /** gRPC backends use the grpc module (`grpc_pass`, `grpc_ssl_*`), the rest the proxy module. */
   readonly grpc: boolean;
-  /** Directive prefix: `proxy` or `grpc`. */
-  readonly module: 'proxy' | 'grpc';
+  /** Directive prefix: `proxy`, `grpc` or `fastcgi` (`backend-protocol: FCGI`; then `fastcgi` is set). */
+  readonly module: 'proxy' | 'grpc' | 'fastcgi';
+  /** FastCGI: `fastcgi-index` and the parameters (nginx's standard ones and `fastcgi-params-configmap`'s, quoted). */
+  readonly fastcgi?: { readonly index?: string; readonly params: readonly { readonly name: string; readonly value: string }[] };
   /** Argument of `proxy_pass`/`grpc_pass`, e.g. `https://default_web_443` or `$scheme://default_web_80`. */
   readonly pass: string;
   /**

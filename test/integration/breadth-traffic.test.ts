@@ -3,10 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { specialAddress } from '../../src/translate/addresses.js';
 import type { CliRun } from '../support/cli.js';
+import { startFastCgiResponder, type FastCgiRequest } from '../support/fastcgi.js';
 import { httpGet, parseEcho, startConnectionCountingBackend, startHttpBackend, type CountingPeer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest } from '../support/pki.js';
 import {
   cleanUp,
+  configMapManifest,
   createTarget,
   documents,
   ingressManifest,
@@ -23,14 +25,15 @@ import {
 /**
  * The annotations of the second round of migration breadth, with real traffic through one real nginx:
  * how redirects write their target (preserve-trailing-slash, use-port-in-redirects), the Connection header
- * to the backend (connection-proxy-header), the cluster IP instead of the endpoints (service-upstream).
+ * to the backend (connection-proxy-header), the cluster IP instead of the endpoints (service-upstream),
+ * keepalive to the auth service (auth-keepalive*), FastCGI backends (backend-protocol FCGI).
  */
 
 afterAll(cleanUp);
 
 let target: Target;
 let rendered: CliRun;
-let backends: { main: CountingPeer; kept: Awaited<ReturnType<typeof startConnectionCountingBackend>>; auth: Awaited<ReturnType<typeof startConnectionCountingBackend>> };
+let backends: { fastcgi: Awaited<ReturnType<typeof startFastCgiResponder>>; main: CountingPeer; kept: Awaited<ReturnType<typeof startConnectionCountingBackend>>; auth: Awaited<ReturnType<typeof startConnectionCountingBackend>> };
 
 function site(name: string, host: string, annotations: Record<string, string>, options: { tls?: boolean; paths?: PathSpec[] } = {}): string {
   return ingressManifest({
@@ -45,7 +48,7 @@ function site(name: string, host: string, annotations: Record<string, string>, o
 const get = (host: string, path = '/', more: Omit<Parameters<typeof httpGet>[0], 'port' | 'host' | 'path'> = {}) => httpGet({ port: target.httpPort, host, path, ...more });
 
 beforeAll(async () => {
-  backends = await settle({ main: startPeer(startHttpBackend('main')), kept: startPeer(startConnectionCountingBackend('kept')), auth: startPeer(startConnectionCountingBackend('auth', { emptyBody: true })) });
+  backends = await settle({ fastcgi: startPeer(startFastCgiResponder()), main: startPeer(startHttpBackend('main')), kept: startPeer(startConnectionCountingBackend('kept')), auth: startPeer(startConnectionCountingBackend('auth', { emptyBody: true })) });
   const ca = await createCa(await temporaryDir(), 'Breadth CA');
   const wildcard = await issueCertificate(ca, { commonName: '*.example.test', sans: ['*.example.test'] });
   const directoryPath = (): PathSpec[] => [{ path: '/app/', pathType: 'ImplementationSpecific', backend: { service: 'main', port: backends.main.port } }];
@@ -66,12 +69,22 @@ beforeAll(async () => {
       'auth-keepalive': '4',
       'auth-keepalive-requests': '2',
     }),
+    serviceManifest('web', 'php', backends.fastcgi),
+    configMapManifest('web', 'php-params', { SCRIPT_FILENAME: '/srv/app$fastcgi_script_name', APP_ENV: 'production' }),
+    site('php', 'php.example.test', { 'backend-protocol': 'FCGI', 'fastcgi-index': 'index.php', 'fastcgi-params-configmap': 'php-params' }, {
+      paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'php', port: backends.fastcgi.port } }],
+    }),
+    site('php-missing', 'php-missing.example.test', { 'backend-protocol': 'FCGI', 'fastcgi-params-configmap': 'nowhere' }, {
+      paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'php', port: backends.fastcgi.port } }],
+    }),
     site('connection-close', 'conn-close.example.test', { 'connection-proxy-header': 'close' }),
     site('connection-keep-alive', 'conn-keep.example.test', { 'connection-proxy-header': 'keep-alive', 'upstream-vhost': 'vhost.example.test' }),
   );
   target = await createTarget();
   rendered = await renderInto(target, manifests);
-  expect(rendered.exitCode, rendered.stderr).toBe(0);
+  // The one error: the FastCGI Ingress whose parameters ConfigMap is missing, on purpose.
+  expect(rendered.stderr.split('\n').filter((line) => line.includes(' error ')).map((line) => /\[([a-z-]+)\] Ingress (\S+)/.exec(line)?.slice(1).join(' '))).toEqual(['fastcgi-params-denied web/php-missing']);
+  expect(rendered.exitCode, rendered.stderr).toBe(1);
   await startTarget(target);
 });
 
@@ -176,5 +189,32 @@ describe('auth-keepalive', () => {
 
   it('gives the auth service a block of its own with auth-keepalive, whose auth-keepalive-requests closes a connection after two', async () => {
     expect(await connectionsFor('auth-short.example.test')).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('backend-protocol FCGI', () => {
+  it('speaks FastCGI to the backend, with nginx\'s standard parameters, fastcgi-index and the ConfigMap\'s', async () => {
+    const response = await get('php.example.test', '/blog/?page=2', { method: 'POST', body: 'title=hi', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-trace': 't1' } });
+    expect(response.status).toBe(200);
+    const seen = JSON.parse(response.body) as FastCgiRequest;
+    expect(seen.body).toBe('title=hi');
+    expect(seen.params).toMatchObject({
+      REQUEST_METHOD: 'POST',
+      REQUEST_URI: '/blog/?page=2',
+      QUERY_STRING: 'page=2',
+      SCRIPT_NAME: '/blog/index.php',
+      SCRIPT_FILENAME: '/srv/app/blog/index.php',
+      CONTENT_TYPE: 'application/x-www-form-urlencoded',
+      CONTENT_LENGTH: '8',
+      SERVER_NAME: 'php.example.test',
+      APP_ENV: 'production',
+      HTTP_X_TRACE: 't1',
+    });
+  });
+
+  it('answers 503 when the parameters ConfigMap is missing, as ingress-nginx denies the location', async () => {
+    const before = backends.fastcgi.requestCount();
+    expect((await get('php-missing.example.test', '/')).status).toBe(503);
+    expect(backends.fastcgi.requestCount()).toBe(before);
   });
 });

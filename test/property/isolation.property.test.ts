@@ -46,7 +46,7 @@ const externalNames = ['api.example.org', '127.0.0.1', 'localhost', 'metadata.go
 const annotationValues: Record<string, readonly string[]> = {
   'ssl-redirect': ['true', 'false', `${marker};`],
   'force-ssl-redirect': ['true', 'false'],
-  'backend-protocol': ['HTTP', 'HTTPS', 'GRPC', `${marker}`],
+  'backend-protocol': ['HTTP', 'HTTPS', 'GRPC', 'FCGI', `${marker}`],
   'proxy-ssl-verify': ['on', 'off'],
   'proxy-ssl-secret': ['team-a/good', `x/${marker}}`],
   'proxy-ssl-name': ['api.example.org', `${marker};evil`],
@@ -128,6 +128,8 @@ const annotationValues: Record<string, readonly string[]> = {
   'auth-keepalive': ['4', '0', '-1', `${marker}`],
   'auth-keepalive-requests': ['2', '0', `${marker}`],
   'auth-keepalive-timeout': ['30', '0', `30s;${marker}`],
+  'fastcgi-index': ['index.php', `index.php;${marker}`, `"${marker}`],
+  'fastcgi-params-configmap': ['fastcgi-params', 'team-b/fastcgi-params', 'missing', `${marker}`],
 };
 
 /**
@@ -311,6 +313,8 @@ function toObjects(w: World): SourceObject[] {
     configMap('infra', 'request-headers', headerConfigMaps.request),
     configMap('team-a', 'headers', headerConfigMaps.tenant),
     configMap('team-b', 'hostile-headers', headerConfigMaps.hostile),
+    configMap('team-a', 'fastcgi-params', { SCRIPT_FILENAME: '/srv$fastcgi_script_name', APP_ENV: 'prod' }),
+    configMap('team-b', 'fastcgi-params', { SCRIPT_FILENAME: `/srv";${marker}`, [`X;${marker}`]: 'x', APP: `$${marker}` }),
   );
   return objects;
 }

@@ -5,6 +5,7 @@ import type { SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
 import { configMap, object, service } from '../support/gateway.js';
 import { locationBusySize } from '../../src/translate/ingress/busy-buffers.js';
+import { fastCgiValue } from '../../src/translate/ingress/annotations/fastcgi.js';
 import { testTranslateOptions } from '../support/options.js';
 
 /**
@@ -150,5 +151,42 @@ describe('auth-keepalive', () => {
     expect(off.files[0]!.contents).not.toContain('auth-keepalive-');
     const address = build({ objects: [app, ingress('ip', 'ip.example.test', { 'auth-url': 'http://192.0.2.10/check', 'auth-keepalive': '8' })] }, testTranslateOptions());
     expect(address.diagnostics.map((d) => d.code)).toContain('auth-keepalive-unavailable');
+  });
+});
+
+describe('FastCGI', () => {
+  it.each([
+    ['/srv/app$fastcgi_script_name', '/srv/app${fastcgi_script_name}'],
+    ['${document_root}/index.php', '${document_root}/index.php'],
+    ['production', 'production'],
+    ['', ''],
+  ])('takes the parameter value %j', (value, rendered) => {
+    expect(fastCgiValue(value)).toBe(rendered);
+  });
+
+  it.each([['a b'], ['x";'], ['$unknown_variable'], ['${host'], ['}'], ['$'], ['a\nb']])('refuses the parameter value %j', (value) => {
+    expect(fastCgiValue(value)).toBeUndefined();
+  });
+
+  it('renders fastcgi_pass with the standard parameters, the ConfigMap\'s replacing one of the same name, and drops what fastcgi_next_upstream lacks', () => {
+    const params = configMap('web', 'params', { SCRIPT_NAME: '/index.php', SCRIPT_FILENAME: '$document_root$fastcgi_script_name' });
+    const php = ingress('php', 'php.example.test', { 'backend-protocol': 'fcgi', 'fastcgi-params-configmap': 'params', 'fastcgi-index': 'index.php', 'proxy-next-upstream': 'error http_502' });
+    const text = serverOf(conf([params, php]), 'php.example.test');
+    expect(text).toContain('fastcgi_pass yt_web_app_80;');
+    expect(text).toContain('fastcgi_param SCRIPT_FILENAME "${document_root}${fastcgi_script_name}";');
+    expect(text.match(/fastcgi_param SCRIPT_NAME /g)).toHaveLength(1);
+    expect(text).toContain('fastcgi_param HTTPS $https if_not_empty;');
+    expect(text).toContain('fastcgi_index "index.php";');
+    expect(text).toContain('fastcgi_next_upstream error;');
+    expect(text).not.toContain('proxy_pass');
+  });
+
+  it('denies the paths when a parameter is refused, and warns when the FastCGI annotations come without FCGI', () => {
+    const params = configMap('web', 'params', { SCRIPT_FILENAME: '$request_body' });
+    const denied = build({ objects: [app, params, ingress('php', 'php.example.test', { 'backend-protocol': 'FCGI', 'fastcgi-params-configmap': 'params' })] }, testTranslateOptions());
+    expect(denied.diagnostics.map((d) => d.code)).toContain('fastcgi-params-denied');
+    expect(serverOf(denied.files[0]!.contents, 'php.example.test')).toContain('return 503;');
+    const ignored = build({ objects: [app, ingress('web', 'web.example.test', { 'fastcgi-index': 'index.php' })] }, testTranslateOptions());
+    expect(ignored.diagnostics.map((d) => d.code)).toContain('fastcgi-ignored');
   });
 });

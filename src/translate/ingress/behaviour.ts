@@ -32,6 +32,7 @@ import type { ControllerSettings } from './configmap.js';
 import { quoteKey, sizeInBytes } from '../allowlist.js';
 import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
 import { busySizeRange, locationBusySize } from './busy-buffers.js';
+import { fastCgiSettings } from './fastcgi-params.js';
 import { directiveSlices } from './annotations/directive-slices.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
 import { upstreamName } from '../upstream-names.js';
@@ -102,6 +103,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
 
   if (!ok) return undefined;
   const headerSection = responseHeaders(sections, cors !== undefined || externalAuth !== undefined);
+  const fastCgi = fastCgiSettings(object, annotations, ctx);
   const proxy = annotations.proxy;
   const ranges = sourceRanges(annotations.sourceRange.deny ?? settings.denylistSourceRange, annotations.sourceRange.allow ?? settings.whitelistSourceRange, ctx);
   references.push(...ranges);
@@ -131,7 +133,8 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
       ...(!annotations.logs.accessLog && { accessLogOff: true }),
       ...(annotations.logs.rewriteLog && { rewriteLog: true }),
     },
-    ...(headerSection.denied && { denied: true }),
+    ...((headerSection.denied || fastCgi.denied) && { denied: true }),
+    ...(fastCgi.fastcgi && { fastcgi: fastCgi.fastcgi }),
     companions,
     ...(clientCertificate && { clientCertificate }),
     headers,

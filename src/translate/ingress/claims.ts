@@ -136,6 +136,8 @@ export interface IngressBehaviour {
   readonly headers: readonly { readonly name: string; readonly value: string }[];
   /** `upstream-vhost`, else undefined (the client's host is sent). */
   readonly host?: string;
+  /** `backend-protocol: FCGI`: its parameters and index. */
+  readonly fastcgi?: Proxy['fastcgi'];
   /** `connection-proxy-header`, else undefined (`upgrade` for WebSocket requests, empty otherwise). */
   readonly connectionHeader?: Proxy['connectionHeader'];
   readonly tuning?: ProxyTuning;

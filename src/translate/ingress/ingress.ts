@@ -13,7 +13,8 @@ import { allowedSnippets } from './snippets.js';
 import { highestGroupReference } from './annotations/paths.js';
 import { buildBehaviour } from './behaviour.js';
 import { balanced } from './stickiness.js';
-import { translateCanary } from './canary.js';
+import { passTo, translateCanary } from './canary.js';
+import { fastCgiTuning } from './fastcgi-params.js';
 import type { IngressBehaviour, IngressContext, IngressContribution, PassthroughClaim, RouteClaim, TlsClaim, WeakClaim } from './claims.js';
 import { withAddedFields, withFields } from '../../model/objects.js';
 
@@ -583,6 +584,7 @@ const protocols: Record<IngressAnnotations['tls']['backendProtocol'], BackendPro
   GRPC: 'grpc',
   GRPCS: 'grpcs',
   AUTO_HTTP: 'auto',
+  FCGI: 'fcgi',
 };
 
 /** The proxy of one path: its backend, with the Ingress's protocol, TLS, headers and tuning. */
@@ -606,7 +608,8 @@ function backendFor(
     headers: built.headers,
     inheritsRequestHeaders: built.host === undefined && built.headers.length === 0 && built.connectionHeader === undefined,
     ...(built.connectionHeader !== undefined && { connectionHeader: built.connectionHeader }),
-    ...(built.tuning && { tuning: built.tuning }),
+    ...(built.fastcgi && { fastcgi: built.fastcgi }),
+    ...(built.tuning && { tuning: proxied.proxy.module === 'fastcgi' ? fastCgiTuning(built.tuning) : built.tuning }),
     interceptErrors,
   } satisfies Partial<Proxy>);
   if (proxy.resolve !== undefined && proxy.tuning?.redirect === 'default') {
@@ -635,7 +638,7 @@ function proxyFor(
   ctx: IngressContext,
 ): { proxy: Omit<Proxy, 'host' | 'httpVersion' | 'headers' | 'inheritsRequestHeaders'>; backend: ResolvedBackend; implicitSslName: boolean } | undefined {
   const protocol = protocols[annotations.tls.backendProtocol];
-  if (protocol === 'http' || protocol === 'grpc') {
+  if (protocol === 'http' || protocol === 'grpc' || protocol === 'fcgi') {
     if (annotations.proxySsl.secret || annotations.proxySsl.verify) {
       ctx.report.warning(
         'proxy-ssl-ignored',
@@ -667,15 +670,15 @@ function tlsVariant(backend: ResolvedBackend, ssl: ProxySsl, ctx: IngressContext
 }
 
 function proxyTo(protocol: BackendProtocol, backend: ResolvedBackend): Omit<Proxy, 'host' | 'httpVersion' | 'headers' | 'inheritsRequestHeaders'> {
-  // AUTO_HTTP speaks to the backend in the scheme the client used, as ingress-nginx does.
-  const scheme = protocol === 'auto' ? '$scheme' : protocol;
+  // AUTO_HTTP speaks to the backend in the scheme the client used, as ingress-nginx does; FastCGI has none.
+  const scheme = protocol === 'auto' ? '$scheme' : protocol === 'fcgi' ? '' : protocol;
   const grpc = protocol === 'grpc' || protocol === 'grpcs';
-  const module = grpc ? 'grpc' : 'proxy';
+  const module = grpc ? 'grpc' : protocol === 'fcgi' ? 'fastcgi' : 'proxy';
   const service = backend.service;
   if (backend.runtimeName !== undefined) {
-    return { upstream: backend.upstream, grpc, module, scheme, resolve: backend.runtimeName, pass: `${scheme}://$i2n_backend`, interceptErrors: false, service };
+    return { upstream: backend.upstream, grpc, module, scheme, resolve: backend.runtimeName, pass: passTo(scheme, '$i2n_backend'), interceptErrors: false, service };
   }
-  return { upstream: backend.upstream, grpc, module, scheme, pass: `${scheme}://${backend.upstream}`, interceptErrors: false, service };
+  return { upstream: backend.upstream, grpc, module, scheme, pass: passTo(scheme, backend.upstream), interceptErrors: false, service };
 }
 
 function buildProxySsl(

@@ -79,7 +79,7 @@ describe('parseIngressAnnotations', () => {
   describe('what guards access fails closed', () => {
     it.each([
       ['canary', 'maybe'],
-      ['backend-protocol', 'FCGI'],
+      ['backend-protocol', 'AJP'],
       ['proxy-ssl-verify', 'true'],
       ['proxy-ssl-secret', 'name-only'],
       ['whitelist-source-range', '10.0.0.0/33'],
@@ -350,7 +350,7 @@ describe('parseIngressAnnotations', () => {
   });
 
   it('sorts issues by annotation key whatever the input order', () => {
-    const { issues } = parse({ zzz: '1', 'server-snippet': 'x', 'backend-protocol': 'FCGI', affinity: 'cookie' });
+    const { issues } = parse({ zzz: '1', 'server-snippet': 'x', 'backend-protocol': 'AJP', affinity: 'cookie' });
     expect(issues.map((issue) => issue.annotation)).toEqual(['affinity', 'backend-protocol', 'server-snippet', 'zzz'].map((name) => prefix + name));
   });
 });

@@ -96,7 +96,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: tls,
     status: 'supported',
     defaultValue: '`HTTP`',
-    note: '`HTTP`, `HTTPS`, `GRPC`, `GRPCS`, `AUTO_HTTP`; `FCGI` is rejected, and an invalid value leaves the Ingress out rather than proxying in plain HTTP what the backend expects encrypted',
+    note: '`HTTP`, `HTTPS`, `GRPC`, `GRPCS`, `AUTO_HTTP`, `FCGI` (`fastcgi_pass`, see `fastcgi-index`); an invalid value leaves the Ingress out rather than proxying in plain HTTP what the backend expects encrypted',
   },
   {
     name: 'proxy-ssl-secret',
@@ -539,11 +539,17 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'fastcgi-index',
     family: proxy,
-    status: 'ignored',
+    status: 'supported',
     defaultValue: '',
-    note: 'FastCGI backends are not supported (`backend-protocol: FCGI` is refused)',
+    note: 'with `backend-protocol: FCGI`: `fastcgi_index`, the file appended to a URI ending in `/` in `$fastcgi_script_name` (letters, digits, `.`, `-`, `_`). The backend gets nginx\'s standard FastCGI parameters (its `fastcgi_params` file, written out in the location); request headers of other annotations (`x-forwarded-prefix`, `auth-response-headers`) do not reach a FastCGI backend',
   },
-  { name: 'fastcgi-params-configmap', family: proxy, status: 'ignored', defaultValue: '', note: 'see `fastcgi-index`' },
+  {
+    name: 'fastcgi-params-configmap',
+    family: proxy,
+    status: 'supported',
+    defaultValue: '',
+    note: 'a ConfigMap (`name` or `namespace/name`; another namespace only with `--allow-cross-namespace-secrets`) of FastCGI parameters, each replacing the standard one of its name. As in ingress-nginx: names of letters, digits, `.`, `-`, `_`; values of those, `/` and nginx variables, here only those nginx has for every request (`$document_root`, `$fastcgi_script_name`, `$request_uri`, `$http_<name>`, …). A ConfigMap that is missing or has another value makes the paths answer 503',
+  },
   // ------------------------------------------------------------------ CORS
   {
     name: 'enable-cors',

@@ -16,6 +16,7 @@ import { corsAnnotations } from './cors.js';
 import { customHeaderAnnotations } from './custom-headers.js';
 import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
+import { fastCgiAnnotations } from './fastcgi.js';
 import { authKeepaliveAnnotations, externalAuthAnnotations } from './external-auth.js';
 import { loadBalancingAnnotations } from './load-balancing.js';
 import { logAnnotations } from './logs.js';
@@ -69,6 +70,7 @@ const families = {
   loadBalancing: loadBalancingAnnotations,
   logs: logAnnotations,
   serviceUpstream: serviceUpstreamAnnotations,
+  fastCgi: fastCgiAnnotations,
 } as const;
 
 type Families = typeof families;
