@@ -265,6 +265,10 @@ export interface HttpConfig {
   readonly errorSocket?: string;
   /** `https://$host…` prefix of 308 redirects (carries the port when it is not 443). */
   readonly redirectBase: string;
+  /** `https://$host:<port>`, for redirects that name the port even when it is 443 (`use-port-in-redirects`). */
+  readonly redirectBaseWithPort: string;
+  /** The request URI without one trailing `/`, when a redirect drops it (`PlainHttpAction.trimTrailingSlash`). */
+  readonly trimmedRequestUri?: { readonly variable: string };
   readonly defaultServer: DefaultServer;
   /** Sorted by server name. */
   readonly virtualHosts: readonly VirtualHost[];
@@ -491,6 +495,8 @@ export interface HttpUpstream {
   readonly servers: readonly UpstreamServer[];
   /** Idle connections kept per worker; 0 leaves `keepalive` out (nginx rejects `keepalive 0`). */
   readonly keepalive: number;
+  /** Instead of the ConfigMap's `upstream-keepalive-*` (`http.upstreamDirectives`): `auth-keepalive-*`. */
+  readonly keepaliveDirectives?: readonly { readonly name: string; readonly value: string }[];
   readonly comment: string;
 }
 
@@ -600,6 +606,8 @@ export interface LocationBehaviour {
   readonly clientCertificate?: ClientCertificateCheck;
   /** `app-root`: `/` is redirected (302) here. */
   readonly appRoot?: string;
+  /** `use-port-in-redirects`: nginx's own redirects (a directory's slash) name the port (`port_in_redirect on`). */
+  readonly portInRedirect?: true;
   /** `permanent-redirect` / `temporal-redirect`: answered instead of proxying. */
   readonly redirect?: { readonly code: number; readonly url: string };
   /** `rewrite-target`: `rewrite "<regex>" <target> break;` */
@@ -740,16 +748,22 @@ export interface ErrorPageLocation {
 export interface PlainHttpAction {
   readonly redirect: boolean;
   readonly serve: boolean;
+  /** The redirect drops one trailing `/` of the request URI (ingress-nginx, unless `preserve-trailing-slash`). */
+  readonly trimTrailingSlash?: true;
+  /** The redirect names the HTTPS port even when it is 443 (`use-port-in-redirects`). */
+  readonly namePort?: true;
 }
 
-export type BackendProtocol = 'http' | 'https' | 'grpc' | 'grpcs' | 'auto';
+export type BackendProtocol = 'http' | 'https' | 'grpc' | 'grpcs' | 'auto' | 'fcgi';
 
 export interface Proxy {
   readonly upstream: string;
   /** gRPC backends use the grpc module (`grpc_pass`, `grpc_ssl_*`), the rest the proxy module. */
   readonly grpc: boolean;
-  /** Directive prefix: `proxy` or `grpc`. */
-  readonly module: 'proxy' | 'grpc';
+  /** Directive prefix: `proxy`, `grpc` or `fastcgi` (`backend-protocol: FCGI`; then `fastcgi` is set). */
+  readonly module: 'proxy' | 'grpc' | 'fastcgi';
+  /** FastCGI: `fastcgi-index` and the parameters (nginx's standard ones and `fastcgi-params-configmap`'s, quoted). */
+  readonly fastcgi?: { readonly index?: string; readonly params: readonly { readonly name: string; readonly value: string }[] };
   /** Argument of `proxy_pass`/`grpc_pass`, e.g. `https://default_web_443` or `$scheme://default_web_80`. */
   readonly pass: string;
   /**
@@ -776,6 +790,8 @@ export interface Proxy {
    * that sets any header sets them all, since nginx inherits all or none.
    */
   readonly inheritsRequestHeaders: boolean;
+  /** `Connection` to an HTTP backend (`connection-proxy-header`); absent: `upgrade` for WebSocket requests, else empty (keepalive). */
+  readonly connectionHeader?: 'close' | 'keep-alive';
   /** Annotations that differ from the http-level defaults. */
   readonly tuning?: ProxyTuning;
   /**

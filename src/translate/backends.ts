@@ -27,6 +27,8 @@ export interface ResolvedBackend {
   readonly service: ServicePortRef;
   /** How the upstream block picks an endpoint, when not round-robin (ingress/stickiness.ts); `cookieAffinity` when it hashes by the affinity cookie. */
   readonly balancing?: Pick<HttpUpstream, 'hashKey' | 'leastConn'> & { readonly cookieAffinity?: true };
+  /** `auth-keepalive*`: the auth service's own block keeps this many connections, with these directives. */
+  readonly keepalive?: Pick<HttpUpstream, 'keepalive' | 'keepaliveDirectives'>;
 }
 
 /**

@@ -136,6 +136,8 @@ function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
     ...listenerPorts([...hosts.defaultLocations, ...hosts.virtualHosts.flatMap((h) => h.locations)], options),
     ...upstreamsWithErrorServer(httpUpstreams(hosts.virtualHosts, hosts.defaultLocations, input.backends, settings), options.runDir),
     redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
+    redirectBaseWithPort: `https://$host:${options.httpsPort}`,
+    ...trimmedRequestUri([...hosts.defaultLocations, ...hosts.virtualHosts.flatMap((h) => h.locations)]),
     defaultServer: {
       ...(defaultServerTls && { tls: defaultServerTls }),
       rejectHandshake: settings.sslRejectHandshake,
@@ -220,8 +222,10 @@ function proxyDefaults(settings: ControllerSettings): ProxyDefaults {
     buffering: settings.proxyBuffering,
     bufferSize: settings.proxyBufferSize,
     buffersNumber: settings.proxyBuffersNumber,
-    // nginx's default busy size is two buffers, which must stay below all buffers but one.
-    ...(settings.proxyBuffersNumber < 4 && { busyBuffersSize: settings.proxyBufferSize }),
+    // The ConfigMap's (checked against its buffers); else nginx's default of two buffers, which must stay below all buffers but one.
+    ...(settings.proxyBusyBuffersSize !== undefined
+      ? { busyBuffersSize: settings.proxyBusyBuffersSize }
+      : settings.proxyBuffersNumber < 4 && { busyBuffersSize: settings.proxyBufferSize }),
     requestBuffering: settings.proxyRequestBuffering,
     nextUpstream: settings.proxyNextUpstream,
     nextUpstreamTries: settings.proxyNextUpstreamTries,
@@ -278,6 +282,7 @@ function httpUpstreams(
       ...(backend.balancing?.leastConn && { leastConn: true }),
       servers: backend.servers,
       keepalive,
+      ...backend.keepalive,
       comment: backend.description,
     }))
     .sort(byString((u) => readablePart(u.name)));
@@ -289,6 +294,11 @@ function listenerPorts(locations: readonly Location[], options: TranslateOptions
   if (!locations.some((l) => l.behaviour?.redirect?.url.includes(`$${variable}`))) return {};
   const part = (port: number, wellKnown: number) => (port === wellKnown ? '' : `:${port}`);
   return { listenerPorts: { variable, http: part(options.httpPort, 80), https: part(options.httpsPort, 443) } };
+}
+
+/** The request URI without its trailing `/`, when an HTTPS redirect drops it (ingress-nginx, without `preserve-trailing-slash`). */
+function trimmedRequestUri(locations: readonly Location[]): Pick<NginxConfig['http'], 'trimmedRequestUri'> {
+  return locations.some((l) => l.plainHttp.redirect && l.plainHttp.trimTrailingSlash) ? { trimmedRequestUri: { variable: 'i2n_redirect_uri' } } : {};
 }
 
 /** The upstream blocks, and the 500 server when one of them weighs a share onto it. */

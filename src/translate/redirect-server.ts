@@ -1,4 +1,4 @@
-import type { Location, Proxy, RedirectServer, VirtualHost } from '../model/nginx.js';
+import type { Location, PlainHttpAction, Proxy, RedirectServer, VirtualHost } from '../model/nginx.js';
 import { acmeChallengePrefix } from './ingress/hosts.js';
 import { mapKey } from './map-keys.js';
 import { withFields } from '../model/objects.js';
@@ -47,7 +47,7 @@ export function sharePlainHttpServers(virtualHosts: readonly VirtualHost[]): Sha
       acmeVariable,
       acmeUpstreams: shared.map((s) => ({ mapKey: mapKey(s.host.serverName), upstream: s.acme.proxy.upstream })),
       locations: [
-        { modifier: '', path: '/', comment: 'every path: 308 to HTTPS', plainHttp: { redirect: true, serve: false } },
+        { modifier: '', path: '/', comment: 'every path: 308 to HTTPS', plainHttp: first.acme.redirect },
         {
           modifier: '',
           path: acmeChallengePrefix,
@@ -68,13 +68,16 @@ function onlyNotFound(locations: readonly Location[]): boolean {
 /** A host's ACME challenge proxy, and what the shared location would have to render for it besides the upstream. */
 interface AcmeProxy {
   readonly proxy: Proxy;
+  /** What its plain HTTP gets on every other path. */
+  readonly redirect: PlainHttpAction;
   readonly shape: string;
 }
 
 /** The ACME challenge proxy of a host whose plain HTTP only redirects; undefined for any other host. */
 function onlyRedirects(locations: readonly Location[]): AcmeProxy | undefined {
   const redirects = (l: Location) => l.plainHttp.redirect && !l.plainHttp.serve;
-  if (!locations.some((l) => l.modifier === '' && l.path === '/' && redirects(l))) return undefined;
+  const root = locations.find((l) => l.modifier === '' && l.path === '/' && redirects(l));
+  if (!root) return undefined;
   const others = locations.filter((l) => !redirects(l));
   const acme = others[0];
   if (others.length !== 1 || !acme || acme.path !== acmeChallengePrefix || (acme.modifier !== '' && acme.modifier !== '^~')) return undefined;
@@ -86,7 +89,8 @@ function onlyRedirects(locations: readonly Location[]): AcmeProxy | undefined {
   // variable in proxy_pass rules out).
   const plain = !rendered.grpc && !rendered.ssl && !rendered.resolve && !rendered.canary && rendered.tuning?.redirect !== 'default';
   if (!plain || pass !== `${rendered.scheme}://${upstream}`) return undefined;
-  return { proxy: acme.proxy, shape: JSON.stringify(rendered) };
+  // How the redirect writes the URI (trailing slash, port) is part of the shared server too.
+  return { proxy: acme.proxy, redirect: root.plainHttp, shape: JSON.stringify([rendered, root.plainHttp]) };
 }
 
 /** The most frequent value; among equally frequent ones, the first in sort order. */

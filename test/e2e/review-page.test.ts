@@ -77,12 +77,12 @@ describe('review page in Chromium', () => {
       ...now,
     ]);
     expect(result.stderr).not.toContain('internal error');
-    expect(result.stderr).toMatch(/^wrote .*review\.html: 15 route\(s\)/m);
+    expect(result.stderr).toMatch(/^wrote .*review\.html: 16 route\(s\)/m);
     const { page, errors, requests, dialogs } = await open(file);
 
-    expect(await count(page, 'routes')).toBe('15 of 15');
+    expect(await count(page, 'routes')).toBe('16 of 16');
     await page.locator('#routes input[type=search]').fill('passthrough');
-    expect(await count(page, 'routes')).toBe('3 of 15');
+    expect(await count(page, 'routes')).toBe('3 of 16');
     for (const mode of await firstCells(page, 'routes', 3)) expect(mode).toBe('passthrough');
     await page.locator('#routes input[type=search]').fill('');
 

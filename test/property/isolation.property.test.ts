@@ -48,7 +48,7 @@ const externalNames = ['api.example.org', '127.0.0.1', 'localhost', 'metadata.go
 const annotationValues: Record<string, readonly string[]> = {
   'ssl-redirect': ['true', 'false', `${marker};`],
   'force-ssl-redirect': ['true', 'false'],
-  'backend-protocol': ['HTTP', 'HTTPS', 'GRPC', `${marker}`],
+  'backend-protocol': ['HTTP', 'HTTPS', 'GRPC', 'FCGI', `${marker}`],
   'proxy-ssl-verify': ['on', 'off'],
   'proxy-ssl-secret': ['team-a/good', `x/${marker}}`],
   'proxy-ssl-name': ['api.example.org', `${marker};evil`],
@@ -122,6 +122,16 @@ const annotationValues: Record<string, readonly string[]> = {
   'proxy-cookie-path': ['/app/ /', `/a ${marker}{`, `/a /b;${marker}`],
   'enable-access-log': ['false', 'true', `${marker};`],
   'enable-rewrite-log': ['true', `${marker}`],
+  'preserve-trailing-slash': ['true', 'false', `${marker};`],
+  'use-port-in-redirects': ['true', 'false', `${marker}`],
+  'connection-proxy-header': ['close', 'keep-alive', `close;${marker}`, '$http_connection'],
+  'proxy-busy-buffers-size': ['8k', '12k', '1k', '64k', `8k;${marker}`],
+  'service-upstream': ['true', 'false', `${marker}`],
+  'auth-keepalive': ['4', '0', '-1', `${marker}`],
+  'auth-keepalive-requests': ['2', '0', `${marker}`],
+  'auth-keepalive-timeout': ['30', '0', `30s;${marker}`],
+  'fastcgi-index': ['index.php', `index.php;${marker}`, `"${marker}`],
+  'fastcgi-params-configmap': ['fastcgi-params', 'team-b/fastcgi-params', 'missing', `${marker}`],
 };
 
 /**
@@ -348,6 +358,8 @@ function toObjects(w: World): SourceObject[] {
     configMap('infra', 'request-headers', headerConfigMaps.request),
     configMap('team-a', 'headers', headerConfigMaps.tenant),
     configMap('team-b', 'hostile-headers', headerConfigMaps.hostile),
+    configMap('team-a', 'fastcgi-params', { SCRIPT_FILENAME: '/srv$fastcgi_script_name', APP_ENV: 'prod' }),
+    configMap('team-b', 'fastcgi-params', { SCRIPT_FILENAME: `/srv";${marker}`, [`X;${marker}`]: 'x', APP: `$${marker}` }),
   );
   return objects;
 }

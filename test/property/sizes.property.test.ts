@@ -8,7 +8,7 @@ import type { SourceObject } from '../../src/sources/snapshot.js';
 import { maxProxyBuffersTotalBytes, minProxyBufferBytes } from '../../src/translate/ingress/annotations/proxy.js';
 import { maxRoutesPerIngress, maxRoutesPerNamespace } from '../../src/translate/ingress/size-limits.js';
 import { sizeInBytes } from '../../src/translate/allowlist.js';
-import { object } from '../support/gateway.js';
+import { configMap, object } from '../support/gateway.js';
 import { checkBuiltFiles, requireNginx } from '../support/nginx.js';
 import { testTranslateOptions } from '../support/options.js';
 
@@ -36,9 +36,19 @@ interface IngressCase {
 
 const list = (count: number, item: (i: number) => string, separator = ', ') => Array.from({ length: count }, (_, i) => item(i)).join(separator);
 
+/** Busy sizes around the bounds nginx sets beside the buffers (one buffer; all but one). */
+const busySizes = fc.constantFrom('0', '1k', '4k', '8k', '12k', '16k', '64k', '1m', '8m', '9m');
+
+/** The ConfigMap's buffers, whose busy size every location inherits unless it sets its own. */
+const configMapBuffers: fc.Arbitrary<Record<string, string>> = fc.record(
+  { 'proxy-buffer-size': fc.constantFrom('1k', '4k', '16k'), 'proxy-buffers-number': fc.constantFrom('3', '4', '8'), 'proxy-busy-buffers-size': busySizes },
+  { requiredKeys: [] },
+);
+
 const annotationValues: Record<string, fc.Arbitrary<string>> = {
   'proxy-buffer-size': fc.constantFrom('0', '512', '1k', '4k', '64k', '1m', '2m', '1024k'),
   'proxy-buffers-number': fc.constantFrom('3', '8', '64', '512', '1024'),
+  'proxy-busy-buffers-size': busySizes,
   'client-body-buffer-size': fc.constantFrom('0', '8k', '16m', '17m'),
   'cors-allow-origin': fc.integer({ min: 1, max: 300 }).map((n) => list(n, (i) => `https://origin-${i}-with-a-long-name.partner.example.test`)),
   'cors-allow-headers': fc.integer({ min: 1, max: 80 }).chain((n) => fc.integer({ min: 1, max: 64 }).map((length) => list(n, (i) => `X-${String(i).padStart(length, 'h')}`, ','))),
@@ -102,11 +112,16 @@ describe('sizes a tenant chooses', () => {
   it(`load in nginx, within nginx's parameter limit and the per-request, per-Ingress and per-namespace limits (${runs} cases)`, async () => {
     const nginx = requireNginx();
     await fc.assert(
-      fc.asyncProperty(fc.array(ingressCase, { minLength: 1, maxLength: 4 }), async (ingresses) => {
+      fc.asyncProperty(fc.array(ingressCase, { minLength: 1, maxLength: 4 }), configMapBuffers, async (ingresses, data) => {
         const runDir = join(scratch, `run-${cases++}`);
         const result = build(
-          { objects: toObjects(ingresses) },
-          testTranslateOptions({ runDir, now: new Date(), ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }) }),
+          { objects: [...toObjects(ingresses), configMap('infra', 'controller', data)] },
+          testTranslateOptions({
+            runDir,
+            now: new Date(),
+            configMap: 'infra/controller',
+            ...(nginx.streamModuleFile !== undefined && { streamModulePath: nginx.streamModuleFile }),
+          }),
         );
         const conf = result.files[0]!.contents;
         expect(longestParameter(conf).length).toBeLessThan(4000);

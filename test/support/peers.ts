@@ -124,6 +124,28 @@ export async function startHttpBackend(name: string, host?: string): Promise<Cou
 }
 
 /**
+ * `startHttpBackend` that also counts the TCP connections it accepted (kept-alive ones serve many
+ * requests). `emptyBody`: answers 200 with no body instead, as an auth service grants a request.
+ */
+export async function startConnectionCountingBackend(name: string, options: { emptyBody?: boolean } = {}): Promise<CountingPeer & { connectionCount(): number }> {
+  let count = 0;
+  let connections = 0;
+  const echo = echoHandler(name, () => count++);
+  const server = http.createServer(
+    options.emptyBody
+      ? (request, response) => {
+          count++;
+          request.resume();
+          request.once('end', () => response.writeHead(200, { 'content-length': '0' }).end());
+        }
+      : echo,
+  );
+  server.on('connection', () => connections++);
+  const peer = await listenOnLoopback(server);
+  return { ...peer, requestCount: () => count, connectionCount: () => connections };
+}
+
+/**
  * An HTTP/2 backend without TLS (h2c), as `grpc_pass grpc://` reaches a gRPC server, answering every
  * request with an `EchoResponse` (`httpVersion` 2.0).
  */

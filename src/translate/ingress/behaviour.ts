@@ -31,8 +31,11 @@ import { permanentCode, temporalCode } from './annotations/paths.js';
 import type { ControllerSettings } from './configmap.js';
 import { quoteKey, sizeInBytes } from '../allowlist.js';
 import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
+import { busySizeRange, locationBusySize } from './busy-buffers.js';
+import { fastCgiSettings } from './fastcgi-params.js';
 import { directiveSlices } from './annotations/directive-slices.js';
 import { digestOf, escapeLiteral, regexKey } from './extensions.js';
+import { upstreamName } from '../upstream-names.js';
 import { headerEntries, literalDollarVariable } from './header-configmaps.js';
 import { compareStrings } from '../../model/order.js';
 import type { ClientCertificateRequest, IngressBehaviour, IngressContext } from './claims.js';
@@ -100,15 +103,17 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
 
   if (!ok) return undefined;
   const headerSection = responseHeaders(sections, cors !== undefined || externalAuth !== undefined);
+  const fastCgi = fastCgiSettings(object, annotations, ctx);
   const proxy = annotations.proxy;
   const ranges = sourceRanges(annotations.sourceRange.deny ?? settings.denylistSourceRange, annotations.sourceRange.allow ?? settings.whitelistSourceRange, ctx);
   references.push(...ranges);
-  const tuning = proxyTuning(annotations, settings, buffersWithinLimit(object, annotations, settings, ctx));
+  const tuning = proxyTuning(annotations, busyBuffers(object, annotations, settings, ctx, buffersWithinLimit(object, annotations, settings, ctx)));
   return {
     behaviour: {
       variables: [],
       ...(clientCertificateCheck && { clientCertificate: clientCertificateCheck }),
       ...(paths.appRoot !== undefined && { appRoot: paths.appRoot }),
+      ...(annotations.tls.usePortInRedirects && { portInRedirect: true }),
       ...(redirect && { redirect }),
       ...(cors && { cors }),
       refusedWhen: ranges,
@@ -128,11 +133,13 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
       ...(!annotations.logs.accessLog && { accessLogOff: true }),
       ...(annotations.logs.rewriteLog && { rewriteLog: true }),
     },
-    ...(headerSection.denied && { denied: true }),
+    ...((headerSection.denied || fastCgi.denied) && { denied: true }),
+    ...(fastCgi.fastcgi && { fastcgi: fastCgi.fastcgi }),
     companions,
     ...(clientCertificate && { clientCertificate }),
     headers,
     ...(paths.upstreamVhost !== undefined && { host: paths.upstreamVhost }),
+    ...(proxy.connectionHeader !== undefined && { connectionHeader: proxy.connectionHeader }),
     ...(tuning && { tuning }),
     httpVersion: proxy.httpVersion ?? settings.proxyHttpVersion,
     references,
@@ -237,7 +244,7 @@ function externalAuthentication({ object, annotations, ctx, headers, companions,
   }
   const cache = external.cacheKey === undefined ? undefined : authCache(object, external.cacheKey, external.cacheDuration, ctx);
   const endpoint: AuthEndpoint = {
-    ...target.value,
+    ...(global ? target.value : keptAlive(object, annotations.authKeepalive, target.value, ctx)),
     ...(external.requestRedirect !== undefined && { requestRedirect: external.requestRedirect }),
     ...(cache && { cache }),
   };
@@ -260,6 +267,41 @@ function externalAuthentication({ object, annotations, ctx, headers, companions,
     alwaysSetCookie: external.alwaysSetCookie,
     responseHeaders,
   };
+}
+
+/**
+ * `auth-keepalive`: the auth service in an upstream block of its own with the annotations' keepalive
+ * settings, as ingress-nginx builds it when the target is no variable; here, when it is a Service of the
+ * input (an address or name nginx resolves per request has no block). Without it, a Service target is
+ * reached through its own block, kept alive as the ConfigMap says.
+ */
+function keptAlive(object: SourceObject, keepalive: IngressAnnotations['authKeepalive'], target: AuthEndpoint, ctx: IngressContext): AuthEndpoint {
+  if (keepalive.connections === 0) return target;
+  const field = annotationField('auth-keepalive');
+  if (keepalive.requests === 0 || keepalive.timeout === 0) {
+    ctx.report.warning('auth-keepalive-off', object, 'auth-keepalive-requests or auth-keepalive-timeout is 0, which turns auth-keepalive off, as in ingress-nginx', field);
+    return target;
+  }
+  const backend = target.upstream === undefined ? undefined : ctx.backends.get(target.upstream);
+  if (!backend) {
+    ctx.report.warning('auth-keepalive-unavailable', object, 'auth-keepalive needs an auth-url that names a Service of the input (an upstream block); this target gets a connection per subrequest', field);
+    return target;
+  }
+  const { service } = backend;
+  const upstream = upstreamName(`${service.namespace}_${service.name}_${service.port}_auth-keepalive-${keepalive.connections}-${keepalive.requests}-${keepalive.timeout}`);
+  ctx.backends.set(upstream, {
+    ...backend,
+    upstream,
+    description: `${backend.description}, for auth-url with auth-keepalive`,
+    keepalive: {
+      keepalive: keepalive.connections,
+      keepaliveDirectives: [
+        { name: 'keepalive_requests', value: String(keepalive.requests) },
+        { name: 'keepalive_timeout', value: `${keepalive.timeout}s` },
+      ],
+    },
+  });
+  return { ...target, upstream, pass: target.pass.replace(`://${backend.upstream}`, `://${upstream}`) };
 }
 
 /**
@@ -424,11 +466,8 @@ function limitKey(
 }
 
 /** Per-location proxy settings for the annotations that differ from the ConfigMap's defaults. */
-function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettings, buffersAllowed: boolean): ProxyTuning | undefined {
+function proxyTuning(annotations: IngressAnnotations, buffers: LocationBuffers | undefined): ProxyTuning | undefined {
   const proxy = annotations.proxy;
-  const buffersSet = buffersAllowed && (proxy.bufferSize !== undefined || proxy.buffersNumber !== undefined);
-  const size = proxy.bufferSize ?? settings.proxyBufferSize;
-  const number = proxy.buffersNumber ?? settings.proxyBuffersNumber;
   const redirect =
     proxy.redirectFrom === undefined
       ? undefined
@@ -447,8 +486,7 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
     ...(proxy.readTimeout !== undefined && { readTimeout: `${proxy.readTimeout}s` }),
     ...(proxy.sendTimeout !== undefined && { sendTimeout: `${proxy.sendTimeout}s` }),
     ...(proxy.buffering !== undefined && { buffering: onOff(proxy.buffering) }),
-    // nginx's default busy size is two buffers, which must stay below all buffers but one.
-    ...(buffersSet && { buffers: { size, number, ...(number < 4 && { busySize: size }) } }),
+    ...(buffers && { buffers }),
     ...(proxy.requestBuffering !== undefined && { requestBuffering: onOff(proxy.requestBuffering) }),
     ...(proxy.nextUpstream !== undefined && { nextUpstream: proxy.nextUpstream }),
     ...(proxy.nextUpstreamTries !== undefined && { nextUpstreamTries: String(proxy.nextUpstreamTries) }),
@@ -457,6 +495,34 @@ function proxyTuning(annotations: IngressAnnotations, settings: ControllerSettin
     ...(directives.length > 0 && { directives }),
   };
   return Object.keys(tuning).length > 0 ? tuning : undefined;
+}
+
+/** The buffers a location sets for its Ingress's `proxy-buffer-size`, `proxy-buffers-number` and `proxy-busy-buffers-size`. */
+type LocationBuffers = NonNullable<ProxyTuning['buffers']>;
+
+/**
+ * The buffers of the Ingress's locations, when it sets any: both sizes and the number, from the ConfigMap
+ * where not set here, and the busy size the location needs said (busy-buffers.ts). A busy size that does
+ * not fit the buffers, which nginx would refuse to load, is an error here and left out.
+ */
+function busyBuffers(object: SourceObject, annotations: IngressAnnotations, settings: ControllerSettings, ctx: IngressContext, buffersAllowed: boolean): LocationBuffers | undefined {
+  const proxy = annotations.proxy;
+  const ownBuffers = buffersAllowed && (proxy.bufferSize !== undefined || proxy.buffersNumber !== undefined);
+  if (!ownBuffers && proxy.busyBuffersSize === undefined) return undefined;
+  const buffers = ownBuffers
+    ? { size: proxy.bufferSize ?? settings.proxyBufferSize, number: proxy.buffersNumber ?? settings.proxyBuffersNumber }
+    : { size: settings.proxyBufferSize, number: settings.proxyBuffersNumber };
+  const { busySize, annotationUnfit } = locationBusySize(buffers, proxy.busyBuffersSize, settings.proxyBusyBuffersSize);
+  if (annotationUnfit) {
+    ctx.report.error(
+      'annotation-invalid',
+      object,
+      `proxy-busy-buffers-size ${proxy.busyBuffersSize} must be ${busySizeRange(buffers)}, which nginx requires; ${settings.proxyBusyBuffersSize !== undefined ? 'the ConfigMap\'s value' : 'nginx\'s default'} applies`,
+      annotationField('proxy-busy-buffers-size'),
+    );
+  }
+  if (!ownBuffers && busySize === undefined) return undefined;
+  return { ...buffers, ...(busySize !== undefined && { busySize }) };
 }
 
 /**

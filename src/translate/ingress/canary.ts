@@ -174,8 +174,8 @@ export function splitWithCanary(
     proxy = {
       ...withoutResolve(mainProxy),
       ...(canaryBackend.runtimeName !== undefined
-        ? { resolve: canaryBackend.runtimeName, pass: `${mainProxy.scheme}://$i2n_backend` }
-        : { pass: `${mainProxy.scheme}://${next}` }),
+        ? { resolve: canaryBackend.runtimeName, pass: passTo(mainProxy.scheme, '$i2n_backend') }
+        : { pass: passTo(mainProxy.scheme, next) }),
       ...(mainProxy.ssl && main.implicitSslName && { ssl: { ...mainProxy.ssl, name: canary.backend.serviceDnsName } }),
       canary: canaryPart,
     };
@@ -193,7 +193,7 @@ export function splitWithCanary(
     }
     proxy = {
       ...withoutResolve(mainProxy),
-      pass: `${mainProxy.scheme}://${variable}`,
+      pass: passTo(mainProxy.scheme, variable),
       canary: canaryPart,
       // proxy_ssl_name takes variables: each backend is verified by the name of its own Service.
       ...(sslNameVariable !== undefined && mainProxy.ssl && { ssl: { ...mainProxy.ssl, name: `$${sslNameVariable}` } }),
@@ -208,4 +208,9 @@ function withoutResolve(proxy: Proxy): Proxy {
   const copy: { -readonly [Key in keyof Proxy]: Proxy[Key] } = { ...proxy };
   delete copy.resolve;
   return copy;
+}
+
+/** `proxy_pass`/`grpc_pass` take a URL; `fastcgi_pass` (no scheme) the address alone. */
+export function passTo(scheme: string, target: string): string {
+  return scheme === '' ? target : `${scheme}://${target}`;
 }

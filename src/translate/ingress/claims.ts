@@ -5,7 +5,7 @@
  * them without importing each other.
  */
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { HttpExtensions, Location, LocationBehaviour, Proxy, ProxyTuning } from '../../model/nginx.js';
+import type { HttpExtensions, Location, LocationBehaviour, PlainHttpAction, Proxy, ProxyTuning } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from '../backends.js';
 import type { ReferenceGrants } from '../gateway/reference-grants.js';
@@ -97,6 +97,8 @@ export interface RouteClaim extends Claim {
   readonly implicitSslName: boolean;
   readonly sslRedirect?: boolean;
   readonly forceSslRedirect: boolean;
+  /** How the redirect to HTTPS writes the URI (`preserve-trailing-slash`, `use-port-in-redirects`); absent: as requested. */
+  readonly redirectUri?: Pick<PlainHttpAction, 'trimTrailingSlash' | 'namePort'>;
   readonly behaviour?: LocationBehaviour;
   /** Locations the behaviour needs on the same host (auth endpoints, error pages). */
   readonly companions: readonly Location[];
@@ -167,6 +169,10 @@ export interface IngressBehaviour {
   readonly headers: readonly { readonly name: string; readonly value: string }[];
   /** `upstream-vhost`, else undefined (the client's host is sent). */
   readonly host?: string;
+  /** `backend-protocol: FCGI`: its parameters and index. */
+  readonly fastcgi?: Proxy['fastcgi'];
+  /** `connection-proxy-header`, else undefined (`upgrade` for WebSocket requests, empty otherwise). */
+  readonly connectionHeader?: Proxy['connectionHeader'];
   readonly tuning?: ProxyTuning;
   readonly httpVersion: '1.0' | '1.1';
   /** Names of the http-level groups (zones, maps) the behaviour refers to. */

@@ -66,6 +66,7 @@ describe('parseControllerSettings', () => {
       gzipMinLength: 256,
       gzipTypes: defaultGzipTypes,
       gzipDisable: undefined,
+      proxyBusyBuffersSize: undefined,
       logFormatUpstream: undefined,
     } satisfies ControllerSettings);
   });
@@ -126,6 +127,7 @@ describe('parseControllerSettings', () => {
       'gzip-min-length': '1000',
       'gzip-types': 'application/json  text/plain',
       'gzip-disable': 'msie6',
+      'proxy-busy-buffers-size': '24K',
       'log-format-upstream': '$the_real_ip [$time_local] "$request" $status ${req_id}',
     });
     expect(issues).toEqual([]);
@@ -179,6 +181,7 @@ describe('parseControllerSettings', () => {
       gzipMinLength: 1000,
       gzipTypes: 'application/json text/plain',
       gzipDisable: 'msie6',
+      proxyBusyBuffersSize: '24k',
       logFormatUpstream: '${remote_addr} [${time_local}] "${request}" ${status} ${i2n_request_id}',
     } satisfies ControllerSettings);
   });

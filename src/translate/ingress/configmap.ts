@@ -21,7 +21,8 @@ import {
   parseSslProtocols,
   quoteKey,
 } from '../allowlist.js';
-import { maxBodyBufferBytes, maxProxyBufferBytes, minProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
+import { busySizeFits, busySizeRange } from './busy-buffers.js';
+import { maxBodyBufferBytes, maxProxyBufferBytes, maxProxyBuffersTotalBytes, minProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
 import { directiveSlices, httpDirectiveSlices } from './annotations/directive-slices.js';
 import { namespacedName, type NamespacedName } from './annotations/references.js';
 import { logFormat, logFormatText } from './log-format.js';
@@ -81,6 +82,8 @@ interface TableSettings {
   gzipMinLength: number;
   gzipTypes: string;
   gzipDisable: string | undefined;
+  /** Checked against the ConfigMap's buffers (nginx refuses one that does not fit); undefined: nginx's default. */
+  proxyBusyBuffersSize: string | undefined;
   logFormatUpstream: string | undefined;
 }
 
@@ -329,6 +332,12 @@ const settingTable: SettingTable = {
   gzipMinLength: { key: 'gzip-min-length', schema: integerInRange(0, 1_073_741_824), defaultValue: 256, accepted: 'a number of bytes' },
   gzipTypes: { key: 'gzip-types', schema: gzipTypes, defaultValue: defaultGzipTypes, accepted: gzipTypesText },
   gzipDisable: { key: 'gzip-disable', schema: gzipDisable, defaultValue: undefined, accepted: gzipDisableText },
+  proxyBusyBuffersSize: {
+    key: 'proxy-busy-buffers-size',
+    schema: nginxSize('km', maxProxyBuffersTotalBytes, minProxyBufferBytes),
+    defaultValue: undefined,
+    accepted: 'a size such as 16k: at least one buffer and less than all of them (proxy-buffer-size and proxy-buffers-number)',
+  },
   // ingress-nginx: LogFormatUpstream its upstreaminfo format (requestLog.hbs renders it while this is unset).
   logFormatUpstream: { key: 'log-format-upstream', schema: logFormat, defaultValue: undefined, accepted: logFormatText },
 };
@@ -399,6 +408,7 @@ function assembleSettings(
     gzipMinLength: pick('gzipMinLength'),
     gzipTypes: pick('gzipTypes'),
     gzipDisable: pick('gzipDisable'),
+    proxyBusyBuffersSize: pick('proxyBusyBuffersSize'),
     logFormatUpstream: pick('logFormatUpstream'),
     ...slices,
   };
@@ -441,6 +451,16 @@ export function parseControllerSettings(data: Readonly<Record<string, string>>):
   );
   const globalAuth = readGlobalAuth(data, issues);
   const value = { ...assembleSettings((field) => readSetting(settingTable[field], data, issues), slices), ...(globalAuth && { globalAuth }) };
+  const buffers = { size: value.proxyBufferSize, number: value.proxyBuffersNumber };
+  if (value.proxyBusyBuffersSize !== undefined && !busySizeFits(value.proxyBusyBuffersSize, buffers)) {
+    issues.push({
+      severity: 'error',
+      code: 'configmap-invalid',
+      key: 'proxy-busy-buffers-size',
+      message: `ConfigMap key "proxy-busy-buffers-size" rejected: ${value.proxyBusyBuffersSize} is not ${busySizeRange(buffers)}, which nginx requires; nginx's default (two buffers) applies.`,
+    });
+    value.proxyBusyBuffersSize = undefined;
+  }
   issues.sort((a, b) => compareStrings(a.key, b.key) || compareStrings(a.code, b.code));
   return { value, issues };
 }

@@ -661,7 +661,9 @@ function strongHosts(contributions: readonly IngressContribution[], routeHostnam
  * never the passthrough backend spoken to in plain HTTP).
  */
 function passthroughRedirect(host: string): Location {
-  return { modifier: '', path: '/', comment: `ssl-passthrough host ${host}: plain HTTP is redirected to HTTPS`, plainHttp: { redirect: true, serve: false } };
+  // ingress-nginx's redirect drops a trailing `/` here too (the HTTP annotations do not apply to passthrough hosts).
+  const plainHttp: PlainHttpAction = { redirect: true, serve: false, trimTrailingSlash: true };
+  return { modifier: '', path: '/', comment: `ssl-passthrough host ${host}: plain HTTP is redirected to HTTPS`, plainHttp };
 }
 
 function toLocations(
@@ -671,7 +673,11 @@ function toLocations(
   settings: HostSettings,
   losers: ReadonlyMap<string, readonly RouteClaim[]>,
 ): Location[] {
-  const plainHttp = (redirect: boolean): PlainHttpAction => ({ redirect, serve: !redirect || settings.trustForwardedProto });
+  const plainHttp = (redirect: boolean, uri?: RouteClaim['redirectUri']): PlainHttpAction => ({
+    redirect,
+    serve: !redirect || settings.trustForwardedProto,
+    ...(redirect && uri),
+  });
   // A regex path never takes a request that a Prefix path of an Ingress in another namespace matches:
   // such prefix locations get `^~`, which stops nginx from trying regexes for them.
   const regexNamespaces = new Set(winners.filter((w) => w.modifier === '~*').map((w) => w.ingress.metadata.namespace));
@@ -690,6 +696,7 @@ function toLocations(
       plainHttp: plainHttp(
         !claim.path.startsWith(acmeChallengePrefix.slice(0, -1)) &&
           (claim.forceSslRedirect || (hostHasTls && (claim.sslRedirect ?? settings.sslRedirect))),
+        claim.redirectUri,
       ),
       // A redirect answers every request, so the location needs no backend.
       ...(behaviour?.redirect ? {} : claim.proxy ? { proxy: claim.proxy } : { returnStatus: claim.unavailableStatus ?? (503 as const) }),

@@ -4,6 +4,7 @@ import type { BackendProtocol, ErrorPageLocation, Location, LocationBehaviour, P
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from '../allowlist.js';
 import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
+import { upstreamName } from '../upstream-names.js';
 import type { IngressBackend, IngressSpec, Typed } from '../resources.js';
 import { checkSafeRegex, pathRegexAlphabet } from '../safe-regex.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
@@ -12,7 +13,8 @@ import { allowedSnippets } from './snippets.js';
 import { highestGroupReference } from './annotations/paths.js';
 import { buildBehaviour } from './behaviour.js';
 import { balanced } from './stickiness.js';
-import { translateCanary } from './canary.js';
+import { passTo, translateCanary } from './canary.js';
+import { fastCgiTuning } from './fastcgi-params.js';
 import type { IngressBehaviour, IngressContext, IngressContribution, PassthroughClaim, RouteClaim, TlsClaim, WeakClaim } from './claims.js';
 import { withAddedFields, withFields } from '../../model/objects.js';
 
@@ -142,9 +144,13 @@ function translateTerminating(
 
   const tls = tlsClaims(object, spec, ctx);
 
-  const redirects: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect'> = {
+  const redirects: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect' | 'redirectUri'> = {
     ...(annotations.tls.sslRedirect !== undefined && { sslRedirect: annotations.tls.sslRedirect }),
     forceSslRedirect: annotations.tls.forceSslRedirect,
+    redirectUri: {
+      ...(!annotations.tls.preserveTrailingSlash && { trimTrailingSlash: true }),
+      ...(annotations.tls.usePortInRedirects && { namePort: true }),
+    },
   };
   const rewriteTarget = annotations.paths.rewriteTarget;
   const allPaths = (spec.rules ?? []).flatMap((rule) => (rule.http?.paths ?? []).map((p) => p.path || '/'));
@@ -255,7 +261,7 @@ function defaultBackendRoutes(
     annotations: IngressAnnotations;
     built: IngressBehaviour;
     errorPages: CustomErrorPages;
-    shared: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect' | 'companions' | 'clientCertificate' | 'references'>;
+    shared: Pick<RouteClaim, 'sslRedirect' | 'forceSslRedirect' | 'redirectUri' | 'companions' | 'clientCertificate' | 'references'>;
     ctx: IngressContext;
   },
 ): RouteClaim[] {
@@ -532,6 +538,7 @@ function resolveBackend(
   ctx: IngressContext,
   consequence = 'this path answers 503',
   defaultBackend?: ResolvedBackend,
+  serviceUpstream = false,
 ): ResolvedBackend | undefined {
   if (!ref.service) {
     ctx.report.error(
@@ -542,7 +549,11 @@ function resolveBackend(
     );
     return undefined;
   }
-  const resolution = resolveServiceBackend(ctx.resources, object.metadata.namespace, ref.service, ctx.backendPolicy);
+  // service-upstream: the cluster IP even with --upstreams endpoints, in an upstream block of its own.
+  const viaClusterIp = serviceUpstream && ctx.backendPolicy.endpoints;
+  const policy = viaClusterIp ? { ...ctx.backendPolicy, endpoints: false } : ctx.backendPolicy;
+  const found = resolveServiceBackend(ctx.resources, object.metadata.namespace, ref.service, policy);
+  const resolution = viaClusterIp && found.ok ? { ...found, value: clusterIpBackend(found.value) } : found;
   if (!resolution.ok) {
     if (resolution.noEndpoints && defaultBackend) {
       ctx.report.warning('backend-no-endpoints', object, `${resolution.problem}; this path is served by the default-backend ${defaultBackend.description}, as in ingress-nginx`, [...field, 'service']);
@@ -560,12 +571,20 @@ function resolveBackend(
   return resolution.value;
 }
 
+/** A Service reached at its cluster IP while others are reached at their endpoints: its own upstream name. */
+function clusterIpBackend(backend: ResolvedBackend): ResolvedBackend {
+  const service = backend.service;
+  if (backend.runtimeName !== undefined) return backend;
+  return { ...backend, upstream: upstreamName(`${service.namespace}_${service.name}_${service.port}_cluster-ip`), description: `${backend.description} (cluster IP: service-upstream)` };
+}
+
 const protocols: Record<IngressAnnotations['tls']['backendProtocol'], BackendProtocol> = {
   HTTP: 'http',
   HTTPS: 'https',
   GRPC: 'grpc',
   GRPCS: 'grpcs',
   AUTO_HTTP: 'auto',
+  FCGI: 'fcgi',
 };
 
 /** The proxy of one path: its backend, with the Ingress's protocol, TLS, headers and tuning. */
@@ -579,7 +598,7 @@ function backendFor(
   ctx: IngressContext,
 ): Pick<RouteClaim, 'proxy' | 'backend' | 'implicitSslName'> {
   if (built.denied) return { implicitSslName: false };
-  const resolved = resolveBackend(ref, object, field, ctx, 'this path answers 503', defaultBackend);
+  const resolved = resolveBackend(ref, object, field, ctx, 'this path answers 503', defaultBackend, annotations.serviceUpstream.enabled);
   if (!resolved) return { implicitSslName: false };
   const proxied = proxyFor(resolved, annotations, object, ctx);
   if (!proxied) return { implicitSslName: false };
@@ -587,8 +606,10 @@ function backendFor(
     host: built.host ?? '$i2n_best_host',
     httpVersion: built.httpVersion,
     headers: built.headers,
-    inheritsRequestHeaders: built.host === undefined && built.headers.length === 0,
-    ...(built.tuning && { tuning: built.tuning }),
+    inheritsRequestHeaders: built.host === undefined && built.headers.length === 0 && built.connectionHeader === undefined,
+    ...(built.connectionHeader !== undefined && { connectionHeader: built.connectionHeader }),
+    ...(built.fastcgi && { fastcgi: built.fastcgi }),
+    ...(built.tuning && { tuning: proxied.proxy.module === 'fastcgi' ? fastCgiTuning(built.tuning) : built.tuning }),
     interceptErrors,
   } satisfies Partial<Proxy>);
   if (proxy.resolve !== undefined && proxy.tuning?.redirect === 'default') {
@@ -617,7 +638,7 @@ function proxyFor(
   ctx: IngressContext,
 ): { proxy: Omit<Proxy, 'host' | 'httpVersion' | 'headers' | 'inheritsRequestHeaders'>; backend: ResolvedBackend; implicitSslName: boolean } | undefined {
   const protocol = protocols[annotations.tls.backendProtocol];
-  if (protocol === 'http' || protocol === 'grpc') {
+  if (protocol === 'http' || protocol === 'grpc' || protocol === 'fcgi') {
     if (annotations.proxySsl.secret || annotations.proxySsl.verify) {
       ctx.report.warning(
         'proxy-ssl-ignored',
@@ -649,15 +670,15 @@ function tlsVariant(backend: ResolvedBackend, ssl: ProxySsl, ctx: IngressContext
 }
 
 function proxyTo(protocol: BackendProtocol, backend: ResolvedBackend): Omit<Proxy, 'host' | 'httpVersion' | 'headers' | 'inheritsRequestHeaders'> {
-  // AUTO_HTTP speaks to the backend in the scheme the client used, as ingress-nginx does.
-  const scheme = protocol === 'auto' ? '$scheme' : protocol;
+  // AUTO_HTTP speaks to the backend in the scheme the client used, as ingress-nginx does; FastCGI has none.
+  const scheme = protocol === 'auto' ? '$scheme' : protocol === 'fcgi' ? '' : protocol;
   const grpc = protocol === 'grpc' || protocol === 'grpcs';
-  const module = grpc ? 'grpc' : 'proxy';
+  const module = grpc ? 'grpc' : protocol === 'fcgi' ? 'fastcgi' : 'proxy';
   const service = backend.service;
   if (backend.runtimeName !== undefined) {
-    return { upstream: backend.upstream, grpc, module, scheme, resolve: backend.runtimeName, pass: `${scheme}://$i2n_backend`, interceptErrors: false, service };
+    return { upstream: backend.upstream, grpc, module, scheme, resolve: backend.runtimeName, pass: passTo(scheme, '$i2n_backend'), interceptErrors: false, service };
   }
-  return { upstream: backend.upstream, grpc, module, scheme, pass: `${scheme}://${backend.upstream}`, interceptErrors: false, service };
+  return { upstream: backend.upstream, grpc, module, scheme, pass: passTo(scheme, backend.upstream), interceptErrors: false, service };
 }
 
 function buildProxySsl(

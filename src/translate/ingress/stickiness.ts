@@ -66,11 +66,13 @@ export function balanced(
     ctx.report.warning('balancing-unavailable', object, `${backend.description} is looked up by nginx per request, so there are no endpoints to choose among and ${what} cannot hold; ${asked.annotation} is not rendered`, field);
     return { target };
   }
-  if (!ctx.backendPolicy.endpoints) {
+  if (!ctx.backendPolicy.endpoints || annotations.serviceUpstream.enabled) {
+    const why = ctx.backendPolicy.endpoints ? 'with service-upstream' : 'with --upstreams service';
+    const instead = ctx.backendPolicy.endpoints ? 'remove service-upstream' : 'use --upstreams endpoints';
     ctx.report.warning(
       'balancing-needs-endpoints',
       object,
-      `with --upstreams service nginx reaches ${backend.description} at its ClusterIP and kube-proxy picks the endpoint, so ${what} cannot hold; ${asked.annotation} is not rendered (use --upstreams endpoints)`,
+      `${why} nginx reaches ${backend.description} at its ClusterIP and kube-proxy picks the endpoint, so ${what} cannot hold; ${asked.annotation} is not rendered (${instead})`,
       field,
     );
     return { target };

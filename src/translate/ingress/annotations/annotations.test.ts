@@ -23,7 +23,7 @@ describe('parseIngressAnnotations', () => {
   it('gives the defaults without annotations', () => {
     const { value, issues } = parseIngressAnnotations({});
     expect(issues).toEqual([]);
-    expect(value.tls).toEqual({ sslPassthrough: false, sslRedirect: undefined, forceSslRedirect: false, backendProtocol: 'HTTP' });
+    expect(value.tls).toEqual({ sslPassthrough: false, sslRedirect: undefined, forceSslRedirect: false, preserveTrailingSlash: false, usePortInRedirects: false, backendProtocol: 'HTTP' });
     expect(value.proxySsl).toMatchObject({ verify: false, verifyDepth: 1, serverName: false, protocols: 'TLSv1.2 TLSv1.3', ciphers: 'DEFAULT' });
     expect(value.canary).toMatchObject({ enabled: false, weight: 0, weightTotal: 100 });
     expect(value.cors).toMatchObject({ enabled: false, allowOrigin: { any: true }, allowCredentials: true, maxAge: 1728000 });
@@ -79,7 +79,7 @@ describe('parseIngressAnnotations', () => {
   describe('what guards access fails closed', () => {
     it.each([
       ['canary', 'maybe'],
-      ['backend-protocol', 'FCGI'],
+      ['backend-protocol', 'AJP'],
       ['proxy-ssl-verify', 'true'],
       ['proxy-ssl-secret', 'name-only'],
       ['whitelist-source-range', '10.0.0.0/33'],
@@ -350,7 +350,7 @@ describe('parseIngressAnnotations', () => {
   });
 
   it('sorts issues by annotation key whatever the input order', () => {
-    const { issues } = parse({ zzz: '1', 'server-snippet': 'x', 'backend-protocol': 'FCGI', affinity: 'cookie' });
+    const { issues } = parse({ zzz: '1', 'server-snippet': 'x', 'backend-protocol': 'AJP', affinity: 'cookie' });
     expect(issues.map((issue) => issue.annotation)).toEqual(['affinity', 'backend-protocol', 'server-snippet', 'zzz'].map((name) => prefix + name));
   });
 });

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { rule } from './rule.js';
 
 /**
- * The ingress-nginx backend protocols we render. FCGI (and the long-removed AJP) would need directives
- * we do not generate, so they are rejected like any other unknown value rather than proxied as HTTP.
+ * The ingress-nginx backend protocols we render (`FCGI` with `fastcgi_pass`, fastcgi.ts). The
+ * long-removed AJP is rejected like any other unknown value rather than proxied as HTTP.
  */
-export const backendProtocolNames = ['HTTP', 'HTTPS', 'GRPC', 'GRPCS', 'AUTO_HTTP'] as const;
+export const backendProtocolNames = ['HTTP', 'HTTPS', 'GRPC', 'GRPCS', 'AUTO_HTTP', 'FCGI'] as const;
 export type BackendProtocolName = (typeof backendProtocolNames)[number];
 
 export const backendProtocolAnnotations = {

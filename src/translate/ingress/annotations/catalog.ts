@@ -68,7 +68,7 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
     family: tls,
     status: 'differs',
     defaultValue: 'ConfigMap `ssl-redirect` (`true`)',
-    note: 'redirect from HTTP for hosts with TLS, with ConfigMap `http-redirect-code` (308); the target keeps the request URI as sent (ingress-nginx drops a trailing `/` unless `preserve-trailing-slash`). An invalid value uses the ConfigMap default, with an error',
+    note: 'redirect from HTTP for hosts with TLS, with ConfigMap `http-redirect-code` (308), to `https://` + host + the request URI, whose one trailing `/` is dropped unless `preserve-trailing-slash`, as in ingress-nginx. The HTTPS port is named when it is not 443 (ingress-nginx names it only with `use-port-in-redirects`). An invalid value uses the ConfigMap default, with an error',
   },
   {
     name: 'force-ssl-redirect',
@@ -80,23 +80,23 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'preserve-trailing-slash',
     family: tls,
-    status: 'ignored',
+    status: 'supported',
     defaultValue: '`false`',
-    note: 'HTTPS redirects always keep the request URI as it was sent, as with `true`',
+    note: 'the redirect to HTTPS (`ssl-redirect`, `force-ssl-redirect`) keeps the request URI as sent; otherwise one trailing `/` is dropped (`/docs/` → `https://host/docs`, `/` → `https://host`)',
   },
   {
     name: 'use-port-in-redirects',
     family: tls,
-    status: 'ignored',
-    defaultValue: 'false',
-    note: 'HTTPS redirects name the HTTPS port whenever it is not 443',
+    status: 'differs',
+    defaultValue: '`false`',
+    note: '`true`: the redirect to HTTPS names the HTTPS port (`--https-port`) even when it is 443, and nginx\'s own redirects (a path ending in `/` asked without it) name the port they came in on (`port_in_redirect on`; elsewhere off, as in ingress-nginx). With `false` the redirect to HTTPS still names a port that is not 443, where ingress-nginx sends clients to 443',
   },
   {
     name: 'backend-protocol',
     family: tls,
     status: 'supported',
     defaultValue: '`HTTP`',
-    note: '`HTTP`, `HTTPS`, `GRPC`, `GRPCS`, `AUTO_HTTP`; `FCGI` is rejected, and an invalid value leaves the Ingress out rather than proxying in plain HTTP what the backend expects encrypted',
+    note: '`HTTP`, `HTTPS`, `GRPC`, `GRPCS`, `AUTO_HTTP`, `FCGI` (`fastcgi_pass`, see `fastcgi-index`); an invalid value leaves the Ingress out rather than proxying in plain HTTP what the backend expects encrypted',
   },
   {
     name: 'proxy-ssl-secret',
@@ -290,13 +290,13 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'auth-keepalive',
     family: access,
-    status: 'ignored',
+    status: 'differs',
     defaultValue: '`0`',
-    note: 'an auth service that is a Service of the input is reached through its upstream block, with ConfigMap `upstream-keepalive-connections` kept alive; another target gets a connection per subrequest',
+    note: 'above 0, an auth service that is a Service of the input gets an upstream block of its own keeping this many idle connections (with `auth-keepalive-requests` and `auth-keepalive-timeout`), as ingress-nginx builds it; another target (an address, a name looked up per request) gets a connection per subrequest, with a warning. With `0`, a Service target is still reached through its Service\'s block, kept alive as ConfigMap `upstream-keepalive-connections` says (ingress-nginx opens a connection per subrequest). Connections are reused when the auth service answers without a body, as auth services do',
   },
   { name: 'auth-keepalive-share-vars', family: access, status: 'ignored', defaultValue: '`false`', note: 'needs Lua; `auth-response-headers` carries what the auth service answers' },
-  { name: 'auth-keepalive-requests', family: access, status: 'ignored', defaultValue: '`1000`', note: 'see `auth-keepalive`' },
-  { name: 'auth-keepalive-timeout', family: access, status: 'ignored', defaultValue: '`60`', note: 'see `auth-keepalive`' },
+  { name: 'auth-keepalive-requests', family: access, status: 'supported', defaultValue: '`1000`', note: 'requests over one kept-alive connection to the auth service (`keepalive_requests`); `0` turns `auth-keepalive` off' },
+  { name: 'auth-keepalive-timeout', family: access, status: 'supported', defaultValue: '`60`', note: 'seconds an idle connection to the auth service is kept (`keepalive_timeout`); `0` turns `auth-keepalive` off' },
   {
     name: 'auth-proxy-set-headers',
     family: access,
@@ -478,7 +478,13 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   { name: 'proxy-buffering', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffering` (`off`)', note: '`on` or `off`' },
   { name: 'proxy-buffer-size', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffer-size` (`4k`)', note: 'also the size of each of the `proxy-buffers-number` buffers' },
   { name: 'proxy-buffers-number', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-buffers-number` (`4`)', note: '1 to 1024' },
-  { name: 'proxy-busy-buffers-size', family: proxy, status: 'ignored', defaultValue: '', note: 'nginx sizes busy buffers from the buffers' },
+  {
+    name: 'proxy-busy-buffers-size',
+    family: proxy,
+    status: 'supported',
+    defaultValue: 'ConfigMap `proxy-busy-buffers-size` (nginx\'s: two buffers)',
+    note: 'from one buffer to all buffers but one (`proxy-buffer-size`, `proxy-buffers-number`, here or from the ConfigMap), which nginx requires: a size outside that is an error and the ConfigMap\'s (or nginx\'s) applies',
+  },
   { name: 'proxy-request-buffering', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-request-buffering` (`on`)', note: '`on` or `off`' },
   { name: 'proxy-http-version', family: proxy, status: 'supported', defaultValue: 'ConfigMap `proxy-http-version` (`1.1`)', note: '`1.0` or `1.1`' },
   {
@@ -501,9 +507,9 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'connection-proxy-header',
     family: proxy,
-    status: 'ignored',
-    defaultValue: '',
-    note: '`Connection` to the backend is `upgrade` for WebSocket requests and empty otherwise (keepalive)',
+    status: 'supported',
+    defaultValue: '`upgrade` for WebSocket requests, else empty (keepalive)',
+    note: '`close` or `keep-alive`: the `Connection` header to the backend, for every request of the Ingress\'s paths (WebSocket upgrades then fail, as in ingress-nginx)',
   },
   {
     name: 'custom-headers',
@@ -516,9 +522,9 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'service-upstream',
     family: proxy,
-    status: 'ignored',
+    status: 'supported',
     defaultValue: '`false`',
-    note: 'the backend address follows `--upstreams` (`service`, the default, is the ClusterIP as this annotation asks)',
+    note: '`true`: with `--upstreams endpoints`, the Ingress\'s backends are reached at the Service\'s cluster IP (kube-proxy picks the endpoint; `affinity` and `upstream-hash-by` then cannot hold, a warning says so); with `--upstreams service` (the default) every Ingress is reached so already',
   },
   {
     name: 'mirror-target',
@@ -533,11 +539,17 @@ export const annotationCatalog: readonly AnnotationEntry[] = [
   {
     name: 'fastcgi-index',
     family: proxy,
-    status: 'ignored',
+    status: 'supported',
     defaultValue: '',
-    note: 'FastCGI backends are not supported (`backend-protocol: FCGI` is refused)',
+    note: 'with `backend-protocol: FCGI`: `fastcgi_index`, the file appended to a URI ending in `/` in `$fastcgi_script_name` (letters, digits, `.`, `-`, `_`). The backend gets nginx\'s standard FastCGI parameters (its `fastcgi_params` file, written out in the location); request headers of other annotations (`x-forwarded-prefix`, `auth-response-headers`) do not reach a FastCGI backend',
   },
-  { name: 'fastcgi-params-configmap', family: proxy, status: 'ignored', defaultValue: '', note: 'see `fastcgi-index`' },
+  {
+    name: 'fastcgi-params-configmap',
+    family: proxy,
+    status: 'supported',
+    defaultValue: '',
+    note: 'a ConfigMap (`name` or `namespace/name`; another namespace only with `--allow-cross-namespace-secrets`) of FastCGI parameters, each replacing the standard one of its name. As in ingress-nginx: names of letters, digits, `.`, `-`, `_`; values of those, `/` and nginx variables, here only those nginx has for every request (`$document_root`, `$fastcgi_script_name`, `$request_uri`, `$http_<name>`, …). A ConfigMap that is missing or has another value makes the paths answer 503',
+  },
   // ------------------------------------------------------------------ CORS
   {
     name: 'enable-cors',
@@ -760,6 +772,12 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
   { key: 'proxy-buffering', status: 'supported', defaultValue: '`off`', note: '' },
   { key: 'proxy-buffer-size', status: 'supported', defaultValue: '`4k`', note: '' },
   { key: 'proxy-buffers-number', status: 'supported', defaultValue: '`4`', note: '' },
+  {
+    key: 'proxy-busy-buffers-size',
+    status: 'supported',
+    defaultValue: 'nginx\'s (two buffers)',
+    note: 'from one buffer to all buffers but one, else an error and nginx\'s default; an Ingress whose own buffers it does not fit gets one buffer',
+  },
   { key: 'proxy-request-buffering', status: 'supported', defaultValue: '`on`', note: '' },
   { key: 'proxy-http-version', status: 'supported', defaultValue: '`1.1`', note: '' },
   { key: 'proxy-next-upstream', status: 'supported', defaultValue: '`error timeout`', note: '' },

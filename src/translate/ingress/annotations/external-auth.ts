@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { goBool, goBoolText, isHeaderName, isHostWithPort, isHttpUrl, isPathWithQuery } from '../../allowlist.js';
+import { goBool, goBoolText, integerInRange, isHeaderName, isHostWithPort, isHttpUrl, isPathWithQuery } from '../../allowlist.js';
 import { rule } from './rule.js';
 
 /**
@@ -184,3 +184,14 @@ export function isPort(text: string): boolean {
   const port = Number(text);
   return /^[1-9][0-9]{0,4}$/.test(text) && port <= 65535;
 }
+
+/**
+ * `auth-keepalive*`: an upstream block of its own for the auth service, with these keepalive settings,
+ * as ingress-nginx builds one. Not part of `global-auth-*` (ingress-nginx has no such keys). A count of
+ * requests or a timeout of 0 turns keepalive off, as there.
+ */
+export const authKeepaliveAnnotations = {
+  connections: rule({ name: 'auth-keepalive', schema: integerInRange(0, 10_000), defaultValue: 0, accepted: 'an integer from 0 (off) to 10000' }),
+  requests: rule({ name: 'auth-keepalive-requests', schema: integerInRange(0, 10_000_000), defaultValue: 1000, accepted: 'an integer from 0 to 10000000' }),
+  timeout: rule({ name: 'auth-keepalive-timeout', schema: integerInRange(0, 3600), defaultValue: 60, accepted: 'a number of seconds from 0 to 3600' }),
+};

@@ -16,11 +16,13 @@ import { corsAnnotations } from './cors.js';
 import { customHeaderAnnotations } from './custom-headers.js';
 import { directiveAnnotations } from './directive-slices.js';
 import { errorAnnotations } from './errors.js';
-import { externalAuthAnnotations } from './external-auth.js';
+import { fastCgiAnnotations } from './fastcgi.js';
+import { authKeepaliveAnnotations, externalAuthAnnotations } from './external-auth.js';
 import { loadBalancingAnnotations } from './load-balancing.js';
 import { logAnnotations } from './logs.js';
 import { mirrorAnnotations } from './mirror.js';
 import { serverTlsAnnotations } from './server-tls.js';
+import { serviceUpstreamAnnotations } from './service-upstream.js';
 import { pathAnnotations } from './paths.js';
 import { proxySslAnnotations } from './proxy-ssl.js';
 import { proxyAnnotations } from './proxy.js';
@@ -56,6 +58,7 @@ const families = {
   basicAuth: basicAuthAnnotations,
   clientCertificate: clientCertificateAnnotations,
   externalAuth: externalAuthAnnotations,
+  authKeepalive: authKeepaliveAnnotations,
   rateLimit: rateLimitAnnotations,
   cors: corsAnnotations,
   customHeaders: customHeaderAnnotations,
@@ -66,6 +69,8 @@ const families = {
   affinity: affinityAnnotations,
   loadBalancing: loadBalancingAnnotations,
   logs: logAnnotations,
+  serviceUpstream: serviceUpstreamAnnotations,
+  fastCgi: fastCgiAnnotations,
 } as const;
 
 type Families = typeof families;

@@ -102,6 +102,12 @@ export const proxyAnnotations = {
     defaultValue: undefined,
     accepted: `an integer from ${minProxyBuffers} to 1024; with proxy-buffer-size, at most 8m in all`,
   }),
+  busyBuffersSize: rule<string | undefined>({
+    name: 'proxy-busy-buffers-size',
+    schema: nginxSize('km', maxProxyBuffersTotalBytes, minProxyBufferBytes),
+    defaultValue: undefined,
+    accepted: 'a size such as 16k: at least one buffer and less than all of them (proxy-buffer-size and proxy-buffers-number)',
+  }),
   requestBuffering: rule<boolean | undefined>({
     name: 'proxy-request-buffering',
     schema: onOrOff,
@@ -132,6 +138,13 @@ export const proxyAnnotations = {
     schema: redirectFrom,
     defaultValue: undefined,
     accepted: 'off, default, an http(s) URL or an absolute path (no variables)',
+  }),
+  connectionHeader: rule<'close' | 'keep-alive' | undefined>({
+    name: 'connection-proxy-header',
+    // ingress-nginx accepts these two only.
+    schema: z.string().trim().pipe(z.enum(['close', 'keep-alive'])),
+    defaultValue: undefined,
+    accepted: 'close or keep-alive',
   }),
   redirectTo: rule<string | undefined>({
     name: 'proxy-redirect-to',

@@ -10,4 +10,7 @@ export const sslRedirectAnnotations = {
     accepted: goBoolText,
   }),
   forceSslRedirect: rule({ name: 'force-ssl-redirect', schema: goBool, defaultValue: false, accepted: goBoolText }),
+  // As ingress-nginx: the HTTPS redirect drops one trailing `/` of the request URI unless this is true.
+  preserveTrailingSlash: rule({ name: 'preserve-trailing-slash', schema: goBool, defaultValue: false, accepted: goBoolText }),
+  usePortInRedirects: rule({ name: 'use-port-in-redirects', schema: goBool, defaultValue: false, accepted: goBoolText }),
 };

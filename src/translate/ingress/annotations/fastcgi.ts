@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { withBracedVariables } from '../../allowlist.js';
+import { secretReference, type SecretReference } from './references.js';
+import { rule } from './rule.js';
+
+/**
+ * `backend-protocol: FCGI` speaks FastCGI to the backend (`fastcgi_pass`), with nginx's standard
+ * parameters, `fastcgi-index` and the parameters of the `fastcgi-params-configmap` ConfigMap (read in
+ * fastcgi-params.ts). Names and values are held to ingress-nginx's character sets; a value's `$` may
+ * only name a variable nginx has for every request.
+ */
+
+/** ingress-nginx's characters for an index file and a parameter name. */
+export const isFastCgiName = (value: string): boolean => /^[A-Za-z0-9._-]{1,128}$/.test(value);
+
+/** Variables a parameter value may name: what nginx knows for every FastCGI request. */
+const fastCgiVariable =
+  /^(http_[a-z0-9_]{1,64}|args|content_length|content_type|document_root|document_uri|fastcgi_path_info|fastcgi_script_name|host|https|is_args|query_string|realpath_root|remote_addr|remote_port|request_id|request_method|request_scheme|request_uri|scheme|server_addr|server_name|server_port|server_protocol|uri)$/;
+
+/**
+ * A parameter value as nginx reads it between double quotes: ingress-nginx's characters (letters,
+ * digits, `-_/.` and `${}` for variables), each variable one of the list above; undefined otherwise.
+ */
+export function fastCgiValue(value: string): string | undefined {
+  if (value.length > 1024 || !/^[A-Za-z0-9\-_${}/.]*$/.test(value)) return undefined;
+  const braced = withBracedVariables(value, (name) => (fastCgiVariable.test(name) ? name : undefined));
+  return braced === undefined || /[{}]/.test(braced.replace(/\$\{[a-z0-9_]+\}/g, '')) ? undefined : braced;
+}
+
+export const fastCgiAnnotations = {
+  index: rule<string | undefined>({
+    name: 'fastcgi-index',
+    schema: z.string().trim().refine(isFastCgiName),
+    defaultValue: undefined,
+    accepted: 'a file name of letters, digits and . - _ (such as index.php)',
+  }),
+  paramsConfigMap: rule<SecretReference | undefined>({
+    name: 'fastcgi-params-configmap',
+    schema: secretReference,
+    defaultValue: undefined,
+    accepted: 'the name of a ConfigMap, or namespace/name (lowercase DNS-1123 names)',
+  }),
+};

@@ -1,0 +1,11 @@
+import { goBool, goBoolText } from '../../allowlist.js';
+import { rule } from './rule.js';
+
+/**
+ * `service-upstream`: the Ingress's backends are reached at the Service's cluster IP, where kube-proxy
+ * picks the endpoint, instead of at the endpoints themselves. It only changes anything with
+ * `--upstreams endpoints`; the default (`service`) already does so for every Ingress.
+ */
+export const serviceUpstreamAnnotations = {
+  enabled: rule({ name: 'service-upstream', schema: goBool, defaultValue: false, accepted: goBoolText }),
+};
