@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { CliRun } from '../support/cli.js';
-import { httpGet, parseEcho, startHeaderBackend, startHttpBackend, startRecordingBackend, type HttpResponse, type Peer } from '../support/peers.js';
+import { echoBackendOf, httpGet, parseEcho, startHeaderBackend, startHttpBackend, startRecordingBackend, type Peer } from '../support/peers.js';
 import { cleanUp, configMapManifest, createTarget, documents, renderInto, serviceManifest, settle, startPeer, startTarget, type Target } from './harness.js';
 
 /**
@@ -199,14 +199,8 @@ beforeAll(async () => {
   await startTarget(target);
 });
 
-/** Which echo backend answered, or the status when none did. */
-function who(response: HttpResponse): string {
-  if (response.status !== 200 || response.body === '') return String(response.status);
-  return parseEcho(response.body).backend;
-}
-
 async function ask(host: string, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<string> {
-  return who(await httpGet({ port: target.httpPort, host, path, headers, method }));
+  return echoBackendOf(await httpGet({ port: target.httpPort, host, path, headers, method }));
 }
 
 /** Answers to `requests` (`[path, headers?, method?]`), keyed `METHOD path headers`. */
@@ -334,7 +328,7 @@ describe('GATEWAY-HTTP matches, with real traffic', () => {
 
   it('a request body reaches the backend through a match', async () => {
     const response = await httpGet({ port: target.httpPort, host: 'methods.example.test', path: '/', method: 'POST', body: 'a=1', headers: { 'content-type': 'text/plain' } });
-    expect(who(response)).toBe('v1');
+    expect(echoBackendOf(response)).toBe('v1');
     expect(parseEcho(response.body).headers['content-length']).toBe('3');
   });
 
@@ -462,7 +456,7 @@ describe('GATEWAY-HTTP filters, with real traffic', () => {
     for (const path of ['/mirror', '/mirror-and-modify-headers']) {
       const copy = mirror.nextRequest();
       const response = await httpGet({ port: target.httpPort, host: 'mirror.example.test', path: `${path}?q=1`, method: 'POST', body: 'a=1', headers: { 'content-type': 'text/plain' } });
-      expect(who(response)).toBe('v1');
+      expect(echoBackendOf(response)).toBe('v1');
       expect(await copy).toMatchObject({ method: 'POST', path: `${path}?q=1`, body: 'a=1' });
     }
   });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { specialAddress } from '../../src/translate/addresses.js';
 import type { CliRun } from '../support/cli.js';
-import { httpGet, httpsGet, parseEcho, startDelayedBackend, startHttpBackend, startHttpsBackend, type HttpResponse, type Peer } from '../support/peers.js';
+import { echoBackendOf, httpGet, httpsGet, parseEcho, startDelayedBackend, startHttpBackend, startHttpsBackend, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';
 import { cleanUp, configMapManifest, createTarget, documents, fingerprint, renderInto, settle, startPeer, startTarget, temporaryDir, type Target } from './harness.js';
 
@@ -287,13 +287,8 @@ beforeAll(async () => {
 
 // -------------------------------------------------------------------------------------- helpers
 
-function who(response: HttpResponse): string {
-  if (response.status !== 200) return String(response.status);
-  return parseEcho(response.body).backend;
-}
-
 async function plain(host: string, path = '/'): Promise<string> {
-  return who(await httpGet({ port: target.httpPort, host, path }));
+  return echoBackendOf(await httpGet({ port: target.httpPort, host, path }));
 }
 
 type Conditions = readonly { type: string; status: string; reason: string }[];
@@ -388,7 +383,7 @@ describe('GATEWAY-HTTP core scenarios, with real traffic (--upstreams endpoints)
     ] as const) {
       expect(gatewayStatus(gateway).listeners['https'], gateway).toMatchObject({ ResolvedRefs: 'True/ResolvedRefs', Programmed: 'True/Programmed' });
       const response = await httpsGet({ port: target.httpsPort, servername: host, ca: ca.certPem });
-      expect(who(response), host).toBe(backend);
+      expect(echoBackendOf(response), host).toBe(backend);
       expect(response.peerCertificate?.fingerprint256).toBe(fingerprint(grantedCert.certPem));
     }
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { CliRun } from '../support/cli.js';
-import { httpGet, httpsGet, parseEcho, startHttpBackend, startTlsBackend, tlsProbe, type HttpResponse, type Peer } from '../support/peers.js';
+import { echoBackendOf, httpGet, httpsGet, startHttpBackend, startTlsBackend, tlsProbe, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';
 import {
   cleanUp,
@@ -288,14 +288,8 @@ beforeAll(async () => {
 
 // -------------------------------------------------------------------------------------- clients
 
-/** Which echo backend answered, or the status when none did. */
-function who(response: HttpResponse): string {
-  if (response.status !== 200) return String(response.status);
-  return parseEcho(response.body).backend;
-}
-
 async function plain(host: string, path = '/'): Promise<string> {
-  return who(await httpGet({ port: target.httpPort, host, path }));
+  return echoBackendOf(await httpGet({ port: target.httpPort, host, path }));
 }
 
 async function tally(host: string, count: number): Promise<Record<string, number>> {
@@ -387,7 +381,7 @@ describe('GATEWAY-HTTP core scenarios, with real traffic', () => {
 
   it('HTTPRouteHTTPSListener: HTTPS with the listener certificate; the TLS listener on the same port keeps its passthrough', async () => {
     const response = await httpsGet({ port: target.httpsPort, servername: 'app.secure.example.test', ca: ca.certPem });
-    expect(who(response)).toBe('v1');
+    expect(echoBackendOf(response)).toBe('v1');
     expect(response.peerCertificate?.fingerprint256).toBe(fingerprint(secureCert.certPem));
     const probe = await tlsProbe({ port: target.httpsPort, servername: 'tunnel.example.test', ca: ca.certPem });
     expect(probe.outcome).toBe('connected');

@@ -511,6 +511,12 @@ export function parseEcho(body: string): EchoResponse {
   return JSON.parse(body) as EchoResponse;
 }
 
+/** Which echo backend answered, or the status when none did. */
+export function echoBackendOf(response: HttpResponse): string {
+  if (response.status !== 200 || response.body === '') return String(response.status);
+  return parseEcho(response.body).backend;
+}
+
 /**
  * A backend for header and compression tests: every response carries `X-Powered-By: backend`,
  * `X-Frame-Options: BACKEND` and a cookie for `Domain=backend.internal; Path=/app/`. `/json/<n>` and
