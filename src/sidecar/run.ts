@@ -12,7 +12,7 @@ import { mainConfigName } from '../model/nginx.js';
 import { loadClusterAccess } from '../sources/cluster/access.js';
 import { ApiClient } from '../sources/cluster/client.js';
 import { objectPath, watchedKinds, type WatchedKind } from '../sources/cluster/kinds.js';
-import { defaultReflectorTiming, type ReflectorTiming } from '../sources/cluster/reflector.js';
+import { defaultReflectorTiming, type RawObject, type ReflectorTiming } from '../sources/cluster/reflector.js';
 import { ClusterSource } from '../sources/cluster/source.js';
 import type { BaseTranslateOptions } from '../translate/options.js';
 import { controllerName } from '../translate/translate.js';
@@ -161,23 +161,9 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     onError: (message) => log.warn(message),
   });
   const events = new EventRecorder({ client, controllerName, instance: identity, log, dedupeWindowMs: 10 * 60_000, burst: 25, perSecond: 1 });
-  const source = new ClusterSource({
-    client,
-    namespaces: options.namespaces,
-    ...(options.translate.configMap !== undefined && { controllerConfigMap: options.translate.configMap }),
-    watchNamespaces: options.translate.snippets?.namespaceSelector !== undefined,
-    servicesConfigMaps: [options.translate.tcpServicesConfigMap, options.translate.udpServicesConfigMap].filter((n) => n !== undefined),
-    upstreams: options.upstreams,
-    timing: options.timing.reflector,
-    discoveryIntervalMs: options.timing.discoveryIntervalMs,
-    // Our own status writes come back as watch events: they change nothing the config is made of.
-    onChange: (modified) => {
-      if (modified === undefined || !statusWriter.isEcho(modified)) reconciler.schedule();
-    },
-    onRestart: (kind, reason) => {
-      metrics.watchRestarts.inc({ kind });
-      log.warn('watch restarted', { kind, reason });
-    },
+  // Our own status writes come back as watch events: they change nothing the config is made of.
+  const source = clusterSource(options, client, metrics, log, (modified) => {
+    if (modified === undefined || !statusWriter.isEcho(modified)) reconciler.schedule();
   });
   const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
 
@@ -217,6 +203,25 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   election.start();
 }
 
+
+/** The watches the options call for; `onChange` hears every change (with the object of a MODIFIED event). */
+function clusterSource(options: RunOptions, client: ApiClient, metrics: Metrics, log: Logger, onChange: (modified?: RawObject) => void): ClusterSource {
+  return new ClusterSource({
+    client,
+    namespaces: options.namespaces,
+    ...(options.translate.configMap !== undefined && { controllerConfigMap: options.translate.configMap }),
+    watchNamespaces: options.translate.snippets?.namespaceSelector !== undefined,
+    servicesConfigMaps: [options.translate.tcpServicesConfigMap, options.translate.udpServicesConfigMap].filter((n) => n !== undefined),
+    upstreams: options.upstreams,
+    timing: options.timing.reflector,
+    discoveryIntervalMs: options.timing.discoveryIntervalMs,
+    onChange,
+    onRestart: (kind, reason) => {
+      metrics.watchRestarts.inc({ kind });
+      log.warn('watch restarted', { kind, reason });
+    },
+  });
+}
 
 interface RoundReporting {
   readonly options: RunOptions;
