@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withAddedFields, withFields } from './objects.js';
+import { sameValue, withAddedFields, withFields } from './objects.js';
 
 describe('withFields', () => {
   it('gives what a spread gives: the same keys in the same order, the fields winning', () => {
@@ -38,5 +38,23 @@ describe('withAddedFields', () => {
     expect(made).toEqual(spread);
     expect(Object.keys(made)).toEqual(Object.keys(spread));
     expect(base).toEqual({ upstream: 'web', port: 80 });
+  });
+});
+
+describe('sameValue', () => {
+  it('compares plain data deeply, whatever the key order', () => {
+    expect(sameValue({ a: [1, { b: 'x' }], c: null }, { c: null, a: [1, { b: 'x' }] })).toBe(true);
+    expect(sameValue({ a: [1, { b: 'x' }] }, { a: [1, { b: 'y' }] })).toBe(false);
+    expect(sameValue([1, 2], [1, 2, 3])).toBe(false);
+    expect(sameValue({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameValue({ a: undefined }, { b: undefined })).toBe(false);
+    expect(sameValue([], {})).toBe(false);
+    expect(sameValue(null, {})).toBe(false);
+    expect(sameValue('1', 1)).toBe(false);
+  });
+
+  it('does not look into a part both share', () => {
+    const shared = { get deep(): never { throw new Error('looked into'); } };
+    expect(sameValue({ a: 1, shared }, { a: 1, shared })).toBe(true);
   });
 });

@@ -18,3 +18,23 @@ export function withFields<T extends object>(base: T, fields: Partial<T>): T {
 export function withAddedFields<T extends object, U extends object>(base: T, fields: U): Omit<T, keyof U> & U {
   return Object.assign({}, base, fields);
 }
+
+/**
+ * Deep equality of plain data (what the model is made of), quick where the two share parts: a part that
+ * is the same object is not looked into. An absent key and one set to `undefined` count as different.
+ */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
+    return true;
+  }
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) {
+    if (!Object.hasOwn(b, key) || !sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}

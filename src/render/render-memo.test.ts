@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Snapshot } from '../sources/snapshot.js';
@@ -7,6 +8,7 @@ import { fixtureCases, fixturesRoot } from '../../test/support/golden.js';
 import { configMap } from '../../test/support/gateway.js';
 import { testTranslateOptions } from '../../test/support/options.js';
 import { build, newBuildMemo, type BuildMemo } from './build.js';
+import { readByMainTemplateOnly, templatesDir } from './render.js';
 
 /** Every golden case's input, and variants of its options that change what the bodies read as `@root`. */
 async function inputs(): Promise<{ name: string; snapshot: Snapshot; options: TranslateOptions }[]> {
@@ -15,6 +17,7 @@ async function inputs(): Promise<{ name: string; snapshot: Snapshot; options: Tr
     const { snapshot } = await readInputs([join(fixturesRoot, name, 'input')]);
     all.push({ name, snapshot, options: testTranslateOptions() });
     all.push({ name: `${name}, request log on`, snapshot, options: testTranslateOptions({ runDir: '/run/other', requestLog: '/run/other/requests.log' }) });
+    all.push({ name: `${name}, access log on`, snapshot, options: testTranslateOptions({ accessLog: '/var/log/nginx/access.log' }) });
   }
   return all;
 }
@@ -41,5 +44,25 @@ describe('the render memo', () => {
     const after = build(withHsts('200'), options, memo).files[0]!.contents;
     expect(after).not.toContain('max-age=100');
     expect(after).toBe(build(withHsts('200'), options).files[0]!.contents);
+  });
+});
+
+describe('what the render memo leaves out of a body\'s context', () => {
+  it('is named by no partial a server body uses', () => {
+    const partials = join(templatesDir(), 'partials');
+    const source = (name: string) => readFileSync(join(partials, `${name}.hbs`), 'utf8');
+    const reached = new Set<string>();
+    const visit = (name: string): void => {
+      if (reached.has(name)) return;
+      reached.add(name);
+      for (const [, used] of source(name).matchAll(/\{\{#?>\s*([\w-]+)/g)) visit(used!);
+    };
+    visit('plainServerBody');
+    visit('tlsServerBody');
+    expect(reached.has('location')).toBe(true);
+    const leftOut = [...readByMainTemplateOnly.model, ...readByMainTemplateOnly.http];
+    for (const name of reached) {
+      for (const key of leftOut) expect(new RegExp(`\\b${key}\\b`).test(source(name)), `${name}.hbs names ${key}`).toBe(false);
+    }
   });
 });

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { NginxConfig, VirtualHost } from '../model/nginx.js';
-import { shareServers, type BodyCache, type BodyCaches, type NginxConfigView } from './shared-servers.js';
+import { BodyCache, shareServers, type NginxConfigView } from './shared-servers.js';
 
 /** The rendered main config; key material travels separately in `model.files`. */
 export interface Rendered {
@@ -62,32 +62,42 @@ function templates(): Templates {
 /**
  * Server bodies of the last render, for the next one: the cluster mode renders the whole config for
  * every change, and most hosts' blocks come out the same bytes as the round before. A body is found by
- * everything it reads: its host but the name (`bodyKey`), and the config around the hosts, which it can
- * read as `@root` (a change there renders every body again). Key material is not part of that: no
- * template reads it, the config names files by paths, which are the hosts' own. Bodies the last render
- * did not use are let go, so the memo holds one config's worth.
+ * its host (the same object when the host is unchanged) or by everything it reads (`bodyKey`), and by
+ * the config around the hosts, which it can read as `@root` (a change there renders every body again).
+ * Key material is not part of that: no template reads it, the config names files by paths, which are the
+ * hosts' own. Bodies the last render did not use are let go, so the memo holds one config's worth.
  */
 export class RenderMemo {
   private context: string | undefined;
-  private last: { readonly plain: Map<string, string>; readonly tls: Map<string, string> } = { plain: new Map(), tls: new Map() };
+  private last: BodyCache | undefined;
 
-  /** The caches for a render of `model`; what it renders becomes the next render's memo. */
-  caches(model: NginxConfig): BodyCaches {
-    const context = JSON.stringify({ ...model, files: undefined, http: { ...model.http, virtualHosts: undefined } });
-    const last = context === this.context ? this.last : { plain: new Map<string, string>(), tls: new Map<string, string>() };
-    const next = { plain: new Map<string, string>(), tls: new Map<string, string>() };
+  /** The cache for a render of `model`; what it renders becomes the next render's memo. */
+  cache(model: NginxConfig): BodyCache {
+    const context = bodyContext(model);
+    const next = new BodyCache(context === this.context ? this.last : undefined);
     this.context = context;
     this.last = next;
-    const cache = (before: ReadonlyMap<string, string>, now: Map<string, string>): BodyCache => ({
-      get: (key) => {
-        const body = now.get(key) ?? before.get(key);
-        if (body !== undefined) now.set(key, body);
-        return body;
-      },
-      set: (key, body) => now.set(key, body),
-    });
-    return { plain: cache(last.plain, next.plain), tls: cache(last.tls, next.tls) };
+    return next;
   }
+}
+
+/**
+ * Parts of the config that only the main template reads: every host's, made for all hosts at once. A
+ * change in one host changes them (a name joins the redirect server, an upstream goes), and they are not
+ * what a body reads (`render-memo.test.ts` checks the server-body partials never name them).
+ */
+export const readByMainTemplateOnly = {
+  model: ['files', 'stream'],
+  http: ['virtualHosts', 'upstreams', 'redirectServer', 'notFoundServerNames', 'certificateMap', 'extensions', 'logging', 'defaultServer'],
+} as const satisfies { model: readonly (keyof NginxConfig)[]; http: readonly (keyof NginxConfig['http'])[] };
+
+/** What a server body can read of the config around it, as `@root`. */
+function bodyContext(model: NginxConfig): string {
+  const modelOnly: readonly string[] = readByMainTemplateOnly.model;
+  const httpOnly: readonly string[] = readByMainTemplateOnly.http;
+  return JSON.stringify(model, function (this: unknown, key, value: unknown) {
+    return (this === model && modelOnly.includes(key)) || (this === model.http && httpOnly.includes(key)) ? undefined : value;
+  });
 }
 
 export function render(model: NginxConfig, memo?: RenderMemo): Rendered {
@@ -95,6 +105,6 @@ export function render(model: NginxConfig, memo?: RenderMemo): Rendered {
   // The bodies see the whole config as @root, as they would inside the main template.
   const options = { data: { root: model } };
   const bodies = { plain: (host: VirtualHost) => plainServerBody(host, options), tls: (host: VirtualHost) => tlsServerBody(host, options) };
-  const view = shareServers(model, bodies, memo?.caches(model));
+  const view = shareServers(model, bodies, memo?.cache(model));
   return { nginxConf: main(view) };
 }

@@ -28,15 +28,41 @@ export interface ServerBodies {
   readonly tls: (host: VirtualHost) => string;
 }
 
-/** Bodies already rendered, by the key of everything they read (`bodyKey`). */
-export interface BodyCache {
-  get(key: string): string | undefined;
-  set(key: string, body: string): void;
-}
+type BodyKind = keyof ServerBodies;
 
-export interface BodyCaches {
-  readonly plain: BodyCache;
-  readonly tls: BodyCache;
+/**
+ * Server bodies already rendered: by host object (a host the build kept from the one before, see
+ * translate/virtual-host-memo.ts), else by the key of everything they read (`bodyKey`), so hosts that
+ * differ only in name render once. One render fills one; the render after it may read the one before.
+ */
+export class BodyCache {
+  private readonly byHost = new Map<VirtualHost, Partial<Record<BodyKind, string>>>();
+  private readonly byKey: Record<BodyKind, Map<string, string>> = { plain: new Map(), tls: new Map() };
+
+  private before: BodyCache | undefined;
+
+  /** `before`, the last render's, is read but not kept past it: each cache holds one render's worth. */
+  constructor(before?: BodyCache) {
+    this.before = before;
+    if (before) before.before = undefined;
+  }
+
+  /** The body of `host`, rendered only when neither this render nor the one before has it. */
+  body(kind: BodyKind, host: VirtualHost, renderBody: (host: VirtualHost) => string, keyOf: () => string): string {
+    const known = this.byHost.get(host)?.[kind] ?? this.before?.byHost.get(host)?.[kind];
+    if (known !== undefined) return this.keep(kind, host, known);
+    const key = keyOf();
+    const rendered = this.byKey[kind].get(key) ?? this.before?.byKey[kind].get(key) ?? renderBody(host);
+    this.byKey[kind].set(key, rendered);
+    return this.keep(kind, host, rendered);
+  }
+
+  private keep(kind: BodyKind, host: VirtualHost, body: string): string {
+    const bodies = this.byHost.get(host);
+    if (bodies) bodies[kind] = body;
+    else this.byHost.set(host, { [kind]: body });
+    return body;
+  }
 }
 
 /**
@@ -49,18 +75,15 @@ export interface BodyCaches {
  * `$server_name` and `server_name_in_redirect on` use (and the error log names): no template writes
  * either today, and a body that ever does keeps its block to itself.
  */
-export function shareServers(model: NginxConfig, bodies: ServerBodies, caches: BodyCaches = { plain: new Map(), tls: new Map() }): NginxConfigView {
+export function shareServers(model: NginxConfig, bodies: ServerBodies, cache: BodyCache = new BodyCache()): NginxConfigView {
   const plainByBody = new Map<string, ServerGroup>();
   const tlsByBody = new Map<string, ServerGroup>();
   const virtualHosts = model.http.virtualHosts.map((host): VirtualHostView => {
-    const key = bodyKey(host);
-    const body = (cache: BodyCache, renderBody: (h: VirtualHost) => string) => {
-      let rendered = cache.get(key);
-      if (rendered === undefined) cache.set(key, (rendered = renderBody(host)));
-      return rendered;
-    };
-    const plainServer = host.plainHttpShared ? undefined : serverHeadedBy(host.serverName, body(caches.plain, bodies.plain), plainByBody);
-    const tlsServer = host.tls ? serverHeadedBy(host.serverName, body(caches.tls, bodies.tls), tlsByBody) : undefined;
+    let key: string | undefined;
+    const keyOf = () => (key ??= bodyKey(host));
+    const body = (kind: BodyKind) => cache.body(kind, host, bodies[kind], keyOf);
+    const plainServer = host.plainHttpShared ? undefined : serverHeadedBy(host.serverName, body('plain'), plainByBody);
+    const tlsServer = host.tls ? serverHeadedBy(host.serverName, body('tls'), tlsByBody) : undefined;
     return withAddedFields(host, { ...(plainServer && { plainServer }), ...(tlsServer && { tlsServer }) });
   });
   return { ...model, http: { ...model.http, virtualHosts } };

@@ -3,7 +3,7 @@
  * CA and user files come from the winners only: an upstream block is written for a location that uses
  * it, a file for a name the config holds (`filesNamedBy`).
  */
-import { withLogLabels } from './request-log.js';
+import { withLogLabels, type LogLabelsMemo } from './request-log.js';
 import type { OutputFile, TlsFiles } from '../model/files.js';
 import {
   generationPlaceholder,
@@ -60,6 +60,8 @@ export interface DataPlaneInput {
   readonly snippets: ConfigMapSnippets & { readonly streamSnippets: readonly string[] };
   /** The header ConfigMaps the controller ConfigMap names (`add-headers`, `proxy-set-headers`, `hide-headers`). */
   readonly headers: HeaderDefaults;
+  /** What the builds before this one labelled (the cluster mode keeps one). */
+  readonly logLabels?: LogLabelsMemo;
 }
 
 export function nginxConfig(input: DataPlaneInput): NginxConfig {
@@ -101,7 +103,7 @@ export function nginxConfig(input: DataPlaneInput): NginxConfig {
   };
   // The default certificate is always written: stand-ins for Secrets the cluster makes hold the same.
   const named = new Set([...filesNamedBy(config), defaultTls.certificate, defaultTls.certificateKey]);
-  return withLogLabels({ ...config, files: readByWorkers(secrets.checkedFiles().filter((file) => named.has(file.path)), http.certificateMap) });
+  return withLogLabels({ ...config, files: readByWorkers(secrets.checkedFiles().filter((file) => named.has(file.path)), http.certificateMap) }, input.logLabels);
 }
 
 function httpConfig(input: DataPlaneInput): NginxConfig['http'] {

@@ -43,10 +43,11 @@ export function logsRequests(model: NginxConfig): boolean {
  * digest of the label values, so a line that an old worker sends after a reload still finds its labels
  * when the route is unchanged, and the same input gives the same bytes.
  */
-export function withLogLabels(model: NginxConfig): NginxConfig {
+export function withLogLabels(model: NginxConfig, memo?: LogLabelsMemo): NginxConfig {
   if (!logsRequests(model)) return model;
   const logs = { upstreamName: model.accessLog !== 'off', route: model.requestLog !== undefined };
-  const label = (locations: readonly Location[]): readonly Location[] => locations.map((location) => labelLocation(location, logs));
+  const labelAll = (locations: readonly Location[]): readonly Location[] => locations.map((location) => labelLocation(location, logs));
+  const label = memo ? memo.labelled(logs, labelAll) : labelAll;
   const alternatives = alternativeUpstreams(model);
   const http = withFields(model.http, {
     defaultServer: withFields(model.http.defaultServer, { locations: label(model.http.defaultServer.locations) }),
@@ -57,6 +58,27 @@ export function withLogLabels(model: NginxConfig): NginxConfig {
     },
   });
   return withFields(model, { http });
+}
+
+/**
+ * The labelled locations of a host by its locations before (the same array while the host's locations are
+ * unchanged, translate/ingress/hosts.ts `HostLocationsMemo`), for the logs one build asks for: a build
+ * after one change labels the changed hosts only. The cluster mode keeps one across builds.
+ */
+export class LogLabelsMemo {
+  private logs = '';
+  private last = new WeakMap<readonly Location[], readonly Location[]>();
+
+  labelled(logs: { readonly upstreamName: boolean; readonly route: boolean }, labelAll: (locations: readonly Location[]) => readonly Location[]): (locations: readonly Location[]) => readonly Location[] {
+    const key = `${logs.upstreamName} ${logs.route}`;
+    if (key !== this.logs) this.last = new WeakMap();
+    this.logs = key;
+    return (locations) => {
+      let labelled = this.last.get(locations);
+      if (labelled === undefined) this.last.set(locations, (labelled = labelAll(locations)));
+      return labelled;
+    };
+  }
 }
 
 /** The labels of every location that logs them, the names served, and the SNI names passed through. */

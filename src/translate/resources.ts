@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { clusterScopedKinds } from '../sources/files.js';
 import type { SourceObject, Snapshot } from '../sources/snapshot.js';
 import { isKubernetesName, isNamespaceName } from './allowlist.js';
-import { resourceName, type Reporter } from './report.js';
+import type { Diagnostic } from '../model/diagnostics.js';
+import { Reporter, resourceName } from './report.js';
 
 /**
  * Structural schemas for the parts of each kind that we read. They check shape only; values that reach
@@ -138,8 +139,37 @@ export function key(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
+/** What indexing one object gives: where it goes, and what it was found to be. */
+type Indexed =
+  | { readonly kind: 'Ingress'; readonly typed: Typed<IngressSpec> }
+  | { readonly kind: 'Service'; readonly id: string; readonly typed: Typed<ServiceSpec> }
+  | { readonly kind: 'Secret'; readonly id: string; readonly typed: Typed<SecretData> }
+  | { readonly kind: 'ConfigMap'; readonly id: string; readonly typed: Typed<Readonly<Record<string, string>>> }
+  | { readonly kind: 'EndpointSlice'; readonly id: string; readonly typed: Typed<EndpointSliceSpec> }
+  | { readonly kind: 'IngressClass'; readonly id: string; readonly typed: Typed<{ readonly controller: string }> };
+
+/**
+ * Each object's index entry and diagnostics, by object (the cluster source keeps an object while it is
+ * unchanged): a build after one change validates the changed objects only, and an unchanged object's
+ * typed value is the same object as before, which the claim memo compares by. The cluster mode keeps one.
+ */
+export class IndexMemo {
+  private readonly entries = new WeakMap<SourceObject, { readonly indexed: Indexed | undefined; readonly diagnostics: readonly Diagnostic[] }>();
+
+  indexed(object: SourceObject, report: Reporter): Indexed | undefined {
+    let entry = this.entries.get(object);
+    if (entry === undefined) {
+      const own = new Reporter();
+      entry = { indexed: indexOne(object, own), diagnostics: own.diagnostics };
+      this.entries.set(object, entry);
+    }
+    report.diagnostics.push(...entry.diagnostics);
+    return entry.indexed;
+  }
+}
+
 /** Sorts objects into typed collections; malformed ones are reported and left out. */
-export function indexResources(snapshot: Snapshot, report: Reporter): Resources {
+export function indexResources(snapshot: Snapshot, report: Reporter, memo?: IndexMemo): Resources {
   const ingresses: Typed<IngressSpec>[] = [];
   const services = new Map<string, Typed<ServiceSpec>>();
   const secrets = new Map<string, Typed<SecretData>>();
@@ -148,57 +178,69 @@ export function indexResources(snapshot: Snapshot, report: Reporter): Resources 
   const endpointSlices = new Map<string, Typed<EndpointSliceSpec>[]>();
 
   for (const object of snapshot.objects) {
-    const versions = supportedKinds[object.kind];
-    if (!versions) {
-      report.info('kind-ignored', object, `${object.apiVersion} ${object.kind} is not an input of ingress2nginx; ignored`);
-      continue;
-    }
-    if (!hasSupportedVersion(object, versions, report) || !hasValidName(object, report)) continue;
-    const id = key(object.metadata.namespace, object.metadata.name);
-    switch (object.kind) {
-      case 'Ingress': {
-        const spec = parseWith(ingressSchema, object, report);
-        if (spec) ingresses.push({ object, spec: spec.spec });
+    const indexed = memo ? memo.indexed(object, report) : indexOne(object, report);
+    switch (indexed?.kind) {
+      case 'Ingress':
+        ingresses.push(indexed.typed);
         break;
-      }
-      case 'Service': {
-        const spec = parseWith(serviceSchema, object, report);
-        if (spec) services.set(id, { object, spec: spec.spec ?? {} });
+      case 'Service':
+        services.set(indexed.id, indexed.typed);
         break;
-      }
-      case 'Secret': {
-        const secret = parseWith(secretSchema, object, report);
-        if (secret) {
-          const data = decodeSecretData(object, secret.data ?? {}, secret.stringData ?? {}, report);
-          secrets.set(id, { object, spec: { type: secret.type ?? 'Opaque', data } });
-        }
+      case 'Secret':
+        secrets.set(indexed.id, indexed.typed);
         break;
-      }
-      case 'ConfigMap': {
-        const configMap = parseWith(configMapSchema, object, report);
-        if (configMap) configMaps.set(id, { object, spec: configMap.data ?? {} });
+      case 'ConfigMap':
+        configMaps.set(indexed.id, indexed.typed);
         break;
-      }
-      case 'EndpointSlice': {
-        const slice = parseWith(endpointSliceSchema, object, report);
-        const service = object.metadata.labels[serviceNameLabel];
-        if (slice && service !== undefined) {
-          const serviceId = key(object.metadata.namespace, service);
-          endpointSlices.set(serviceId, [...(endpointSlices.get(serviceId) ?? []), { object, spec: slice }]);
-        }
+      case 'EndpointSlice':
+        endpointSlices.set(indexed.id, [...(endpointSlices.get(indexed.id) ?? []), indexed.typed]);
         break;
-      }
-      case 'IngressClass': {
-        const ingressClass = parseWith(ingressClassSchema, object, report);
-        if (ingressClass) {
-          const controller = ingressClass.spec?.controller ?? '';
-          ingressClasses.set(object.metadata.name, { object, spec: { controller } });
-        }
+      case 'IngressClass':
+        ingressClasses.set(indexed.id, indexed.typed);
         break;
-      }
     }
   }
   return { ingresses, services, secrets, configMaps, ingressClasses, endpointSlices };
+}
+
+function indexOne(object: SourceObject, report: Reporter): Indexed | undefined {
+  const versions = supportedKinds[object.kind];
+  if (!versions) {
+    report.info('kind-ignored', object, `${object.apiVersion} ${object.kind} is not an input of ingress2nginx; ignored`);
+    return undefined;
+  }
+  if (!hasSupportedVersion(object, versions, report) || !hasValidName(object, report)) return undefined;
+  const id = key(object.metadata.namespace, object.metadata.name);
+  switch (object.kind) {
+    case 'Ingress': {
+      const spec = parseWith(ingressSchema, object, report);
+      return spec && { kind: 'Ingress', typed: { object, spec: spec.spec } };
+    }
+    case 'Service': {
+      const spec = parseWith(serviceSchema, object, report);
+      return spec && { kind: 'Service', id, typed: { object, spec: spec.spec ?? {} } };
+    }
+    case 'Secret': {
+      const secret = parseWith(secretSchema, object, report);
+      if (!secret) return undefined;
+      const data = decodeSecretData(object, secret.data ?? {}, secret.stringData ?? {}, report);
+      return { kind: 'Secret', id, typed: { object, spec: { type: secret.type ?? 'Opaque', data } } };
+    }
+    case 'ConfigMap': {
+      const configMap = parseWith(configMapSchema, object, report);
+      return configMap && { kind: 'ConfigMap', id, typed: { object, spec: configMap.data ?? {} } };
+    }
+    case 'EndpointSlice': {
+      const slice = parseWith(endpointSliceSchema, object, report);
+      const service = object.metadata.labels[serviceNameLabel];
+      return slice && service !== undefined ? { kind: 'EndpointSlice', id: key(object.metadata.namespace, service), typed: { object, spec: slice } } : undefined;
+    }
+    case 'IngressClass': {
+      const ingressClass = parseWith(ingressClassSchema, object, report);
+      return ingressClass && { kind: 'IngressClass', id: object.metadata.name, typed: { object, spec: { controller: ingressClass.spec?.controller ?? '' } } };
+    }
+  }
+  return undefined;
 }
 
 export function hasSupportedVersion(object: SourceObject, versions: readonly string[], report: Reporter): boolean {

@@ -24,13 +24,15 @@ import { objectId, type TranslateOptions } from './options.js';
 import { HostOwnership, hostOwners, type HostClaimant } from './ownership.js';
 import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
-import { indexResources, withoutDuplicates, type IngressSpec, type Resources, type Typed } from './resources.js';
+import { IndexMemo, indexResources, withoutDuplicates, type IngressSpec, type Resources, type Typed } from './resources.js';
 import { SecretFiles, type CertificateSummary, type Reference } from './secrets.js';
 import { buildStream, type StreamParts } from './stream.js';
 import { streamServices, type StreamServices } from './stream-services.js';
 import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
 import type { NamespacedName } from './ingress/annotations/references.js';
 import { placeServerTls } from './ingress/server-tls.js';
+import { VirtualHostMemo } from './virtual-host-memo.js';
+import { LogLabelsMemo } from './request-log.js';
 import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -61,10 +63,13 @@ export interface ServedCertificate extends CertificateSummary {
 export interface TranslateMemo {
   readonly ingressClaims: IngressClaimMemo;
   readonly locations: HostLocationsMemo;
+  readonly virtualHosts: VirtualHostMemo;
+  readonly logLabels: LogLabelsMemo;
+  readonly index: IndexMemo;
 }
 
 export function newTranslateMemo(): TranslateMemo {
-  return { ingressClaims: new IngressClaimMemo(), locations: new HostLocationsMemo() };
+  return { ingressClaims: new IngressClaimMemo(), locations: new HostLocationsMemo(), virtualHosts: new VirtualHostMemo(), logLabels: new LogLabelsMemo(), index: new IndexMemo() };
 }
 
 /** What every front end reads: the objects left after duplicates and quarantine, indexed, and the settings. */
@@ -99,7 +104,7 @@ interface IngressClaims {
  */
 export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: TranslateMemo): TranslateResult {
   const report = new Reporter();
-  const inputs = readInputs(snapshot, options, report);
+  const inputs = readInputs(snapshot, options, report, memo?.index);
   const { settings, secrets } = inputs;
   const features = nginxFeatures(options.nginxVersion);
   const ingress = ingressClaims(inputs, options, features, report, memo);
@@ -121,7 +126,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;
   const settled = settle(inputs, ingress, gateways, options, report, { handoff, httpsSocket }, memo?.locations);
   const tcpUdp = tcpUdpServices(inputs, gateways, options, report);
-  const model = nginxConfig({
+  const built = nginxConfig({
     options,
     streamServices: tcpUdp,
     snippets: { ...inputs.configMapSnippets, streamSnippets: ingress.snippets.streamSnippets() },
@@ -136,7 +141,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     extensions: ingress.extensions,
     secrets,
     headers: inputs.headers,
+    ...(memo && { logLabels: memo.logLabels }),
   });
+  const model = memo ? memo.virtualHosts.kept(built) : built;
   return {
     model,
     diagnostics: [...report.diagnostics].sort(compareDiagnostics),
@@ -150,10 +157,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   };
 }
 
-function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter): Inputs {
+function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter, index?: IndexMemo): Inputs {
   const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report), options.quarantine, report);
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
-  const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report);
+  const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report, index);
   const { settings, snippets: configMapSnippetTexts, snippetScope } = controllerSettings(objects, resources, options, report);
   const secrets = new SecretFiles(resources, options.now, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
