@@ -17,7 +17,7 @@ import { IngressClaimMemo, ingressClaimValue, type SharedIngressContext } from '
 import { ingressClassDecision } from './ingress/classes.js';
 import { defaultControllerSettings, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { HttpExtensionRegistry } from './ingress/extensions.js';
-import { claimantsOf, HostLocationsMemo, keepOwnedClaims, mergeHosts, type MergedHosts } from './ingress/hosts.js';
+import { claimantsOf, HostSettleMemo, keepOwnedClaims, mergeHosts, type MergedHosts } from './ingress/hosts.js';
 import { withinSizeLimits } from './ingress/size-limits.js';
 import { nginxFeatures, type NginxFeatures } from './nginx-version.js';
 import { objectId, type TranslateOptions } from './options.js';
@@ -62,14 +62,14 @@ export interface ServedCertificate extends CertificateSummary {
 /** What a build may reuse from the builds before it (the cluster mode keeps one): the same result, sooner. */
 export interface TranslateMemo {
   readonly ingressClaims: IngressClaimMemo;
-  readonly locations: HostLocationsMemo;
+  readonly hosts: HostSettleMemo;
   readonly virtualHosts: VirtualHostMemo;
   readonly logLabels: LogLabelsMemo;
   readonly index: IndexMemo;
 }
 
 export function newTranslateMemo(): TranslateMemo {
-  return { ingressClaims: new IngressClaimMemo(), locations: new HostLocationsMemo(), virtualHosts: new VirtualHostMemo(), logLabels: new LogLabelsMemo(), index: new IndexMemo() };
+  return { ingressClaims: new IngressClaimMemo(), hosts: new HostSettleMemo(), virtualHosts: new VirtualHostMemo(), logLabels: new LogLabelsMemo(), index: new IndexMemo() };
 }
 
 /** What every front end reads: the objects left after duplicates and quarantine, indexed, and the settings. */
@@ -124,7 +124,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   });
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;
-  const settled = settle(inputs, ingress, gateways, options, report, { handoff, httpsSocket }, memo?.locations);
+  const settled = settle(inputs, ingress, gateways, options, report, { handoff, httpsSocket }, memo?.hosts);
   const tcpUdp = tcpUdpServices(inputs, gateways, options, report);
   const built = nginxConfig({
     options,
@@ -259,7 +259,7 @@ function settle(
   options: TranslateOptions,
   report: Reporter,
   handoff: { readonly handoff: Handoff; readonly httpsSocket: string },
-  locations?: HostLocationsMemo,
+  settleMemo?: HostSettleMemo,
 ): { hosts: MergedHosts; stream: StreamParts } {
   const { settings, secrets, defaultTls, objects } = inputs;
   const routes = new Map(objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
@@ -288,7 +288,7 @@ function settle(
     secrets,
     ingress.extensions,
     report,
-    locations,
+    settleMemo,
   );
   for (const backend of merged.canaryBackends) ingress.backends.set(backend.upstream, backend);
   // Allowed snippets go into the hosts' servers and locations (ingress/snippets.ts).

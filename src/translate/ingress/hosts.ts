@@ -1,22 +1,21 @@
 import type { Location, PlainHttpAction, ServerClientCertificate, VirtualHost } from '../../model/nginx.js';
 import type { TlsFiles } from '../../model/files.js';
 import type { CertificateSource, Provenance } from '../../model/provenance.js';
-import type { FieldPath } from '../../model/diagnostics.js';
+import type { Diagnostic, FieldPath } from '../../model/diagnostics.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { ResolvedBackend } from '../backends.js';
 import { defaultRedirectProblem, withoutDefaultRedirect } from './ingress.js';
 import type { IngressContribution, PassthroughClaim, RouteClaim, TlsClaim } from './claims.js';
 import { byString, compareAge, groupBy } from '../precedence.js';
-import type { Reporter } from '../report.js';
-import { resourceName } from '../report.js';
-import type { SecretFiles } from '../secrets.js';
+import { Reporter, resourceName } from '../report.js';
+import type { SecretEffects, SecretFiles } from '../secrets.js';
 import type { HostClaimant, HostOwnership } from '../ownership.js';
 import { losersOf, provenanceOf } from '../provenance.js';
 import { addsResponseHeaders } from './behaviour.js';
 import { literalDollarVariable } from './header-configmaps.js';
 import { splitWithCanary } from './canary.js';
 import type { CanaryClaim } from './claims.js';
-import type { HttpExtensionRegistry } from './extensions.js';
+import { HttpExtensionRegistry } from './extensions.js';
 import { markShadowedLocations } from '../shadowed-locations.js';
 import { withRequestDispatch } from '../request-dispatch.js';
 import { withFields } from '../../model/objects.js';
@@ -69,12 +68,41 @@ export interface MergedHosts {
 
 export const acmeChallengePrefix = '/.well-known/acme-challenge/';
 
+/** Every claim on one host, each list in the order of the contributions. */
+export interface HostClaims {
+  readonly passthrough: PassthroughClaim[];
+  readonly tls: TlsClaim[];
+  readonly routes: RouteClaim[];
+  readonly canaries: CanaryClaim[];
+  /** Route and TLS claims together, in the order a contribution lists them (its routes, then its TLS). */
+  readonly named: (RouteClaim | TlsClaim)[];
+}
+
+/** What settling one host gives; the host `''` (rules without host) gives the default server's locations. */
+export interface SettledHost {
+  readonly virtualHost?: VirtualHost;
+  readonly defaultLocations?: readonly Location[];
+  readonly passthrough?: PassthroughRoute;
+  readonly terminated?: TerminatedHost;
+  readonly canaryBackends: readonly ResolvedBackend[];
+  readonly references: readonly string[];
+}
+
+/** Where settling a host reports to and records what it defines. */
+export interface HostScope {
+  readonly report: Reporter;
+  readonly extensions: HttpExtensionRegistry;
+  readonly secrets: SecretFiles;
+}
+
 /**
- * Settles what several Ingresses ask of the same host. The oldest claim on a host's TLS decides whether
- * it is passed through or terminated, whichever mode a newer Ingress asks for; for one location or one
- * host's certificate the oldest Ingress wins. Losers, and Ingresses whose host another one takes over or
- * shares across namespaces, are told which Ingress they deal with. Canaries then split the locations of
- * their main Ingresses.
+ * Settles what several Ingresses ask of the same host, host by host: nothing one host's claims decide
+ * depends on another host's. The oldest claim on a host's TLS decides whether it is passed through or
+ * terminated, whichever mode a newer Ingress asks for; for one location or one host's certificate the
+ * oldest Ingress wins. Losers, and Ingresses whose host another one takes over or shares across
+ * namespaces, are told which Ingress they deal with. Canaries then split the locations of their main
+ * Ingresses. With a memo, a host whose claims are the same objects as in the last build is not settled
+ * again.
  */
 export function mergeHosts(
   contributions: readonly IngressContribution[],
@@ -82,123 +110,194 @@ export function mergeHosts(
   secrets: SecretFiles,
   extensions: HttpExtensionRegistry,
   report: Reporter,
-  memo?: HostLocationsMemo,
+  memo?: HostSettleMemo,
 ): MergedHosts {
-  const locationsOf = memo ? memo.begin(settings) : (_host: string, ...args: Parameters<typeof toLocations>) => toLocations(...args);
-  const allRoutes = contributions.flatMap((c) => c.routes);
-  const weakHosts = new Set([...allRoutes, ...contributions.flatMap((c) => c.tls)].filter((c) => c.weak).map((c) => c.host));
-  const yielded = strongHosts(contributions, settings.routeHostnames, weakHosts);
-  reportYieldedWeakClaims(contributions, yielded, report);
-  const keep = <T extends { readonly host: string; readonly weak?: unknown }>(claim: T) => !claim.weak || !yielded.has(claim.host);
-  const routeClaims = allRoutes.filter(keep);
-  const modes = settleTlsModes(contributions.flatMap((c) => c.passthrough), contributions.flatMap((c) => c.tls).filter(keep), report);
-  const passthroughHosts = new Set(modes.passthrough.map((p) => p.host));
-  const tls = settleTls(modes.terminated, secrets, settings, report);
-  for (const definition of routeClaims.flatMap((c) => c.definitions ?? [])) extensions.define(definition.reference, definition.blocks);
-  const settled = settleRoutes(routeClaims, report);
-  const routeLosers = settled.losers;
-  const routes = withRequestDispatch(settled.byHost, extensions, report);
-  const tlsClaimsByHost = groupBy(modes.terminated, (c) => c.host);
-  const routeClaimsByHost = groupBy(routeClaims, (c) => c.host);
-  const canaryBackends = attachCanaries(routes, contributions.flatMap((c) => c.canaries), extensions, report);
-  reportPassthroughTakeovers(modes.passthrough, routeClaims, report);
-  reportSharedHosts(routes, modes.terminated, report);
-  reportRegexHosts(routes, report);
-
-  const passthroughRedirects = new Set(modes.passthrough.filter((p) => p.redirectsPlainHttp).map((p) => p.host));
-  const hostNames = new Set<string>([...routes.keys(), ...tls.keys(), ...passthroughHosts]);
-  hostNames.delete('');
-  const virtualHosts: VirtualHost[] = [...hostNames].sort().map((host) => {
-    const settled = tls.get(host);
-    const hostTls = settled?.files;
-    const passthrough = passthroughHosts.has(host);
-    const hsts = settings.hsts && hostTls !== undefined;
-    const winners = routes.get(host) ?? [];
-    const clientCertificate = passthrough ? undefined : settleClientCertificates(host, winners, report);
-    const claims = [...(tlsClaimsByHost.get(host) ?? []), ...(routeClaimsByHost.get(host) ?? [])];
-    const owner = [...claims].sort((a, b) => compareAge(a.ingress, b.ingress))[0];
-    const certificate: CertificateSource = settled?.certificate ?? { kind: 'default', reason: 'no-tls' };
-    const tlsLosers = [...(settled?.losers ?? []), ...(modes.terminatedLosers.get(host) ?? [])];
-    return {
-      serverName: host,
-      ...(!passthrough && { tls: hostTls ?? settings.defaultTls }),
-      hsts,
-      // Only the host's own spec.tls implies a redirect: a passthrough claim of another Ingress must not
-      // send this Ingress's plain-HTTP clients to its backend.
-      locations:
-        passthrough && winners.length === 0 && passthroughRedirects.has(host)
-          ? [passthroughRedirect(host)]
-          : locationsOf(host, clientCertificate ? clientCertificate.winners : winners, hostTls !== undefined, hsts, settings, routeLosers),
-      ...(clientCertificate?.server && { clientCertificate: clientCertificate.server }),
-      ...(owner && {
-        origin: {
-          claim: {
-            claimant: provenanceOf(owner.ingress, owner.field),
-            losers: losersOf(owner.ingress, tlsLosers.map((l) => ({ object: l.ingress, path: l.field }))),
-          },
-          ...(!passthrough && { certificate }),
-        },
-      }),
-    };
-  });
-  const defaultLocations = locationsOf('', routes.get('') ?? [], false, false, settings, routeLosers);
-  return {
-    virtualHosts,
-    terminated: terminatedHosts(virtualHosts, routeClaims, modes.terminated),
-    defaultLocations,
-    passthrough: modes.passthrough,
-    canaryBackends,
-    references: [...virtualHosts.flatMap((h) => h.locations), ...defaultLocations].flatMap(locationReferences),
-  };
+  const scope: HostScope = { report, extensions, secrets };
+  const settleOne = memo ? memo.begin(settings, scope) : (host: string, claims: HostClaims) => settleHost(host, claims, settings, scope);
+  const virtualHosts: VirtualHost[] = [];
+  const passthrough: PassthroughRoute[] = [];
+  const terminated: TerminatedHost[] = [];
+  const canaryBackends: ResolvedBackend[] = [];
+  const references: string[] = [];
+  let defaultLocations: readonly Location[] = [];
+  const byHost = claimsByHost(contributions);
+  if (!byHost.has('')) byHost.set('', { passthrough: [], tls: [], routes: [], canaries: [], named: [] });
+  const reported = report.diagnostics.length;
+  for (const host of [...byHost.keys()].sort()) {
+    const settled = settleOne(host, byHost.get(host)!);
+    if (settled.virtualHost) virtualHosts.push(settled.virtualHost);
+    if (settled.defaultLocations) defaultLocations = settled.defaultLocations;
+    if (settled.passthrough) passthrough.push(settled.passthrough);
+    if (settled.terminated) terminated.push(settled.terminated);
+    canaryBackends.push(...settled.canaryBackends);
+    references.push(...settled.references);
+  }
+  sayPathConflictsOnce(report, reported);
+  return { virtualHosts, terminated, defaultLocations, passthrough: passthrough.sort(byString((r) => r.host)), canaryBackends, references };
 }
 
-interface HostLocations {
-  readonly winners: readonly RouteClaim[];
-  /** The claims each winner beat, in the order of `winners`. */
-  readonly beaten: readonly (readonly RouteClaim[] | undefined)[];
-  readonly hostHasTls: boolean;
-  readonly hsts: boolean;
-  readonly locations: Location[];
+function claimsByHost(contributions: readonly IngressContribution[]): Map<string, HostClaims> {
+  const byHost = new Map<string, HostClaims>();
+  const of = (host: string): HostClaims => {
+    let claims = byHost.get(host);
+    if (!claims) byHost.set(host, (claims = { passthrough: [], tls: [], routes: [], canaries: [], named: [] }));
+    return claims;
+  };
+  for (const contribution of contributions) {
+    for (const claim of contribution.passthrough) of(claim.host).passthrough.push(claim);
+    for (const claim of contribution.routes) of(claim.host).routes.push(claim), of(claim.host).named.push(claim);
+    for (const claim of contribution.tls) of(claim.host).tls.push(claim), of(claim.host).named.push(claim);
+    for (const claim of contribution.canaries) of(claim.host).canaries.push(claim);
+  }
+  return byHost;
 }
 
 /**
- * The locations of each host in the last build (`toLocations`, with its shadowing), by host name: used
- * again while the host's winning claims are the same objects (the claim memo keeps an unchanged
- * Ingress's claims), each beat the same claims, and the host's TLS, HSTS and the redirect settings are
- * as they were. The cluster mode keeps one across builds (translate.ts `TranslateMemo`).
+ * A losing path is told once, on the first host in name order where it lost: the claims of an alias
+ * share their path's field. Settling host by host tells it on each; the later ones go.
  */
-export class HostLocationsMemo {
-  private last = new Map<string, HostLocations>();
+function sayPathConflictsOnce(report: Reporter, from: number): void {
+  const told = new Set<string>();
+  const diagnostics = report.diagnostics;
+  let kept = from;
+  for (let i = from; i < diagnostics.length; i++) {
+    const diagnostic = diagnostics[i]!;
+    if (diagnostic.code === 'path-conflict') {
+      const once = `${diagnostic.resource?.kind}/${diagnostic.resource?.namespace}/${diagnostic.resource?.name} ${diagnostic.field ?? ''}`;
+      if (told.has(once)) continue;
+      told.add(once);
+    }
+    diagnostics[kept++] = diagnostic;
+  }
+  diagnostics.length = kept;
+}
+
+/** One host's claims settled (see `mergeHosts`). */
+function settleHost(host: string, claims: HostClaims, settings: HostSettings, scope: HostScope): SettledHost {
+  const { report, extensions, secrets } = scope;
+  const weak = claims.named.some((c) => c.weak);
+  const yielded =
+    weak && (settings.routeHostnames.has(host) || claims.passthrough.length > 0 || claims.named.some((c) => !c.weak));
+  if (yielded) reportYieldedWeakClaims(host, claims.named, report);
+  const keep = (claim: RouteClaim | TlsClaim) => !yielded || !claim.weak;
+  const routeClaims = claims.routes.filter(keep);
+  const modes = settleTlsModes(claims.passthrough, claims.tls.filter(keep), report);
+  const tls = settleTls(modes.terminated, secrets, settings, report).get(host);
+  for (const definition of routeClaims.flatMap((c) => c.definitions ?? [])) extensions.define(definition.reference, definition.blocks);
+  const settled = settleRoutes(routeClaims, report);
+  const routes = withRequestDispatch(settled.byHost, extensions, report);
+  const canaryBackends = attachCanaries(routes, claims.canaries, extensions, report);
+  const passthrough = modes.passthrough[0];
+  if (passthrough) reportPassthroughTakeovers(passthrough, routeClaims, report);
+  reportSharedHosts(routes, modes.terminated, report);
+  reportRegexHosts(routes, report);
+  const winners = routes.get(host) ?? [];
+  if (host === '') {
+    const defaultLocations = toLocations(winners, false, false, settings, settled.losers);
+    return { defaultLocations, canaryBackends, references: defaultLocations.flatMap(locationReferences) };
+  }
+  if (!routes.has(host) && !tls && !passthrough) return { canaryBackends, references: [] };
+  const virtualHost = hostOf(host, { tls, passthrough, winners, routeClaims, terminated: modes.terminated, terminatedLosers: modes.terminatedLosers.get(host) ?? [] }, settings, report, settled.losers);
+  return {
+    virtualHost,
+    ...(passthrough && { passthrough }),
+    ...(virtualHost.tls && terminatedHost(host, routeClaims, modes.terminated)),
+    canaryBackends,
+    references: virtualHost.locations.flatMap(locationReferences),
+  };
+}
+
+/** What one host's server is made from, once its claims are settled. */
+interface SettledClaims {
+  readonly tls: SettledTls | undefined;
+  readonly passthrough: PassthroughRoute | undefined;
+  readonly winners: readonly RouteClaim[];
+  readonly routeClaims: readonly RouteClaim[];
+  readonly terminated: readonly TlsClaim[];
+  readonly terminatedLosers: readonly PassthroughClaim[];
+}
+
+function hostOf(host: string, claims: SettledClaims, settings: HostSettings, report: Reporter, routeLosers: ReadonlyMap<string, RouteClaim[]>): VirtualHost {
+  const { tls: settled, passthrough, winners } = claims;
+  const hostTls = settled?.files;
+  const hsts = settings.hsts && hostTls !== undefined;
+  const clientCertificate = passthrough ? undefined : settleClientCertificates(host, winners, report);
+  const owner = [...claims.terminated, ...claims.routeClaims].sort((a, b) => compareAge(a.ingress, b.ingress))[0];
+  const certificate: CertificateSource = settled?.certificate ?? { kind: 'default', reason: 'no-tls' };
+  const tlsLosers = [...(settled?.losers ?? []), ...claims.terminatedLosers];
+  return {
+    serverName: host,
+    ...(!passthrough && { tls: hostTls ?? settings.defaultTls }),
+    hsts,
+    // Only the host's own spec.tls implies a redirect: a passthrough claim of another Ingress must not
+    // send this Ingress's plain-HTTP clients to its backend.
+    locations:
+      passthrough && winners.length === 0 && passthrough.redirectsPlainHttp
+        ? [passthroughRedirect(host)]
+        : toLocations(clientCertificate ? clientCertificate.winners : winners, hostTls !== undefined, hsts, settings, routeLosers),
+    ...(clientCertificate?.server && { clientCertificate: clientCertificate.server }),
+    ...(owner && {
+      origin: {
+        claim: {
+          claimant: provenanceOf(owner.ingress, owner.field),
+          losers: losersOf(owner.ingress, tlsLosers.map((l) => ({ object: l.ingress, path: l.field }))),
+        },
+        ...(!passthrough && { certificate }),
+      },
+    }),
+  };
+}
+
+/** A settled host's entry of the last build. */
+interface SettledEntry {
+  readonly claims: HostClaims;
+  readonly routeHostname: boolean;
+  readonly value: SettledHost;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly extensions: HttpExtensionRegistry;
+  readonly secrets: SecretEffects;
+}
+
+/**
+ * Each host settled in the last build, by name: settled again only when a claim on it is not the same
+ * object (the claim memo keeps an unchanged Ingress's claims), the host settings changed, a Gateway
+ * route began or ceased to claim it, or a Secret it read is not the same. What settling it reported,
+ * defined and did with Secrets is done again from the record. The cluster mode keeps one across builds.
+ */
+export class HostSettleMemo {
+  private last = new Map<string, SettledEntry>();
   private settings = '';
 
-  /** Starts a build: returns `toLocations` for it, by host. */
-  begin(settings: HostSettings): (host: string, ...args: Parameters<typeof toLocations>) => Location[] {
-    const read = `${settings.sslRedirect} ${settings.trustForwardedProto}`;
-    const last = read === this.settings ? this.last : new Map<string, HostLocations>();
-    const next = new Map<string, HostLocations>();
+  /** Starts a build: returns its settler, by host. */
+  begin(settings: HostSettings, scope: HostScope): (host: string, claims: HostClaims) => SettledHost {
+    const read = JSON.stringify([settings.sslRedirect, settings.trustForwardedProto, settings.hsts, settings.defaultTls]);
+    const last = read === this.settings ? this.last : new Map<string, SettledEntry>();
+    const next = new Map<string, SettledEntry>();
     this.settings = read;
     this.last = next;
-    return (host, winners, hostHasTls, hsts, hostSettings, losers) => {
-      const beaten = winners.map((w) => losers.get(routeKey(w)));
+    return (host, claims) => {
+      const routeHostname = settings.routeHostnames.has(host);
       const earlier = last.get(host);
-      const same = (a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean =>
-        a === b || (a !== undefined && b !== undefined && a.length === b.length && a.every((item, i) => item === b[i]));
-      if (
-        earlier &&
-        earlier.hostHasTls === hostHasTls &&
-        earlier.hsts === hsts &&
-        same(earlier.winners, winners) &&
-        earlier.beaten.length === beaten.length &&
-        earlier.beaten.every((claims, i) => same(claims, beaten[i]))
-      ) {
+      if (earlier && earlier.routeHostname === routeHostname && sameClaims(earlier.claims, claims) && scope.secrets.stillHolds(earlier.secrets)) {
         next.set(host, earlier);
-        return earlier.locations;
+        scope.report.diagnostics.push(...earlier.diagnostics);
+        scope.extensions.absorb(earlier.extensions);
+        scope.secrets.replay(earlier.secrets);
+        return earlier.value;
       }
-      const locations = toLocations(winners, hostHasTls, hsts, hostSettings, losers);
-      next.set(host, { winners, beaten, hostHasTls, hsts, locations });
-      return locations;
+      const own: HostScope = { report: new Reporter(), extensions: new HttpExtensionRegistry(), secrets: scope.secrets };
+      const { value, effects } = scope.secrets.recording(() => settleHost(host, claims, settings, own));
+      next.set(host, { claims, routeHostname, value, diagnostics: own.report.diagnostics, extensions: own.extensions, secrets: effects });
+      scope.report.diagnostics.push(...own.report.diagnostics);
+      scope.extensions.absorb(own.extensions);
+      return value;
     };
   }
+}
+
+function sameClaims(a: HostClaims, b: HostClaims): boolean {
+  const same = (x: readonly unknown[], y: readonly unknown[]) => x.length === y.length && x.every((item, i) => item === y[i]);
+  return same(a.passthrough, b.passthrough) && same(a.named, b.named) && same(a.canaries, b.canaries);
 }
 
 /** The http-level groups one rendered location refers to. */
@@ -219,17 +318,15 @@ function locationReferences(location: Location): string[] {
   ];
 }
 
-function reportYieldedWeakClaims(contributions: readonly IngressContribution[], yielded: ReadonlySet<string>, report: Reporter): void {
+function reportYieldedWeakClaims(host: string, named: readonly (RouteClaim | TlsClaim)[], report: Reporter): void {
   const told = new Set<string>();
-  for (const claim of contributions.flatMap((c) => [...c.routes, ...c.tls])) {
-    if (!claim.weak || !yielded.has(claim.host)) continue;
-    const once = `${resourceName(claim.ingress)} ${claim.host}`;
-    if (told.has(once)) continue;
-    told.add(once);
+  for (const claim of named) {
+    if (!claim.weak || told.has(resourceName(claim.ingress))) continue;
+    told.add(resourceName(claim.ingress));
     report.warning(
       'host-alias-taken',
       claim.ingress,
-      `${claim.weak} asks for ${claim.host}, which another resource claims; an alias never takes a host, so it is not served here`,
+      `${claim.weak} asks for ${host}, which another resource claims; an alias never takes a host, so it is not served here`,
       claim.field,
     );
   }
@@ -486,24 +583,21 @@ function settleTls(
  * A passthrough host that other Ingresses also route: their HTTPS now reaches the passthrough backend,
  * which both sides should know (it is how one tenant would take another's TLS).
  */
-function reportPassthroughTakeovers(passthrough: readonly PassthroughRoute[], routes: readonly RouteClaim[], report: Reporter): void {
-  const byHost = groupBy(routes, (r) => r.host);
-  for (const route of passthrough) {
-    const others = uniqueIngresses((byHost.get(route.host) ?? []).map((r) => r.ingress)).filter((i) => i !== route.owner);
-    if (others.length === 0) continue;
-    for (const other of others) {
-      report.warning(
-        'host-tls-passed-through',
-        other,
-        `TLS for ${route.host} is passed through untouched to ${passthroughTarget(route)} by Ingress ${resourceName(route.owner)} (ssl-passthrough), so this Ingress's paths for ${route.host} are served over plain HTTP only`,
-      );
-    }
+function reportPassthroughTakeovers(route: PassthroughRoute, routes: readonly RouteClaim[], report: Reporter): void {
+  const others = uniqueIngresses(routes.map((r) => r.ingress)).filter((i) => i !== route.owner);
+  if (others.length === 0) return;
+  for (const other of others) {
     report.warning(
       'host-tls-passed-through',
-      route.owner,
-      `this ssl-passthrough takes all TLS for ${route.host}, which ${others.map((o) => `Ingress ${resourceName(o)}`).join(', ')} also route${others.length === 1 ? 's' : ''}; their paths for it are served over plain HTTP only`,
+      other,
+      `TLS for ${route.host} is passed through untouched to ${passthroughTarget(route)} by Ingress ${resourceName(route.owner)} (ssl-passthrough), so this Ingress's paths for ${route.host} are served over plain HTTP only`,
     );
   }
+  report.warning(
+    'host-tls-passed-through',
+    route.owner,
+    `this ssl-passthrough takes all TLS for ${route.host}, which ${others.map((o) => `Ingress ${resourceName(o)}`).join(', ')} also route${others.length === 1 ? 's' : ''}; their paths for it are served over plain HTTP only`,
+  );
 }
 
 /**
@@ -563,20 +657,10 @@ function uniqueIngresses(ingresses: readonly SourceObject[]): SourceObject[] {
   return [...new Set(ingresses)].sort(compareAge);
 }
 
-/** Terminated hosts with the Ingress that claimed each first (a rule or spec.tls), for the SNI front. */
-function terminatedHosts(
-  virtualHosts: readonly VirtualHost[],
-  routes: readonly RouteClaim[],
-  tls: readonly TlsClaim[],
-): TerminatedHost[] {
-  const claimants = groupBy([...routes.map((r) => ({ host: r.host, ingress: r.ingress })), ...tls], (c) => c.host);
-  const declared = new Set(tls.map((c) => c.host));
-  return virtualHosts
-    .filter((h) => h.tls)
-    .flatMap((h) => {
-      const owner = (claimants.get(h.serverName) ?? []).map((c) => c.ingress).sort(compareAge)[0];
-      return owner ? [{ host: h.serverName, owner, declaresTls: declared.has(h.serverName) }] : [];
-    });
+/** A terminated host with the Ingress that claimed it first (a rule or spec.tls), for the SNI front. */
+function terminatedHost(host: string, routes: readonly RouteClaim[], tls: readonly TlsClaim[]): { terminated?: TerminatedHost } {
+  const owner = [...routes.map((r) => r.ingress), ...tls.map((c) => c.ingress)].sort(compareAge)[0];
+  return owner ? { terminated: { host, owner, declaresTls: tls.length > 0 } } : {};
 }
 
 function sameSecret(a: TlsClaim, b: TlsClaim): boolean {
@@ -644,17 +728,6 @@ function settleRoutes(
  * Which of `hosts` a Gateway API route or a strong claim (a rule, `spec.tls` or a passthrough) names:
  * one pass over the claims, however many aliases there are.
  */
-function strongHosts(contributions: readonly IngressContribution[], routeHostnames: ReadonlySet<string>, hosts: ReadonlySet<string>): Set<string> {
-  const strong = new Set([...hosts].filter((host) => routeHostnames.has(host)));
-  if (strong.size === hosts.size) return strong;
-  for (const c of contributions) {
-    for (const claim of [...c.passthrough, ...c.tls.filter((t) => !t.weak), ...c.routes.filter((r) => !r.weak)]) {
-      if (hosts.has(claim.host)) strong.add(claim.host);
-    }
-  }
-  return strong;
-}
-
 /**
  * Plain HTTP to a passthrough host whose Ingress asks for the redirect: every path answers 308 to HTTPS,
  * where the backend answers by SNI (ingress-nginx does the same; without the redirect it is 404 here,
