@@ -30,7 +30,6 @@ import { buildStream, type StreamParts } from './stream.js';
 import { streamServices, type StreamServices } from './stream-services.js';
 import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
 import type { NamespacedName } from './ingress/annotations/references.js';
-import { placeServerTls } from './ingress/server-tls.js';
 import { VirtualHostMemo } from './virtual-host-memo.js';
 import { LogLabelsMemo } from './request-log.js';
 import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
@@ -294,11 +293,7 @@ function settle(
   // Allowed snippets go into the hosts' servers and locations (ingress/snippets.ts).
   const hosts: MergedHosts = {
     ...merged,
-    virtualHosts: placeServerTls(
-      ingress.snippets.place(merged.virtualHosts, report),
-      new Map(ingress.ours.map((i) => [`${i.object.metadata.namespace}/${i.object.metadata.name}`, i.object])),
-      report,
-    ),
+    virtualHosts: ingress.snippets.place(merged.virtualHosts, report),
     defaultLocations: merged.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
   };
   const stream = buildStream({

@@ -19,6 +19,7 @@ import { HttpExtensionRegistry } from './extensions.js';
 import { markShadowedLocations } from '../shadowed-locations.js';
 import { withRequestDispatch } from '../request-dispatch.js';
 import { withFields } from '../../model/objects.js';
+import { placeServerTls } from './server-tls.js';
 
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */
@@ -197,7 +198,9 @@ function settleHost(host: string, claims: HostClaims, settings: HostSettings, sc
     return { defaultLocations, canaryBackends, references: defaultLocations.flatMap(locationReferences) };
   }
   if (!routes.has(host) && !tls && !passthrough) return { canaryBackends, references: [] };
-  const virtualHost = hostOf(host, { tls, passthrough, winners, routeClaims, terminated: modes.terminated, terminatedLosers: modes.terminatedLosers.get(host) ?? [] }, settings, report, settled.losers);
+  const settledClaims = { tls, passthrough, winners, routeClaims, terminated: modes.terminated, terminatedLosers: modes.terminatedLosers.get(host) ?? [] };
+  const ingresses = new Map(claims.named.filter((c) => c.ingress.kind === 'Ingress').map((c) => [`${c.ingress.metadata.namespace}/${c.ingress.metadata.name}`, c.ingress]));
+  const [virtualHost] = placeServerTls([hostOf(host, settledClaims, settings, report, settled.losers)], ingresses, report) as [VirtualHost];
   return {
     virtualHost,
     ...(passthrough && { passthrough }),

@@ -9,6 +9,7 @@ import { compareAge } from '../precedence.js';
 import type { Reporter } from '../report.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { annotationPrefix, parseIngressAnnotations } from './annotations/index.js';
+import { serverTlsAnnotations } from './annotations/server-tls.js';
 
 export function placeServerTls(virtualHosts: readonly VirtualHost[], ingresses: ReadonlyMap<string, SourceObject>, report: Reporter): VirtualHost[] {
   return virtualHosts.map((host) => {
@@ -16,7 +17,9 @@ export function placeServerTls(virtualHosts: readonly VirtualHost[], ingresses: 
     const owners = [...new Set(host.locations.map((l) => l.origin?.claim.claimant.resource).filter((r) => r?.kind === 'Ingress').map((r) => `${r!.namespace}/${r!.name}`))]
       .flatMap((id) => {
         const object = ingresses.get(id);
-        const settings = object ? parseIngressAnnotations(object.metadata.annotations).value.serverTls : undefined;
+        // Parsing every annotation of every host's Ingresses again is most of this pass: only where one of these is set.
+        const asks = object && Object.values(serverTlsAnnotations).some((r) => [r.name, ...(r.aliases ?? [])].some((name) => object.metadata.annotations[`${annotationPrefix}${name}`] !== undefined));
+        const settings = asks ? parseIngressAnnotations(object.metadata.annotations).value.serverTls : undefined;
         return object && settings && (settings.ciphers !== undefined || settings.preferServerCiphers !== undefined) ? [{ object, settings }] : [];
       })
       .sort((a, b) => compareAge(a.object, b.object));
