@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import type { NginxConfig, VirtualHost } from '../model/nginx.js';
-import { BodyCache, shareServers, type NginxConfigView } from './shared-servers.js';
+import { BodyCache, shareServers, withServerTexts, type NginxConfigView, type VirtualHostServers, type VirtualHostView } from './shared-servers.js';
 
 /** The rendered main config; key material travels separately in `model.files`. */
 export interface Rendered {
@@ -25,9 +25,10 @@ export function templatesDir(): string {
 }
 
 interface Templates {
-  readonly main: Handlebars.TemplateDelegate<NginxConfigView>;
+  readonly main: Handlebars.TemplateDelegate<NginxConfigView<VirtualHostServers>>;
   readonly plainServerBody: Handlebars.TemplateDelegate<VirtualHost>;
   readonly tlsServerBody: Handlebars.TemplateDelegate<VirtualHost>;
+  readonly virtualHostServers: Handlebars.TemplateDelegate<VirtualHostView>;
 }
 
 let compiled: Templates | undefined;
@@ -35,7 +36,8 @@ let compiled: Templates | undefined;
 /**
  * Compiles once, in an isolated Handlebars environment so no other code's helpers or partials can leak
  * in; partials are pre-compiled with the same strict, non-escaping options as the main template. `render`
- * calls the two server-body partials itself, per host, to find the hosts that can share a block.
+ * calls the two server-body partials itself, per host, to find the hosts that can share a block, and
+ * the partial that writes the blocks a host heads.
  */
 function templates(): Templates {
   if (compiled) return compiled;
@@ -46,15 +48,16 @@ function templates(): Templates {
     const source = readFileSync(join(partialsDir, file), 'utf8');
     handlebars.registerPartial(file.slice(0, -'.hbs'.length), handlebars.compile(source, compileOptions));
   }
-  const serverBody = (name: string): Handlebars.TemplateDelegate<VirtualHost> => {
+  const partial = <Context>(name: string): Handlebars.TemplateDelegate<Context> => {
     const found: unknown = handlebars.partials[name];
     if (typeof found !== 'function') throw new Error(`ingress2nginx: templates/partials/${name}.hbs not found`);
-    return found as Handlebars.TemplateDelegate<VirtualHost>;
+    return found as Handlebars.TemplateDelegate<Context>;
   };
   compiled = {
-    main: handlebars.compile<NginxConfigView>(readFileSync(join(dir, 'nginx.conf.hbs'), 'utf8'), compileOptions),
-    plainServerBody: serverBody('plainServerBody'),
-    tlsServerBody: serverBody('tlsServerBody'),
+    main: handlebars.compile<NginxConfigView<VirtualHostServers>>(readFileSync(join(dir, 'nginx.conf.hbs'), 'utf8'), compileOptions),
+    plainServerBody: partial('plainServerBody'),
+    tlsServerBody: partial('tlsServerBody'),
+    virtualHostServers: partial('virtualHostServers'),
   };
   return compiled;
 }
@@ -101,10 +104,11 @@ function bodyContext(model: NginxConfig): string {
 }
 
 export function render(model: NginxConfig, memo?: RenderMemo): Rendered {
-  const { main, plainServerBody, tlsServerBody } = templates();
+  const { main, plainServerBody, tlsServerBody, virtualHostServers } = templates();
   // The bodies see the whole config as @root, as they would inside the main template.
   const options = { data: { root: model } };
   const bodies = { plain: (host: VirtualHost) => plainServerBody(host, options), tls: (host: VirtualHost) => tlsServerBody(host, options) };
-  const view = shareServers(model, bodies, memo?.cache(model));
-  return { nginxConf: main(view) };
+  const cache = memo?.cache(model) ?? new BodyCache();
+  const view = shareServers(model, bodies, cache);
+  return { nginxConf: main(withServerTexts(model, view, (host) => virtualHostServers(host, options), cache)) };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NginxConfig, VirtualHost } from '../model/nginx.js';
-import { shareServers, type ServerBodies } from './shared-servers.js';
+import { BodyCache, shareServers, withServerTexts, type ServerBodies, type VirtualHostView } from './shared-servers.js';
 
 const tls = { certificate: 'tls/shop_twins.pem', certificateKey: 'tls/shop_twins.pem' };
 
@@ -86,5 +86,19 @@ describe('shareServers', () => {
     const model = config([host('a.test'), host('b.test')]);
     shareServers(model, bodies());
     expect(model.http.virtualHosts.map((h) => Object.keys(h))).toEqual([Object.keys(host('a.test')), Object.keys(host('b.test'))]);
+  });
+
+  it('writes a host\'s blocks again when their names change, though the host is the same object', () => {
+    const [a, b] = hostsWith({ 'a.test': 'plain /', 'b.test': 'plain /' }, { 'a.test': 'tls /', 'b.test': 'tls /' }, ['a.test', 'b.test']) as [VirtualHost, VirtualHost];
+    const written: string[] = [];
+    const servers = (h: VirtualHostView) => (written.push(h.serverName), `${h.plainServer?.serverNames.join(',')} | ${h.tlsServer?.serverNames.join(',')}`);
+    const texts = (model: NginxConfig, cache: BodyCache) => withServerTexts(model, shareServers(model, bodies(), cache), servers, cache).http.virtualHosts.map((h) => h.servers);
+    const first = new BodyCache();
+    expect(texts(config([a]), first)).toEqual(['a.test | a.test']);
+    const second = new BodyCache(first);
+    expect(texts(config([a]), second)).toEqual(['a.test | a.test']);
+    expect(written).toEqual(['a.test']);
+    // b.test has the same bodies, so it joins a.test's blocks: a.test is the same object, its blocks are not.
+    expect(texts(config([a, b]), new BodyCache(second))).toEqual(['a.test,b.test | a.test,b.test', '']);
   });
 });

@@ -19,8 +19,13 @@ export interface VirtualHostView extends VirtualHost {
   readonly tlsServer?: SharedServer;
 }
 
-export interface NginxConfigView extends NginxConfig {
-  readonly http: Omit<HttpConfig, 'virtualHosts'> & { readonly virtualHosts: readonly VirtualHostView[] };
+/** A host as the main template writes it: the server blocks it heads, rendered (`withServerTexts`). */
+export interface VirtualHostServers extends VirtualHostView {
+  readonly servers: string;
+}
+
+export interface NginxConfigView<Host extends VirtualHostView = VirtualHostView> extends NginxConfig {
+  readonly http: Omit<HttpConfig, 'virtualHosts'> & { readonly virtualHosts: readonly Host[] };
 }
 
 export interface ServerBodies {
@@ -38,6 +43,7 @@ type BodyKind = keyof ServerBodies;
 export class BodyCache {
   private readonly byHost = new Map<VirtualHost, Partial<Record<BodyKind, string>>>();
   private readonly byKey: Record<BodyKind, Map<string, string>> = { plain: new Map(), tls: new Map() };
+  private readonly servers = new Map<VirtualHost, { readonly names: string; readonly text: string }>();
 
   private before: BodyCache | undefined;
 
@@ -55,6 +61,14 @@ export class BodyCache {
     const rendered = this.byKey[kind].get(key) ?? this.before?.byKey[kind].get(key) ?? renderBody(host);
     this.byKey[kind].set(key, rendered);
     return this.keep(kind, host, rendered);
+  }
+
+  /** The server blocks `host` heads, named `names`, rendered only when neither this render nor the one before has them. */
+  serverText(host: VirtualHost, names: string, renderServers: () => string): string {
+    const known = this.before?.servers.get(host);
+    const text = known !== undefined && known.names === names ? known.text : renderServers();
+    this.servers.set(host, { names, text });
+    return text;
   }
 
   private keep(kind: BodyKind, host: VirtualHost, body: string): string {
@@ -121,4 +135,25 @@ function serverHeadedBy(serverName: string, body: string, byBody: Map<string, Se
   const headed = { serverNames: [serverName], body };
   byBody.set(body, headed);
   return headed;
+}
+
+/**
+ * Each host with the text of the server blocks it heads: the main template writes these as they are,
+ * since at 10,000 hosts writing them was most of a render, and a host whose blocks have the same bodies
+ * and names as in the last render has the same text. What a block reads besides its host is in the
+ * bodies' context (`RenderMemo`).
+ */
+export function withServerTexts(
+  model: NginxConfig,
+  view: NginxConfigView,
+  renderServers: (host: VirtualHostView) => string,
+  cache: BodyCache,
+): NginxConfigView<VirtualHostServers> {
+  const virtualHosts = view.http.virtualHosts.map((host, i): VirtualHostServers => {
+    if (!host.plainServer && !host.tlsServer) return withAddedFields(host, { servers: '' });
+    const names = `${host.plainServer?.serverNames.join(' ') ?? ''}\0${host.tlsServer?.serverNames.join(' ') ?? ''}`;
+    // The view is made anew each render; its host in the model is the object the cache knows.
+    return withAddedFields(host, { servers: cache.serverText(model.http.virtualHosts[i]!, names, () => renderServers(host)) });
+  });
+  return { ...view, http: { ...view.http, virtualHosts } };
 }
