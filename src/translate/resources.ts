@@ -139,6 +139,11 @@ export function key(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
+/** An object's kind, namespace and name: what no two objects of one input may share. */
+function objectId(object: SourceObject): string {
+  return `${object.kind}/${object.metadata.namespace}/${object.metadata.name}`;
+}
+
 /** What indexing one object gives: where it goes, and what it was found to be. */
 type Indexed =
   | { readonly kind: 'Ingress'; readonly typed: Typed<IngressSpec> }
@@ -155,6 +160,14 @@ type Indexed =
  */
 export class IndexMemo {
   private readonly entries = new WeakMap<SourceObject, { readonly indexed: Indexed | undefined; readonly diagnostics: readonly Diagnostic[] }>();
+  private readonly ids = new WeakMap<SourceObject, string>();
+
+  /** `objectId`, made once per object: the same string again is cheaper to look up. */
+  id(object: SourceObject): string {
+    let id = this.ids.get(object);
+    if (id === undefined) this.ids.set(object, (id = objectId(object)));
+    return id;
+  }
 
   indexed(object: SourceObject, report: Reporter): Indexed | undefined {
     let entry = this.entries.get(object);
@@ -293,8 +306,8 @@ export function parseWith<T>(schema: z.ZodType<T>, object: SourceObject, report:
  * The same object (kind, namespace, name) more than once is a mistake in the input. Keeping "the first
  * one read" would make the output depend on input order, so every copy is left out, each with an error.
  */
-export function withoutDuplicates(objects: readonly SourceObject[], report: Reporter): SourceObject[] {
-  const ids = objects.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`);
+export function withoutDuplicates(objects: readonly SourceObject[], report: Reporter, memo?: IndexMemo): SourceObject[] {
+  const ids = objects.map(memo ? (o) => memo.id(o) : objectId);
   const counts = new Map<string, number>();
   for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
   return objects.filter((object, i) => {

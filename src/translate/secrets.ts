@@ -89,8 +89,8 @@ export interface SecretEffects {
   readonly files: readonly OutputFile[];
   readonly summaries: readonly (readonly [string, CertificateSummary])[];
   readonly references: readonly Reference[];
-  /** Each object read, by `kind/namespace/name`, as it was (undefined: absent). */
-  readonly objects: readonly (readonly [string, object | undefined])[];
+  /** Each object read, by kind and `namespace/name`, as it was (undefined: absent). */
+  readonly objects: readonly (readonly ['Secret' | 'ConfigMap', string, object | undefined])[];
   readonly validities: readonly (readonly [X509Certificate, Validity])[];
 }
 
@@ -142,26 +142,24 @@ export class SecretFiles {
   /** Whether `effects` still hold: every object read is the same one now, and every certificate as valid. */
   stillHolds(effects: SecretEffects): boolean {
     return (
-      effects.objects.every(([id, object]) => this.objectNow(id) === object) &&
+      effects.objects.every(([kind, id, object]) => this.objectNow(kind, id) === object) &&
       effects.validities.every(([leaf, validity]) => validityAt(leaf, this.now) === validity)
     );
   }
 
-  private objectNow(id: string): object | undefined {
-    const [kind, ...rest] = id.split('/');
-    const name = rest.join('/');
-    return (kind === 'Secret' ? this.resources.secrets.get(name) : this.resources.configMaps.get(name))?.object.raw;
+  private objectNow(kind: 'Secret' | 'ConfigMap', id: string): object | undefined {
+    return (kind === 'Secret' ? this.resources.secrets.get(id) : this.resources.configMaps.get(id))?.object.raw;
   }
 
   private secretAt(id: string): Typed<SecretData> | undefined {
     const secret = this.resources.secrets.get(id);
-    this.log?.objects.push([`Secret/${id}`, secret?.object.raw]);
+    this.log?.objects.push(['Secret', id, secret?.object.raw]);
     return secret;
   }
 
   private configMapAt(id: string): Typed<Readonly<Record<string, string>>> | undefined {
     const configMap = this.resources.configMaps.get(id);
-    this.log?.objects.push([`ConfigMap/${id}`, configMap?.object.raw]);
+    this.log?.objects.push(['ConfigMap', id, configMap?.object.raw]);
     return configMap;
   }
 

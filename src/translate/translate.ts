@@ -157,7 +157,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
 }
 
 function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter, index?: IndexMemo): Inputs {
-  const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report), options.quarantine, report);
+  const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report, index), options.quarantine, report);
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
   const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report, index);
   const { settings, snippets: configMapSnippetTexts, snippetScope } = controllerSettings(objects, resources, options, report);
