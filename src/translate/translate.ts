@@ -33,6 +33,7 @@ import type { NamespacedName } from './ingress/annotations/references.js';
 import { placeServerTls } from './ingress/server-tls.js';
 import { VirtualHostMemo } from './virtual-host-memo.js';
 import { LogLabelsMemo } from './request-log.js';
+import { LocationFactsMemo } from './location-facts.js';
 import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -65,11 +66,19 @@ export interface TranslateMemo {
   readonly locations: HostLocationsMemo;
   readonly virtualHosts: VirtualHostMemo;
   readonly logLabels: LogLabelsMemo;
+  readonly locationFacts: LocationFactsMemo;
   readonly index: IndexMemo;
 }
 
 export function newTranslateMemo(): TranslateMemo {
-  return { ingressClaims: new IngressClaimMemo(), locations: new HostLocationsMemo(), virtualHosts: new VirtualHostMemo(), logLabels: new LogLabelsMemo(), index: new IndexMemo() };
+  return {
+    ingressClaims: new IngressClaimMemo(),
+    locations: new HostLocationsMemo(),
+    virtualHosts: new VirtualHostMemo(),
+    logLabels: new LogLabelsMemo(),
+    locationFacts: new LocationFactsMemo(),
+    index: new IndexMemo(),
+  };
 }
 
 /** What every front end reads: the objects left after duplicates and quarantine, indexed, and the settings. */
@@ -141,7 +150,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     extensions: ingress.extensions,
     secrets,
     headers: inputs.headers,
-    ...(memo && { logLabels: memo.logLabels }),
+    ...(memo && { logLabels: memo.logLabels, locationFacts: memo.locationFacts }),
   });
   const model = memo ? memo.virtualHosts.kept(built) : built;
   return {
