@@ -66,10 +66,29 @@ function upstreamsOf(location: Location): string[] {
  */
 export class LocationFactsMemo {
   private readonly facts = new WeakMap<readonly Location[], LocationFacts>();
+  /**
+   * One string for each ACME proxy shape: thousands of hosts have the same one, and sharePlainHttpServers
+   * compares them all with the most common, which is quick for the same string and a walk through a
+   * kilobyte or so for an equal copy. Only speed depends on it, so it is just emptied when it grows large.
+   */
+  private readonly shapes = new Map<string, string>();
 
   readonly of: FactsOf = (locations) => {
     let facts = this.facts.get(locations);
-    if (facts === undefined) this.facts.set(locations, (facts = locationFacts(locations)));
+    if (facts === undefined) this.facts.set(locations, (facts = this.withSharedShape(locationFacts(locations))));
     return facts;
   };
+
+  private withSharedShape(facts: LocationFacts): LocationFacts {
+    const sharing = facts.plainHttp;
+    if (typeof sharing !== 'object') return facts;
+    let shape = this.shapes.get(sharing.shape);
+    if (shape === undefined) {
+      if (this.shapes.size >= maxShapes) this.shapes.clear();
+      this.shapes.set(sharing.shape, (shape = sharing.shape));
+    }
+    return { ...facts, plainHttp: { ...sharing, shape } };
+  }
 }
+
+const maxShapes = 10_000;
