@@ -33,7 +33,8 @@ import { sharePlainHttpServers } from './redirect-server.js';
 import type { SecretFiles } from './secrets.js';
 import { shareSslContexts } from './ssl-contexts.js';
 import { hashSizes, type StreamParts } from './stream.js';
-import { readablePart } from './upstream-names.js';
+import { compareUpstreamNames, readablePart } from './upstream-names.js';
+import type { SortedMemo } from './sorted-memo.js';
 import type { StreamServices } from './stream-services.js';
 import type { ConfigMapSnippets } from './ingress/snippets.js';
 import type { HeaderDefaults } from './ingress/header-configmaps.js';
@@ -63,6 +64,8 @@ export interface DataPlaneInput {
   readonly logLabels?: LogLabelsMemo;
   /** What the builds before this one found in each host's locations (the cluster mode keeps one). */
   readonly locationFacts?: LocationFactsMemo;
+  /** The upstream blocks' order of the build before (the cluster mode keeps one, `compareUpstreamNames`). */
+  readonly upstreamOrder?: SortedMemo;
 }
 
 export function nginxConfig(input: DataPlaneInput): NginxConfig {
@@ -141,7 +144,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     acceptProxyProtocol: settings.useProxyProtocol,
     proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
     ...listenerPorts(facts.some((f) => f.namesListenerPort), options),
-    ...upstreamsWithErrorServer(httpUpstreams(facts, input.backends, settings), options.runDir),
+    ...upstreamsWithErrorServer(httpUpstreams(facts, input.backends, settings, upstreamOrder(input.upstreamOrder)), options.runDir),
     redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
     redirectBaseWithPort: `https://$host:${options.httpsPort}`,
     ...trimmedRequestUri(facts.some((f) => f.trimsRequestUri)),
@@ -253,25 +256,32 @@ function sliceDirectives(settings: ControllerSettings, context: 'http' | 'upstre
   });
 }
 
-/** The upstream blocks the locations use, each once, in the order they are first used. */
-function httpUpstreams(facts: readonly LocationFacts[], backends: ReadonlyMap<string, ResolvedBackend>, settings: ControllerSettings): HttpUpstream[] {
+/** The upstream blocks the locations use, each once, in `compareUpstreamNames` order. */
+function httpUpstreams(
+  facts: readonly LocationFacts[],
+  backends: ReadonlyMap<string, ResolvedBackend>,
+  settings: ControllerSettings,
+  sorted: (names: ReadonlySet<string>) => readonly string[],
+): HttpUpstream[] {
   const used = new Set<string>();
   for (const { upstreams } of facts) for (const upstream of upstreams) used.add(upstream);
-  const upstreams = [...used]
+  const upstreams = sorted(used)
     .map((name) => backends.get(name))
     .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined);
   const keepalive = keepalivePerUpstream(settings.upstreamKeepaliveConnections, upstreams.length);
-  return upstreams
-    .map((backend) => ({
-      name: backend.upstream,
-      ...(backend.balancing?.hashKey !== undefined && { hashKey: backend.balancing.hashKey }),
-      ...(backend.balancing?.leastConn && { leastConn: true }),
-      servers: backend.servers,
-      keepalive,
-      ...backend.keepalive,
-      comment: backend.description,
-    }))
-    .sort(byString((u) => readablePart(u.name)));
+  return upstreams.map((backend) => ({
+    name: backend.upstream,
+    ...(backend.balancing?.hashKey !== undefined && { hashKey: backend.balancing.hashKey }),
+    ...(backend.balancing?.leastConn && { leastConn: true }),
+    servers: backend.servers,
+    keepalive,
+    ...backend.keepalive,
+    comment: backend.description,
+  }));
+}
+
+function upstreamOrder(memo: SortedMemo | undefined): (names: ReadonlySet<string>) => readonly string[] {
+  return memo ? (names) => memo.sorted(names) : (names) => [...names].sort(compareUpstreamNames);
 }
 
 /** The listener's port for redirects that keep it, when a location's redirect names the variable. */

@@ -34,6 +34,8 @@ import { placeServerTls } from './ingress/server-tls.js';
 import { VirtualHostMemo } from './virtual-host-memo.js';
 import { LogLabelsMemo } from './request-log.js';
 import { LocationFactsMemo } from './location-facts.js';
+import { SortedMemo } from './sorted-memo.js';
+import { compareUpstreamNames } from './upstream-names.js';
 import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -67,6 +69,7 @@ export interface TranslateMemo {
   readonly virtualHosts: VirtualHostMemo;
   readonly logLabels: LogLabelsMemo;
   readonly locationFacts: LocationFactsMemo;
+  readonly upstreamOrder: SortedMemo;
   readonly index: IndexMemo;
 }
 
@@ -77,6 +80,7 @@ export function newTranslateMemo(): TranslateMemo {
     virtualHosts: new VirtualHostMemo(),
     logLabels: new LogLabelsMemo(),
     locationFacts: new LocationFactsMemo(),
+    upstreamOrder: new SortedMemo(compareUpstreamNames),
     index: new IndexMemo(),
   };
 }
@@ -150,7 +154,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     extensions: ingress.extensions,
     secrets,
     headers: inputs.headers,
-    ...(memo && { logLabels: memo.logLabels, locationFacts: memo.locationFacts }),
+    ...(memo && { logLabels: memo.logLabels, locationFacts: memo.locationFacts, upstreamOrder: memo.upstreamOrder }),
   });
   const model = memo ? memo.virtualHosts.kept(built) : built;
   return {
