@@ -1,4 +1,5 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
+import { compareStrings } from '../model/order.js';
 import type { TlsFiles } from '../model/files.js';
 import type { Handoff, NginxConfig } from '../model/nginx.js';
 import type { ResourceStatus } from '../model/status.js';
@@ -160,14 +161,19 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   return {
     model,
     diagnostics: [...report.diagnostics].sort(compareDiagnostics),
-    statuses: withPathConflicts(gateways.statuses, [
-      ...model.http.defaultServer.locations.map((location) => ({ serverName: '', location })),
-      ...model.http.virtualHosts.flatMap((host) => host.locations.map((location) => ({ serverName: host.serverName, location }))),
-    ]),
-    ingresses: ingress.ours.map((i) => ({ namespace: i.object.metadata.namespace, name: i.object.metadata.name })).sort(byString((i) => `${i.namespace}/${i.name}`)),
+    statuses: withPathConflicts(gateways.statuses, model.http),
+    ingresses: ingressNames(ingress.ours),
     certificates: servedCertificates(model, gateways.ports, secrets),
     references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap], inputs.headers.configMaps),
   };
+}
+
+/** The Ingresses' names, sorted by `namespace/name` (made once each: a sort that made them per comparison took 6 ms at 10,000). */
+function ingressNames(ours: readonly Typed<IngressSpec>[]): TranslateResult['ingresses'] {
+  return ours
+    .map((i) => ({ id: `${i.object.metadata.namespace}/${i.object.metadata.name}`, namespace: i.object.metadata.namespace, name: i.object.metadata.name }))
+    .sort((a, b) => compareStrings(a.id, b.id))
+    .map(({ namespace, name }) => ({ namespace, name }));
 }
 
 function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter, index?: IndexMemo): Inputs {
