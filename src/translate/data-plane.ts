@@ -117,7 +117,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
   const defaultServerTls = settings.sslRejectHandshake ? undefined : defaultTls;
   const contexts = shareSslContexts(hosts.virtualHosts, defaultServerTls, options.certificatesPerHandshake ?? false);
   const shared = sharePlainHttpServers(contexts.virtualHosts, (locations) => factsOf(locations).plainHttp);
-  // Every location but the shared plain-HTTP servers' (whose hosts keep their locations arrays).
+  // The default server's and every host's; the hosts after sharing hold the same locations arrays.
   const facts = [factsOf(hosts.defaultLocations), ...hosts.virtualHosts.map((host) => factsOf(host.locations))];
   const serverNameHash = hashSizes(hosts.virtualHosts.map((h) => h.serverName));
   const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
@@ -280,6 +280,7 @@ function httpUpstreams(
   }));
 }
 
+/** Upstream names in `compareUpstreamNames` order: from the last build's order with a memo, else sorted. */
 function upstreamOrder(memo: SortedMemo | undefined): (names: ReadonlySet<string>) => readonly string[] {
   return memo ? (names) => memo.sorted(names) : (names) => [...names].sort(compareUpstreamNames);
 }
