@@ -10,6 +10,13 @@ const proxied = (path: string, upstream: string, extra: Partial<Location> = {}):
   proxy: { upstream, grpc: false, module: 'proxy', scheme: 'http', pass: `http://${upstream}`, host: '$host', httpVersion: '1.1', headers: [], inheritsRequestHeaders: true, interceptErrors: false },
   ...extra,
 });
+const redirectOnly = (upstream: string, readTimeout: string): Location[] => {
+  const acme = proxied('/.well-known/acme-challenge/', upstream, { plainHttp: { redirect: false, serve: true } });
+  return [
+    { modifier: '', path: '/', comment: '/', plainHttp: { redirect: true, serve: false } },
+    ...(acme.proxy ? [{ ...acme, proxy: { ...acme.proxy, tuning: { readTimeout } } }] : []),
+  ];
+};
 const notFound: Location = { modifier: '', path: '/', comment: 'none', plainHttp: { redirect: false, serve: true }, returnStatus: 404 };
 
 describe('location facts', () => {
@@ -21,6 +28,20 @@ describe('location facts', () => {
     expect(facts.canaries).toEqual(['bb_web_app-v2_80']);
     expect(facts.plainHttp).toBeUndefined();
     expect(locationFacts([notFound]).plainHttp).toBe('not-found');
+  });
+
+  it('hands on each ACME proxy shape as found, whichever hosts had it before', () => {
+    const memo = new LocationFactsMemo();
+    const shapeOf = (locations: Location[]) => {
+      const sharing = memo.of(locations).plainHttp;
+      return typeof sharing === 'object' ? sharing.shape : undefined;
+    };
+    const [a, b, c] = [redirectOnly('aa_web_a_80', '60s'), redirectOnly('bb_web_b_80', '90s'), redirectOnly('cc_web_c_80', '60s')];
+    expect(shapeOf(a)).toBeDefined();
+    expect(shapeOf(b)).not.toBe(shapeOf(a));
+    // Another upstream, the same settings: the same shape.
+    expect(shapeOf(c)).toBe(shapeOf(a));
+    expect(memo.of(b).plainHttp).toEqual(locationFacts(b).plainHttp);
   });
 
   it('keeps the facts of a locations array, and makes them for another array with other locations', () => {
