@@ -25,18 +25,20 @@ export function sharePlainHttpServers(
   sharingOf: (locations: readonly Location[]) => PlainHttpSharing = plainHttpSharing,
 ): SharedPlainHttp {
   const candidates: { host: VirtualHost; acme: AcmeProxy }[] = [];
-  const notFoundServerNames: string[] = [];
+  const notFound: VirtualHost[] = [];
   for (const host of virtualHosts) {
     // A server-snippet is the host's own, on plain HTTP too.
     if (host.serverSnippet !== undefined) continue;
     const sharing = sharingOf(host.locations);
-    if (sharing === 'not-found') notFoundServerNames.push(host.serverName);
+    if (sharing === 'not-found') notFound.push(host);
     else if (sharing) candidates.push({ host, acme: sharing });
   }
+  const notFoundServerNames = notFound.map((host) => host.serverName);
   const shape = mostCommon(candidates.map((c) => c.acme.shape));
   const shared = candidates.filter((c) => c.acme.shape === shape);
-  const sharing = new Set([...notFoundServerNames, ...shared.map((s) => s.host.serverName)]);
-  const hosts = virtualHosts.map((host) => (sharing.has(host.serverName) ? withFields(host, { plainHttpShared: true }) : host));
+  // By host object (each name has one host): a set of their names hashed thousands of strings a build.
+  const sharing = new Set<VirtualHost>([...notFound, ...shared.map((s) => s.host)]);
+  const hosts = virtualHosts.map((host) => (sharing.has(host) ? withFields(host, { plainHttpShared: true }) : host));
   const first = shared[0];
   if (!first) return { virtualHosts: hosts, notFoundServerNames };
   const acmeProxy: Proxy = { ...first.acme.proxy, upstream: `$${acmeVariable}`, pass: `${first.acme.proxy.scheme}://$${acmeVariable}` };
