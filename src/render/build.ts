@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { generationPlaceholder, mainConfigName, type NginxConfig } from '../model/nginx.js';
 import type { OutputFile } from '../model/files.js';
@@ -5,13 +6,12 @@ import type { Snapshot } from '../sources/snapshot.js';
 import type { ResourceStatus } from '../model/status.js';
 import type { TranslateOptions } from '../translate/options.js';
 import { newTranslateMemo, translate, type TranslateMemo, type TranslateResult } from '../translate/translate.js';
-import { FileDigests, generationOf } from './generation.js';
 import { render, RenderMemo } from './render.js';
 
 export interface BuildResult {
   /** `nginx.conf` first, then the key material, each with its path relative to the output folder. */
   readonly files: readonly OutputFile[];
-  /** Digest of all of `files` (`generationOf`); the rendered config serves it on its control socket. */
+  /** Digest of all of `files`; the rendered config serves it on its control socket. */
   readonly generation: string;
   readonly model: NginxConfig;
   readonly diagnostics: readonly Diagnostic[];
@@ -26,11 +26,10 @@ export interface BuildResult {
 export interface BuildMemo {
   readonly translate: TranslateMemo;
   readonly render: RenderMemo;
-  readonly fileDigests: FileDigests;
 }
 
 export function newBuildMemo(): BuildMemo {
-  return { translate: newTranslateMemo(), render: new RenderMemo(), fileDigests: new FileDigests() };
+  return { translate: newTranslateMemo(), render: new RenderMemo() };
 }
 
 /**
@@ -41,7 +40,9 @@ export function newBuildMemo(): BuildMemo {
 export function build(snapshot: Snapshot, options: TranslateOptions, memo?: BuildMemo): BuildResult {
   const translated = translate(snapshot, options, memo?.translate);
   const { nginxConf } = render(translated.model, memo?.render);
-  const generation = generationOf(nginxConf, translated.model.files, memo?.fileDigests.begin());
+  const digest = createHash('sha256').update(nginxConf);
+  for (const file of translated.model.files) digest.update(`\0${file.path}\0${file.mode}\0${file.contents}`);
+  const generation = digest.digest('hex').slice(0, 32);
   return {
     files: [{ path: mainConfigName, contents: nginxConf.replace(generationPlaceholder, generation), mode: 0o644 }, ...translated.model.files],
     generation,
