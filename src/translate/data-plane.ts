@@ -13,11 +13,9 @@ import {
   type Handoff,
   type HttpExtensions,
   type HttpUpstream,
-  type Location,
   type NginxConfig,
   type ProxyDefaults,
   type TlsListener,
-  type VirtualHost,
 } from '../model/nginx.js';
 import { withFields } from '../model/objects.js';
 import { internalErrorServer, type ResolvedBackend } from './backends.js';
@@ -27,6 +25,7 @@ import type { HttpExtensionRegistry } from './ingress/extensions.js';
 import type { MergedHosts } from './ingress/hosts.js';
 import { listenerPortVariable } from './gateway/http-routes.js';
 import { filesNamedBy } from './named-files.js';
+import { locationFacts, type FactsOf, type LocationFacts, type LocationFactsMemo } from './location-facts.js';
 import type { NginxFeatures } from './nginx-version.js';
 import type { TranslateOptions } from './options.js';
 import { byString } from './precedence.js';
@@ -34,7 +33,8 @@ import { sharePlainHttpServers } from './redirect-server.js';
 import type { SecretFiles } from './secrets.js';
 import { shareSslContexts } from './ssl-contexts.js';
 import { hashSizes, type StreamParts } from './stream.js';
-import { readablePart } from './upstream-names.js';
+import { compareUpstreamNames, readablePart } from './upstream-names.js';
+import type { SortedMemo } from './sorted-memo.js';
 import type { StreamServices } from './stream-services.js';
 import type { ConfigMapSnippets } from './ingress/snippets.js';
 import type { HeaderDefaults } from './ingress/header-configmaps.js';
@@ -62,13 +62,18 @@ export interface DataPlaneInput {
   readonly headers: HeaderDefaults;
   /** What the builds before this one labelled (the cluster mode keeps one). */
   readonly logLabels?: LogLabelsMemo;
+  /** What the builds before this one found in each host's locations (the cluster mode keeps one). */
+  readonly locationFacts?: LocationFactsMemo;
+  /** The upstream blocks' order of the build before (the cluster mode keeps one, `compareUpstreamNames`). */
+  readonly upstreamOrder?: SortedMemo;
 }
 
 export function nginxConfig(input: DataPlaneInput): NginxConfig {
   const { options, settings, handoff, stream, defaultTls, secrets, snippets, streamServices } = input;
   const runDir = options.runDir;
   const resolvers = options.resolvers ?? [];
-  const http = httpConfig(input);
+  const factsOf = input.locationFacts?.of ?? locationFacts;
+  const http = httpConfig(input, factsOf);
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
   const config: Omit<NginxConfig, 'files'> = {
     nginxVersion: options.nginxVersion,
@@ -102,15 +107,18 @@ export function nginxConfig(input: DataPlaneInput): NginxConfig {
     },
   };
   // The default certificate is always written: stand-ins for Secrets the cluster makes hold the same.
-  const named = new Set([...filesNamedBy(config), defaultTls.certificate, defaultTls.certificateKey]);
-  return withLogLabels({ ...config, files: readByWorkers(secrets.checkedFiles().filter((file) => named.has(file.path)), http.certificateMap) }, input.logLabels);
+  const named = filesNamedBy(config, (locations) => factsOf(locations).files).add(defaultTls.certificate).add(defaultTls.certificateKey);
+  const files = readByWorkers(secrets.checkedFiles().filter((file) => named.has(file.path)), http.certificateMap);
+  return withLogLabels({ ...config, files }, input.logLabels, (locations) => factsOf(locations).canaries);
 }
 
-function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
+function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'] {
   const { options, settings, features, handoff, httpsSocket, hosts, stream, defaultTls } = input;
   const defaultServerTls = settings.sslRejectHandshake ? undefined : defaultTls;
   const contexts = shareSslContexts(hosts.virtualHosts, defaultServerTls, options.certificatesPerHandshake ?? false);
-  const shared = sharePlainHttpServers(contexts.virtualHosts);
+  const shared = sharePlainHttpServers(contexts.virtualHosts, (locations) => factsOf(locations).plainHttp);
+  // The default server's and every host's; the hosts after sharing hold the same locations arrays.
+  const facts = [factsOf(hosts.defaultLocations), ...hosts.virtualHosts.map((host) => factsOf(host.locations))];
   const serverNameHash = hashSizes(hosts.virtualHosts.map((h) => h.serverName));
   const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
   const hstsHeader = hstsHeaderValue(settings);
@@ -135,11 +143,11 @@ function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
     forwardedHeaders: forwardedHeaders(settings),
     acceptProxyProtocol: settings.useProxyProtocol,
     proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
-    ...listenerPorts([...hosts.defaultLocations, ...hosts.virtualHosts.flatMap((h) => h.locations)], options),
-    ...upstreamsWithErrorServer(httpUpstreams(hosts.virtualHosts, hosts.defaultLocations, input.backends, settings), options.runDir),
+    ...listenerPorts(facts.some((f) => f.namesListenerPort), options),
+    ...upstreamsWithErrorServer(httpUpstreams(facts, input.backends, settings, upstreamOrder(input.upstreamOrder)), options.runDir),
     redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
     redirectBaseWithPort: `https://$host:${options.httpsPort}`,
-    ...trimmedRequestUri([...hosts.defaultLocations, ...hosts.virtualHosts.flatMap((h) => h.locations)]),
+    ...trimmedRequestUri(facts.some((f) => f.trimsRequestUri)),
     defaultServer: {
       ...(defaultServerTls && { tls: defaultServerTls }),
       rejectHandshake: settings.sslRejectHandshake,
@@ -169,11 +177,7 @@ function httpConfig(input: DataPlaneInput): NginxConfig['http'] {
       },
     }),
     upstreamDirectives: sliceDirectives(settings, 'upstream'),
-    grpcInheritsRequestHeaders: [
-      ...shared.virtualHosts.flatMap((h) => h.locations),
-      ...(shared.redirectServer?.locations ?? []),
-      ...hosts.defaultLocations,
-    ].some((location) => location.proxy?.grpc === true && location.proxy.inheritsRequestHeaders),
+    grpcInheritsRequestHeaders: [...facts, factsOf(shared.redirectServer?.locations ?? [])].some((f) => f.grpcInheritsRequestHeaders),
     extensions,
     ...variablesHashSizes(extensions),
   };
@@ -252,55 +256,46 @@ function sliceDirectives(settings: ControllerSettings, context: 'http' | 'upstre
   });
 }
 
-/** The upstream blocks a location uses: its backend, its canary's, its auth service's, its mirror's, its error pages'. */
-function upstreamsOf(location: Location): string[] {
-  return [
-    ...(location.proxy ? [location.proxy.upstream] : []),
-    ...(location.proxy?.canary ? [location.proxy.canary.upstream] : []),
-    ...(location.authEndpoint?.upstream !== undefined ? [location.authEndpoint.upstream] : []),
-    ...(location.mirrorEndpoint?.upstream !== undefined ? [location.mirrorEndpoint.upstream] : []),
-    ...(location.errorPage?.proxy ? [location.errorPage.proxy.upstream] : []),
-  ];
-}
-
+/** The upstream blocks the locations use, each once, in `compareUpstreamNames` order. */
 function httpUpstreams(
-  virtualHosts: readonly VirtualHost[],
-  defaultLocations: VirtualHost['locations'],
+  facts: readonly LocationFacts[],
   backends: ReadonlyMap<string, ResolvedBackend>,
   settings: ControllerSettings,
+  sorted: (names: ReadonlySet<string>) => readonly string[],
 ): HttpUpstream[] {
   const used = new Set<string>();
-  for (const location of [...defaultLocations, ...virtualHosts.flatMap((h) => h.locations)]) {
-    for (const upstream of upstreamsOf(location)) used.add(upstream);
-  }
-  const upstreams = [...used]
+  for (const { upstreams } of facts) for (const upstream of upstreams) used.add(upstream);
+  const upstreams = sorted(used)
     .map((name) => backends.get(name))
     .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined);
   const keepalive = keepalivePerUpstream(settings.upstreamKeepaliveConnections, upstreams.length);
-  return upstreams
-    .map((backend) => ({
-      name: backend.upstream,
-      ...(backend.balancing?.hashKey !== undefined && { hashKey: backend.balancing.hashKey }),
-      ...(backend.balancing?.leastConn && { leastConn: true }),
-      servers: backend.servers,
-      keepalive,
-      ...backend.keepalive,
-      comment: backend.description,
-    }))
-    .sort(byString((u) => readablePart(u.name)));
+  return upstreams.map((backend) => ({
+    name: backend.upstream,
+    ...(backend.balancing?.hashKey !== undefined && { hashKey: backend.balancing.hashKey }),
+    ...(backend.balancing?.leastConn && { leastConn: true }),
+    servers: backend.servers,
+    keepalive,
+    ...backend.keepalive,
+    comment: backend.description,
+  }));
+}
+
+/** Upstream names in `compareUpstreamNames` order: from the last build's order with a memo, else sorted. */
+function upstreamOrder(memo: SortedMemo | undefined): (names: ReadonlySet<string>) => readonly string[] {
+  return memo ? (names) => memo.sorted(names) : (names) => [...names].sort(compareUpstreamNames);
 }
 
 /** The listener's port for redirects that keep it, when a location's redirect names the variable. */
-function listenerPorts(locations: readonly Location[], options: TranslateOptions): Pick<NginxConfig['http'], 'listenerPorts'> {
+function listenerPorts(named: boolean, options: TranslateOptions): Pick<NginxConfig['http'], 'listenerPorts'> {
   const variable = listenerPortVariable;
-  if (!locations.some((l) => l.behaviour?.redirect?.url.includes(`$${variable}`))) return {};
+  if (!named) return {};
   const part = (port: number, wellKnown: number) => (port === wellKnown ? '' : `:${port}`);
   return { listenerPorts: { variable, http: part(options.httpPort, 80), https: part(options.httpsPort, 443) } };
 }
 
 /** The request URI without its trailing `/`, when an HTTPS redirect drops it (ingress-nginx, without `preserve-trailing-slash`). */
-function trimmedRequestUri(locations: readonly Location[]): Pick<NginxConfig['http'], 'trimmedRequestUri'> {
-  return locations.some((l) => l.plainHttp.redirect && l.plainHttp.trimTrailingSlash) ? { trimmedRequestUri: { variable: 'i2n_redirect_uri' } } : {};
+function trimmedRequestUri(trimmed: boolean): Pick<NginxConfig['http'], 'trimmedRequestUri'> {
+  return trimmed ? { trimmedRequestUri: { variable: 'i2n_redirect_uri' } } : {};
 }
 
 /** The upstream blocks, and the 500 server when one of them weighs a share onto it. */

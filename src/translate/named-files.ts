@@ -6,7 +6,7 @@ import type { Location, NginxConfig } from '../model/nginx.js';
  * checked where a claim references it, before the claims are settled; a claim that loses, or an
  * Ingress that is refused, leaves nothing behind on disk.
  */
-export function filesNamedBy(config: Omit<NginxConfig, 'files'>): Set<string> {
+export function filesNamedBy(config: Omit<NginxConfig, 'files'>, filesOf: (locations: readonly Location[]) => readonly string[] = filesOfLocations): Set<string> {
   const named = new Set<string>();
   const pair = (files: TlsFiles | undefined) => {
     if (!files) return;
@@ -15,16 +15,19 @@ export function filesNamedBy(config: Omit<NginxConfig, 'files'>): Set<string> {
   };
   const { http, stream } = config;
   pair(http.defaultServer.tls);
-  const locations = [...http.defaultServer.locations, ...(http.redirectServer?.locations ?? [])];
+  const addAll = (files: readonly string[]) => {
+    for (const file of files) named.add(file);
+  };
+  addAll(filesOf(http.defaultServer.locations));
+  addAll(filesOf(http.redirectServer?.locations ?? []));
   for (const host of http.virtualHosts) {
     pair(host.tls);
     if (host.clientCertificate) {
       named.add(host.clientCertificate.caFile);
       if (host.clientCertificate.crlFile !== undefined) named.add(host.clientCertificate.crlFile);
     }
-    locations.push(...host.locations);
+    addAll(filesOf(host.locations));
   }
-  for (const location of locations) for (const file of locationFiles(location)) named.add(file);
   if (http.certificateMap) {
     named.add(http.certificateMap.defaultFile);
     for (const entry of http.certificateMap.entries) named.add(entry.file);
@@ -36,7 +39,11 @@ export function filesNamedBy(config: Omit<NginxConfig, 'files'>): Set<string> {
   return named;
 }
 
-function locationFiles(location: Location): string[] {
+function filesOfLocations(locations: readonly Location[]): string[] {
+  return locations.flatMap(locationFiles);
+}
+
+export function locationFiles(location: Location): string[] {
   if (location.servedBy !== undefined) return [];
   const ssl = location.proxy?.ssl;
   return [

@@ -20,22 +20,25 @@ export interface SharedPlainHttp {
  * the same settings (headers, timeouts) as the most common one among such hosts, but its own upstream.
  * Passthrough hosts answer plain HTTP with 404 on every path: they share another.
  */
-export function sharePlainHttpServers(virtualHosts: readonly VirtualHost[]): SharedPlainHttp {
+export function sharePlainHttpServers(
+  virtualHosts: readonly VirtualHost[],
+  sharingOf: (locations: readonly Location[]) => PlainHttpSharing = plainHttpSharing,
+): SharedPlainHttp {
   const candidates: { host: VirtualHost; acme: AcmeProxy }[] = [];
-  const notFoundServerNames: string[] = [];
+  const notFound: VirtualHost[] = [];
   for (const host of virtualHosts) {
-    // A server-snippet or configuration-snippet is the host's own, on plain HTTP too.
-    if (host.serverSnippet !== undefined || host.locations.some((l) => l.snippet !== undefined)) continue;
-    if (onlyNotFound(host.locations)) notFoundServerNames.push(host.serverName);
-    else {
-      const acme = onlyRedirects(host.locations);
-      if (acme) candidates.push({ host, acme });
-    }
+    // A server-snippet is the host's own, on plain HTTP too.
+    if (host.serverSnippet !== undefined) continue;
+    const sharing = sharingOf(host.locations);
+    if (sharing === 'not-found') notFound.push(host);
+    else if (sharing) candidates.push({ host, acme: sharing });
   }
+  const notFoundServerNames = notFound.map((host) => host.serverName);
   const shape = mostCommon(candidates.map((c) => c.acme.shape));
   const shared = candidates.filter((c) => c.acme.shape === shape);
-  const sharing = new Set([...notFoundServerNames, ...shared.map((s) => s.host.serverName)]);
-  const hosts = virtualHosts.map((host) => (sharing.has(host.serverName) ? withFields(host, { plainHttpShared: true }) : host));
+  // By host object (each name has one host): a set of their names hashed thousands of strings a build.
+  const sharing = new Set<VirtualHost>([...notFound, ...shared.map((s) => s.host)]);
+  const hosts = virtualHosts.map((host) => (sharing.has(host) ? withFields(host, { plainHttpShared: true }) : host));
   const first = shared[0];
   if (!first) return { virtualHosts: hosts, notFoundServerNames };
   const acmeProxy: Proxy = { ...first.acme.proxy, upstream: `$${acmeVariable}`, pass: `${first.acme.proxy.scheme}://$${acmeVariable}` };
@@ -60,13 +63,26 @@ export function sharePlainHttpServers(virtualHosts: readonly VirtualHost[]): Sha
   };
 }
 
+/**
+ * What a host's locations allow of sharing its plain HTTP: the 404 server, the redirect server (with the
+ * host's ACME challenge proxy), or neither (undefined). Made from the locations alone, so that the cluster
+ * mode can keep it per locations array (location-facts.ts).
+ */
+export type PlainHttpSharing = 'not-found' | AcmeProxy | undefined;
+
+export function plainHttpSharing(locations: readonly Location[]): PlainHttpSharing {
+  // A configuration-snippet is the host's own, on plain HTTP too.
+  if (locations.some((l) => l.snippet !== undefined)) return undefined;
+  return onlyNotFound(locations) ? 'not-found' : onlyRedirects(locations);
+}
+
 function onlyNotFound(locations: readonly Location[]): boolean {
   const [only] = locations;
   return locations.length === 1 && !!only && only.modifier === '' && only.path === '/' && !only.proxy && only.returnStatus === 404 && !only.plainHttp.redirect;
 }
 
 /** A host's ACME challenge proxy, and what the shared location would have to render for it besides the upstream. */
-interface AcmeProxy {
+export interface AcmeProxy {
   readonly proxy: Proxy;
   /** What its plain HTTP gets on every other path. */
   readonly redirect: PlainHttpAction;

@@ -43,12 +43,12 @@ export function logsRequests(model: NginxConfig): boolean {
  * digest of the label values, so a line that an old worker sends after a reload still finds its labels
  * when the route is unchanged, and the same input gives the same bytes.
  */
-export function withLogLabels(model: NginxConfig, memo?: LogLabelsMemo): NginxConfig {
+export function withLogLabels(model: NginxConfig, memo?: LogLabelsMemo, canariesOf: CanariesOf = canaryUpstreams): NginxConfig {
   if (!logsRequests(model)) return model;
   const logs = { upstreamName: model.accessLog !== 'off', route: model.requestLog !== undefined };
   const labelAll = (locations: readonly Location[]): readonly Location[] => locations.map((location) => labelLocation(location, logs));
   const label = memo ? memo.labelled(logs, labelAll) : labelAll;
-  const alternatives = alternativeUpstreams(model);
+  const alternatives = alternativeUpstreams(model, canariesOf);
   const http = withFields(model.http, {
     defaultServer: withFields(model.http.defaultServer, { locations: label(model.http.defaultServer.locations) }),
     virtualHosts: model.http.virtualHosts.map((host): VirtualHost => withFields(host, { locations: label(host.locations) })),
@@ -104,14 +104,18 @@ export function requestLogTables(model: NginxConfig): RequestLogTables {
   };
 }
 
+/** The upstreams of the canaries of some locations (the cluster mode keeps them per locations array: location-facts.ts). */
+export type CanariesOf = (locations: readonly Location[]) => readonly string[];
+
+function canaryUpstreams(locations: readonly Location[]): string[] {
+  return locations.flatMap((location) => (location.proxy?.canary ? [location.proxy.canary.upstream] : []));
+}
+
 /** Canary upstreams by name, each with ingress-nginx's name for it. */
-function alternativeUpstreams(model: NginxConfig): Map<string, string> {
+function alternativeUpstreams(model: NginxConfig, canariesOf: CanariesOf = canaryUpstreams): Map<string, string> {
   const alternatives = new Map<string, string>();
   for (const locations of [model.http.defaultServer.locations, ...model.http.virtualHosts.map((host) => host.locations)]) {
-    for (const location of locations) {
-      const canary = location.proxy?.canary;
-      if (canary) alternatives.set(canary.upstream, ingressNginxUpstreamName(canary.upstream));
-    }
+    for (const upstream of canariesOf(locations)) if (!alternatives.has(upstream)) alternatives.set(upstream, ingressNginxUpstreamName(upstream));
   }
   return alternatives;
 }

@@ -15,7 +15,8 @@ import type { SourceObject } from '../sources/snapshot.js';
 import type { ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
 import type { PortPlan, SniRoutePlan, WeightedBackend } from './gateway/plan.js';
 import type { PassthroughRoute, TerminatedHost } from './ingress/hosts.js';
-import { byString, compareAge, groupBy } from './precedence.js';
+import { byString, compareAge } from './precedence.js';
+import { compareStrings } from '../model/order.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
 import { mapKey } from './map-keys.js';
@@ -253,8 +254,22 @@ function claimsByPort(input: StreamInput, builder: StreamBuilder): Map<number, C
  * who else asked for it.
  */
 function oneClaimPerName(claims: readonly Claim[], port: number, report: Reporter): Claim[] {
+  const byName = new Map<string, Claim[]>();
+  for (const claim of claims) {
+    const group = byName.get(claim.serverName);
+    if (group) group.push(claim);
+    else byName.set(claim.serverName, [claim]);
+  }
+  // A name with one claim needs no settling: only contested names are sorted (collisions are reported
+  // in name order). The order of the result does not matter: the routes are sorted by name.
   const settled: Claim[] = [];
-  for (const [serverName, group] of groupBy(claims, (c) => c.serverName)) {
+  const contested: [string, Claim[]][] = [];
+  for (const [serverName, group] of byName) {
+    const [only] = group;
+    if (only && group.length === 1) settled.push(only);
+    else contested.push([serverName, group]);
+  }
+  for (const [serverName, group] of contested.sort(([a], [b]) => compareStrings(a, b))) {
     // Claims without an owner (a listener hostname kept closed) yield to any resource's claim.
     const sorted = [...group].sort((a, b) =>
       a.owner && b.owner ? compareAge(a.owner, b.owner) : Number(a.owner === undefined) - Number(b.owner === undefined),

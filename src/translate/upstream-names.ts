@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { compareStrings } from '../model/order.js';
 
 /**
  * The name of an upstream block, from a readable base (`namespace_service_port`): two letters taken from a
@@ -32,4 +33,9 @@ function letter(byte: number): string {
 /** The readable part of an `upstreamName`: upstream blocks are listed in the config in its order. */
 export function readablePart(name: string): string {
   return name.slice(3);
+}
+
+/** The order of upstream blocks: by readable part, then (for names that share it) by the whole name. */
+export function compareUpstreamNames(a: string, b: string): number {
+  return compareStrings(readablePart(a), readablePart(b)) || compareStrings(a, b);
 }

@@ -1,5 +1,5 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Location, LocationBehaviour, MapBlock, MirrorEndpoint, Proxy, ProxyTuning } from '../../model/nginx.js';
+import type { Location, LocationBehaviour, MapBlock, MirrorEndpoint, NginxConfig, Proxy, ProxyTuning } from '../../model/nginx.js';
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../allowlist.js';
@@ -499,19 +499,25 @@ export const pathConflictCondition = 'ingress2nginx.dev/PathConflict';
  * another resource (an Ingress or an older HTTPRoute), read from the served locations' provenance: the
  * Gateway API keeps such a route Accepted, so the status says where its path went.
  */
-export function withPathConflicts(statuses: readonly ResourceStatus[], locations: readonly { readonly serverName: string; readonly location: Location }[]): ResourceStatus[] {
+export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pick<NginxConfig['http'], 'defaultServer' | 'virtualHosts'>): ResourceStatus[] {
+  // Only an HTTPRoute's status tells of its lost paths: without one, no location needs a look.
+  if (!statuses.some((status) => status.kind === 'HTTPRoute')) return [...statuses];
   const lost = new Map<string, string[]>();
-  for (const { serverName, location } of locations) {
-    const claim = location.origin?.claim;
-    if (!claim || !location.origin) continue;
-    for (const loser of claim.losers) {
-      if (loser.resource.kind !== 'HTTPRoute') continue;
-      const id = `${loser.resource.namespace ?? ''}/${loser.resource.name}`;
-      const winner = `${claim.claimant.resource.kind} ${claim.claimant.resource.namespace ?? ''}/${claim.claimant.resource.name}`;
-      const where = `${serverName === '' ? 'requests without a known host' : `host ${serverName}`} path ${location.origin.path}`;
-      lost.set(id, [...new Set([...(lost.get(id) ?? []), `${where} is served by ${winner}`])]);
+  const add = (serverName: string, locations: readonly Location[]) => {
+    for (const location of locations) {
+      const claim = location.origin?.claim;
+      if (!claim || !location.origin) continue;
+      for (const loser of claim.losers) {
+        if (loser.resource.kind !== 'HTTPRoute') continue;
+        const id = `${loser.resource.namespace ?? ''}/${loser.resource.name}`;
+        const winner = `${claim.claimant.resource.kind} ${claim.claimant.resource.namespace ?? ''}/${claim.claimant.resource.name}`;
+        const where = `${serverName === '' ? 'requests without a known host' : `host ${serverName}`} path ${location.origin.path}`;
+        lost.set(id, [...new Set([...(lost.get(id) ?? []), `${where} is served by ${winner}`])]);
+      }
     }
-  }
+  };
+  add('', http.defaultServer.locations);
+  for (const host of http.virtualHosts) add(host.serverName, host.locations);
   if (lost.size === 0) return [...statuses];
   return statuses.map((status) => {
     const conflicts = status.kind === 'HTTPRoute' ? lost.get(`${status.namespace}/${status.name}`) : undefined;
