@@ -60,6 +60,7 @@ describe('what the render memo leaves out of a body\'s context', () => {
     visit('plainServerBody');
     visit('tlsServerBody');
     visit('virtualHostServers');
+    visit('upstreamBlock');
     expect(reached.has('location')).toBe(true);
     const leftOut = [...readByMainTemplateOnly.model, ...readByMainTemplateOnly.http];
     for (const name of reached) {

@@ -2,8 +2,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
-import type { NginxConfig, VirtualHost } from '../model/nginx.js';
-import { BodyCache, shareServers, withServerTexts, type NginxConfigView, type VirtualHostServers, type VirtualHostView } from './shared-servers.js';
+import type { HttpUpstream, NginxConfig, VirtualHost } from '../model/nginx.js';
+import { BodyCache, shareServers, withBlockTexts, type NginxConfigText, type VirtualHostView } from './shared-servers.js';
 
 /** The rendered main config; key material travels separately in `model.files`. */
 export interface Rendered {
@@ -25,10 +25,11 @@ export function templatesDir(): string {
 }
 
 interface Templates {
-  readonly main: Handlebars.TemplateDelegate<NginxConfigView<VirtualHostServers>>;
+  readonly main: Handlebars.TemplateDelegate<NginxConfigText>;
   readonly plainServerBody: Handlebars.TemplateDelegate<VirtualHost>;
   readonly tlsServerBody: Handlebars.TemplateDelegate<VirtualHost>;
   readonly virtualHostServers: Handlebars.TemplateDelegate<VirtualHostView>;
+  readonly upstreamBlock: Handlebars.TemplateDelegate<HttpUpstream>;
 }
 
 let compiled: Templates | undefined;
@@ -37,7 +38,7 @@ let compiled: Templates | undefined;
  * Compiles once, in an isolated Handlebars environment so no other code's helpers or partials can leak
  * in; partials are pre-compiled with the same strict, non-escaping options as the main template. `render`
  * calls the two server-body partials itself, per host, to find the hosts that can share a block, and
- * the partial that writes the blocks a host heads.
+ * the partials that write the blocks a host heads and an upstream block.
  */
 function templates(): Templates {
   if (compiled) return compiled;
@@ -54,10 +55,11 @@ function templates(): Templates {
     return found as Handlebars.TemplateDelegate<Context>;
   };
   compiled = {
-    main: handlebars.compile<NginxConfigView<VirtualHostServers>>(readFileSync(join(dir, 'nginx.conf.hbs'), 'utf8'), compileOptions),
+    main: handlebars.compile<NginxConfigText>(readFileSync(join(dir, 'nginx.conf.hbs'), 'utf8'), compileOptions),
     plainServerBody: partial('plainServerBody'),
     tlsServerBody: partial('tlsServerBody'),
     virtualHostServers: partial('virtualHostServers'),
+    upstreamBlock: partial('upstreamBlock'),
   };
   return compiled;
 }
@@ -104,11 +106,12 @@ function bodyContext(model: NginxConfig): string {
 }
 
 export function render(model: NginxConfig, memo?: RenderMemo): Rendered {
-  const { main, plainServerBody, tlsServerBody, virtualHostServers } = templates();
+  const { main, plainServerBody, tlsServerBody, virtualHostServers, upstreamBlock } = templates();
   // The bodies see the whole config as @root, as they would inside the main template.
   const options = { data: { root: model } };
   const bodies = { plain: (host: VirtualHost) => plainServerBody(host, options), tls: (host: VirtualHost) => tlsServerBody(host, options) };
   const cache = memo?.cache(model) ?? new BodyCache();
   const view = shareServers(model, bodies, cache);
-  return { nginxConf: main(withServerTexts(model, view, (host) => virtualHostServers(host, options), cache)) };
+  const blocks = { servers: (host: VirtualHostView) => virtualHostServers(host, options), upstream: (upstream: HttpUpstream) => upstreamBlock(upstream, options) };
+  return { nginxConf: main(withBlockTexts(model, view, blocks, cache)) };
 }

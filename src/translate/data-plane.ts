@@ -66,6 +66,8 @@ export interface DataPlaneInput {
   readonly locationFacts?: LocationFactsMemo;
   /** The upstream blocks' order of the build before (the cluster mode keeps one, `compareUpstreamNames`). */
   readonly upstreamOrder?: SortedMemo;
+  /** The upstream blocks of the last build, by backend (the cluster mode keeps one). */
+  readonly upstreamBlocks?: UpstreamBlockMemo;
 }
 
 export function nginxConfig(input: DataPlaneInput): NginxConfig {
@@ -144,7 +146,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     acceptProxyProtocol: settings.useProxyProtocol,
     proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
     ...listenerPorts(facts.some((f) => f.namesListenerPort), options),
-    ...upstreamsWithErrorServer(httpUpstreams(facts, input.backends, settings, upstreamOrder(input.upstreamOrder)), options.runDir),
+    ...upstreamsWithErrorServer(httpUpstreams(facts, input.backends, settings, upstreamOrder(input.upstreamOrder), input.upstreamBlocks), options.runDir),
     redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
     redirectBaseWithPort: `https://$host:${options.httpsPort}`,
     ...trimmedRequestUri(facts.some((f) => f.trimsRequestUri)),
@@ -262,6 +264,7 @@ function httpUpstreams(
   backends: ReadonlyMap<string, ResolvedBackend>,
   settings: ControllerSettings,
   sorted: (names: ReadonlySet<string>) => readonly string[],
+  memo?: UpstreamBlockMemo,
 ): HttpUpstream[] {
   const used = new Set<string>();
   for (const { upstreams } of facts) for (const upstream of upstreams) used.add(upstream);
@@ -269,7 +272,7 @@ function httpUpstreams(
     .map((name) => backends.get(name))
     .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined);
   const keepalive = keepalivePerUpstream(settings.upstreamKeepaliveConnections, upstreams.length);
-  return upstreams.map((backend) => ({
+  const block = (backend: ResolvedBackend): HttpUpstream => ({
     name: backend.upstream,
     ...(backend.balancing?.hashKey !== undefined && { hashKey: backend.balancing.hashKey }),
     ...(backend.balancing?.leastConn && { leastConn: true }),
@@ -277,7 +280,28 @@ function httpUpstreams(
     keepalive,
     ...backend.keepalive,
     comment: backend.description,
-  }));
+  });
+  return upstreams.map(memo ? memo.blocks(keepalive, block) : block);
+}
+
+/**
+ * Each backend's upstream block of the last build: the same object again while the backend is (the
+ * claim memo keeps an unchanged Ingress's backends) and the keepalive share is, so that render reuses
+ * the block's text. The cluster mode keeps one across builds.
+ */
+export class UpstreamBlockMemo {
+  private keepalive: number | undefined;
+  private last = new WeakMap<ResolvedBackend, HttpUpstream>();
+
+  blocks(keepalive: number, block: (backend: ResolvedBackend) => HttpUpstream): (backend: ResolvedBackend) => HttpUpstream {
+    if (keepalive !== this.keepalive) this.last = new WeakMap();
+    this.keepalive = keepalive;
+    return (backend) => {
+      let made = this.last.get(backend);
+      if (made === undefined) this.last.set(backend, (made = block(backend)));
+      return made;
+    };
+  }
 }
 
 /** Upstream names in `compareUpstreamNames` order: from the last build's order with a memo, else sorted. */

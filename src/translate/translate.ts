@@ -6,7 +6,7 @@ import type { ResourceStatus } from '../model/status.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { SecretOrigins } from './cluster-provided.js';
-import { nginxConfig } from './data-plane.js';
+import { nginxConfig, UpstreamBlockMemo } from './data-plane.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { gatewayKinds, planGateways, type GatewayPlan } from './gateway/index.js';
 import { withPathConflicts } from './gateway/http-routes.js';
@@ -70,6 +70,7 @@ export interface TranslateMemo {
   readonly logLabels: LogLabelsMemo;
   readonly locationFacts: LocationFactsMemo;
   readonly upstreamOrder: SortedMemo;
+  readonly upstreamBlocks: UpstreamBlockMemo;
   readonly index: IndexMemo;
 }
 
@@ -81,6 +82,7 @@ export function newTranslateMemo(): TranslateMemo {
     logLabels: new LogLabelsMemo(),
     locationFacts: new LocationFactsMemo(),
     upstreamOrder: new SortedMemo(compareUpstreamNames),
+    upstreamBlocks: new UpstreamBlockMemo(),
     index: new IndexMemo(),
   };
 }
@@ -154,7 +156,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     extensions: ingress.extensions,
     secrets,
     headers: inputs.headers,
-    ...(memo && { logLabels: memo.logLabels, locationFacts: memo.locationFacts, upstreamOrder: memo.upstreamOrder }),
+    ...(memo && { logLabels: memo.logLabels, locationFacts: memo.locationFacts, upstreamOrder: memo.upstreamOrder, upstreamBlocks: memo.upstreamBlocks }),
   });
   const model = memo ? memo.virtualHosts.kept(built) : built;
   return {
