@@ -4,6 +4,7 @@
  * it, a file for a name the config holds (`filesNamedBy`).
  */
 import { withLogLabels, type LogLabelsMemo } from './request-log.js';
+import type { ContextMemo } from './context-memo.js';
 import type { OutputFile, TlsFiles } from '../model/files.js';
 import {
   generationPlaceholder,
@@ -39,6 +40,9 @@ import type { StreamServices } from './stream-services.js';
 import type { ConfigMapSnippets } from './ingress/snippets.js';
 import type { HeaderDefaults } from './ingress/header-configmaps.js';
 
+/** Each backend's upstream block, while the keepalive share is the same (`DataPlaneInput.upstreamBlocks`). */
+export type UpstreamBlockMemo = ContextMemo<ResolvedBackend, HttpUpstream>;
+
 /** What the data plane is made from: the settled Ingress hosts, the SNI stream, and what they refer to. */
 export interface DataPlaneInput {
   readonly options: TranslateOptions;
@@ -66,7 +70,10 @@ export interface DataPlaneInput {
   readonly locationFacts?: LocationFactsMemo;
   /** The upstream blocks' order of the build before (the cluster mode keeps one, `compareUpstreamNames`). */
   readonly upstreamOrder?: SortedMemo;
-  /** The upstream blocks of the last build, by backend (the cluster mode keeps one). */
+  /**
+   * The upstream blocks of the last build, by backend, while the keepalive share is the same: the claim memo
+   * keeps an unchanged Ingress's backends, so render reuses their blocks' text (the cluster mode keeps one).
+   */
   readonly upstreamBlocks?: UpstreamBlockMemo;
 }
 
@@ -281,28 +288,9 @@ function httpUpstreams(
     ...backend.keepalive,
     comment: backend.description,
   });
-  return upstreams.map(memo ? memo.blocks(keepalive, block) : block);
+  return upstreams.map(memo ? memo.in(String(keepalive), block) : block);
 }
 
-/**
- * Each backend's upstream block of the last build: the same object again while the backend is (the
- * claim memo keeps an unchanged Ingress's backends) and the keepalive share is, so that render reuses
- * the block's text. The cluster mode keeps one across builds.
- */
-export class UpstreamBlockMemo {
-  private keepalive: number | undefined;
-  private last = new WeakMap<ResolvedBackend, HttpUpstream>();
-
-  blocks(keepalive: number, block: (backend: ResolvedBackend) => HttpUpstream): (backend: ResolvedBackend) => HttpUpstream {
-    if (keepalive !== this.keepalive) this.last = new WeakMap();
-    this.keepalive = keepalive;
-    return (backend) => {
-      let made = this.last.get(backend);
-      if (made === undefined) this.last.set(backend, (made = block(backend)));
-      return made;
-    };
-  }
-}
 
 /** Upstream names in `compareUpstreamNames` order: from the last build's order with a memo, else sorted. */
 function upstreamOrder(memo: SortedMemo | undefined): (names: ReadonlySet<string>) => readonly string[] {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Location, NginxConfig, VirtualHost } from '../model/nginx.js';
 import { withFields } from '../model/objects.js';
+import type { ContextMemo } from './context-memo.js';
 import { compareStrings } from '../model/order.js';
 import { readablePart } from './upstream-names.js';
 
@@ -47,7 +48,7 @@ export function withLogLabels(model: NginxConfig, memo?: LogLabelsMemo, canaries
   if (!logsRequests(model)) return model;
   const logs = { upstreamName: model.accessLog !== 'off', route: model.requestLog !== undefined };
   const labelAll = (locations: readonly Location[]): readonly Location[] => locations.map((location) => labelLocation(location, logs));
-  const label = memo ? memo.labelled(logs, labelAll) : labelAll;
+  const label = memo ? memo.in(`${logs.upstreamName} ${logs.route}`, labelAll) : labelAll;
   const alternatives = alternativeUpstreams(model, canariesOf);
   const http = withFields(model.http, {
     defaultServer: withFields(model.http.defaultServer, { locations: label(model.http.defaultServer.locations) }),
@@ -61,25 +62,11 @@ export function withLogLabels(model: NginxConfig, memo?: LogLabelsMemo, canaries
 }
 
 /**
- * The labelled locations of a host by its locations before (the same array while the host's locations are
- * unchanged, translate/ingress/hosts.ts `HostLocationsMemo`), for the logs one build asks for: a build
- * after one change labels the changed hosts only. The cluster mode keeps one across builds.
+ * The labelled locations of a host by its locations before (the same array while the host is unchanged,
+ * translate/ingress/hosts.ts `HostSettleMemo`), for the logs one build asks for: a build after one change
+ * labels the changed hosts only.
  */
-export class LogLabelsMemo {
-  private logs = '';
-  private last = new WeakMap<readonly Location[], readonly Location[]>();
-
-  labelled(logs: { readonly upstreamName: boolean; readonly route: boolean }, labelAll: (locations: readonly Location[]) => readonly Location[]): (locations: readonly Location[]) => readonly Location[] {
-    const key = `${logs.upstreamName} ${logs.route}`;
-    if (key !== this.logs) this.last = new WeakMap();
-    this.logs = key;
-    return (locations) => {
-      let labelled = this.last.get(locations);
-      if (labelled === undefined) this.last.set(locations, (labelled = labelAll(locations)));
-      return labelled;
-    };
-  }
-}
+export type LogLabelsMemo = ContextMemo<readonly Location[], readonly Location[]>;
 
 /** The labels of every location that logs them, the names served, and the SNI names passed through. */
 export function requestLogTables(model: NginxConfig): RequestLogTables {

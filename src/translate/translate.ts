@@ -6,7 +6,8 @@ import type { ResourceStatus } from '../model/status.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { SecretOrigins } from './cluster-provided.js';
-import { nginxConfig, UpstreamBlockMemo } from './data-plane.js';
+import { nginxConfig, type UpstreamBlockMemo } from './data-plane.js';
+import { ContextMemo } from './context-memo.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { gatewayKinds, planGateways, type GatewayPlan } from './gateway/index.js';
 import { withPathConflicts } from './gateway/http-routes.js';
@@ -32,7 +33,7 @@ import { streamServices, type StreamServices } from './stream-services.js';
 import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
 import type { NamespacedName } from './ingress/annotations/references.js';
 import { VirtualHostMemo } from './virtual-host-memo.js';
-import { LogLabelsMemo } from './request-log.js';
+import type { LogLabelsMemo } from './request-log.js';
 import { LocationFactsMemo } from './location-facts.js';
 import { SortedMemo } from './sorted-memo.js';
 import { compareUpstreamNames } from './upstream-names.js';
@@ -79,10 +80,10 @@ export function newTranslateMemo(): TranslateMemo {
     ingressClaims: new IngressClaimMemo(),
     hosts: new HostSettleMemo(),
     virtualHosts: new VirtualHostMemo(),
-    logLabels: new LogLabelsMemo(),
+    logLabels: new ContextMemo(),
     locationFacts: new LocationFactsMemo(),
     upstreamOrder: new SortedMemo(compareUpstreamNames),
-    upstreamBlocks: new UpstreamBlockMemo(),
+    upstreamBlocks: new ContextMemo(),
     index: new IndexMemo(),
   };
 }

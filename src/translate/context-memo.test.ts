@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HttpUpstream } from '../model/nginx.js';
 import type { ResolvedBackend } from './backends.js';
-import { UpstreamBlockMemo } from './data-plane.js';
+import { ContextMemo } from './context-memo.js';
 
 const backend = (name: string): ResolvedBackend => ({
   upstream: name,
@@ -12,19 +12,19 @@ const backend = (name: string): ResolvedBackend => ({
 });
 const block = (keepalive: number) => (b: ResolvedBackend): HttpUpstream => ({ name: b.upstream, servers: b.servers, keepalive, comment: b.description });
 
-describe('the upstream block memo', () => {
+describe('a context memo (the upstream blocks\' one)', () => {
   it('gives the same block for the same backend while the keepalive share is the same', () => {
-    const memo = new UpstreamBlockMemo();
+    const memo = new ContextMemo<ResolvedBackend, HttpUpstream>();
     const web = backend('aa_shop_web_80');
-    const first = memo.blocks(320, block(320))(web);
-    expect(memo.blocks(320, block(320))(web)).toBe(first);
-    expect(memo.blocks(320, block(320))(backend('aa_shop_web_80'))).not.toBe(first);
+    const first = memo.in('320', block(320))(web);
+    expect(memo.in('320', block(320))(web)).toBe(first);
+    expect(memo.in('320', block(320))(backend('aa_shop_web_80'))).not.toBe(first);
   });
 
   it('makes every block again when the keepalive share changes', () => {
-    const memo = new UpstreamBlockMemo();
+    const memo = new ContextMemo<ResolvedBackend, HttpUpstream>();
     const web = backend('aa_shop_web_80');
-    memo.blocks(320, block(320))(web);
-    expect(memo.blocks(16, block(16))(web).keepalive).toBe(16);
+    memo.in('320', block(320))(web);
+    expect(memo.in('16', block(16))(web).keepalive).toBe(16);
   });
 });
