@@ -14,6 +14,7 @@ import { httpGet, startHttpBackend } from '../test/support/peers.js';
 import { ingress, service } from '../test/support/sidecar.js';
 import { freePorts } from '../test/support/ports.js';
 import { layout, type GeneratedInput } from './generate.js';
+import { incrementalBuild } from './incremental-build.js';
 
 /**
  * `npm run bench` (second part): the cluster mode, as a process (`ingress2nginx run --spawn-nginx`)
@@ -28,7 +29,9 @@ import { layout, type GeneratedInput } from './generate.js';
  *   bookmarks): from the write to the host answering (the watchdog cuts a watch silent for 90 s);
  * - reload time (signal until the new generation is served) at 100, 1,000 and 10,000 hosts, from the
  *   sidecar's own histogram;
- * - the sidecar's memory with 10,000 Ingresses, 10,000 Services and 2,000 TLS Secrets watched.
+ * - the sidecar's memory with 10,000 Ingresses, 10,000 Services and 2,000 TLS Secrets watched;
+ * - `build`: one changed Ingress among 10,000 built with the cluster mode's memo, in this process
+ *   (incremental-build.ts): the build alone, over 20 changes.
  *
  * `--ingress-per-certificate` runs it on the other layout of the bench input (generate.ts): one Ingress
  * per Secret, whose hosts share a server block.
@@ -41,7 +44,7 @@ const burstChanges = 1000;
 const layoutFlag = '--ingress-per-certificate';
 const args = process.argv.slice(2);
 const perCertificate = args.includes(layoutFlag);
-const parts = ['latency', 'idle', 'silent', 'reload'] as const;
+const parts = ['latency', 'idle', 'silent', 'reload', 'build'] as const;
 /** One part runs only that part (while working on one of them); default all. */
 const part = args.find((arg) => arg !== layoutFlag);
 const runs = (name: (typeof parts)[number]) => part === undefined || part === name;
@@ -406,7 +409,8 @@ async function main(): Promise<void> {
     out(`ingress2nginx cluster-mode bench — node ${process.version}, ${cpus().length} CPU(s), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     if (perCertificate) out('input: one Ingress per certificate, naming the five hosts it covers (generate.ts --ingress-per-certificate)');
     // The generated input (10,000 hosts) only for the parts that use it.
-    if (runs('latency') || runs('reload')) await generate(join(work, 'input'));
+    if (runs('latency') || runs('reload') || runs('build')) await generate(join(work, 'input'));
+    if (runs('build')) await incrementalBuild(join(work, 'input'), out);
     const all = runs('latency') || runs('reload') ? await objectsOf(join(work, 'input')) : [];
 
     const generations = await nginxGenerations(out);
