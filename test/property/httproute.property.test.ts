@@ -107,9 +107,12 @@ function objectsOf(routes: readonly (readonly { matches: unknown[]; filters: unk
 
 /**
  * A line that holds a value's text, once its double-quoted strings are taken out: a comment (no line break
- * reaches one), a map entry, or a header directive whose name is one HTTP token.
+ * reaches one), a map entry, a header directive whose name is one HTTP token, or a URLRewrite path's
+ * rewrite, whose replacement is a path in the path characters (translate/allowlist.ts `isSafePath`: none
+ * of them ends an nginx word), then the rest of the URI (`$1`).
  */
-const quotedLine = /^\s+(# .*|Q (1|Q|\S+);|default Q;|(proxy_set_header|add_header|proxy_hide_header|grpc_hide_header) [A-Za-z0-9!#$%&'*+.^_`|~-]+( Q| \$\w+)?( always)?;)$/;
+const quotedLine =
+  /^\s+(# .*|Q (1|Q|\S+);|default Q;|(proxy_set_header|add_header|proxy_hide_header|grpc_hide_header) [A-Za-z0-9!#$%&'*+.^_`|~-]+( Q| \$\w+)?( always)?;|rewrite Q \/[A-Za-z0-9._~%!&()*+,=:@/-]*(\$1)? break;)$/;
 const withoutQuoted = (line: string) => line.replace(/"(?:[^"\\]|\\.)*"/g, 'Q');
 
 describe('HTTPRoute matches and filters', () => {
