@@ -291,7 +291,6 @@ function httpUpstreams(
   return upstreams.map(memo ? memo.in(String(keepalive), block) : block);
 }
 
-
 /** Upstream names in `compareUpstreamNames` order: from the last build's order with a memo, else sorted. */
 function upstreamOrder(memo: SortedMemo | undefined): (names: ReadonlySet<string>) => readonly string[] {
   return memo ? (names) => memo.sorted(names) : (names) => [...names].sort(compareUpstreamNames);

@@ -38,6 +38,11 @@ export function byString<T>(keyOf: (item: T) => string): (a: T, b: T) => number 
 
 /** Items grouped by key, groups in key order, items in input order within a group. */
 export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  return new Map([...groupInOrder(items, keyOf)].sort(([a], [b]) => compareStrings(a, b)));
+}
+
+/** Items grouped by key, groups in the order their first item comes, items in input order within a group. */
+export function groupInOrder<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
   for (const item of items) {
     const key = keyOf(item);
@@ -45,5 +50,5 @@ export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map
     if (group) group.push(item);
     else groups.set(key, [item]);
   }
-  return new Map([...groups].sort(([a], [b]) => compareStrings(a, b)));
+  return groups;
 }

@@ -15,7 +15,7 @@ import type { SourceObject } from '../sources/snapshot.js';
 import type { ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
 import type { PortPlan, SniRoutePlan, WeightedBackend } from './gateway/plan.js';
 import type { PassthroughRoute, TerminatedHost } from './ingress/hosts.js';
-import { byString, compareAge } from './precedence.js';
+import { byString, compareAge, groupInOrder } from './precedence.js';
 import { compareStrings } from '../model/order.js';
 import { losersOf, provenanceOf } from './provenance.js';
 import { resourceName, type Reporter } from './report.js';
@@ -254,12 +254,7 @@ function claimsByPort(input: StreamInput, builder: StreamBuilder): Map<number, C
  * who else asked for it.
  */
 function oneClaimPerName(claims: readonly Claim[], port: number, report: Reporter): Claim[] {
-  const byName = new Map<string, Claim[]>();
-  for (const claim of claims) {
-    const group = byName.get(claim.serverName);
-    if (group) group.push(claim);
-    else byName.set(claim.serverName, [claim]);
-  }
+  const byName = groupInOrder(claims, (c) => c.serverName);
   // A name with one claim needs no settling: only contested names are sorted (collisions are reported
   // in name order). The order of the result does not matter: the routes are sorted by name.
   const settled: Claim[] = [];

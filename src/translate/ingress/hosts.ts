@@ -19,7 +19,7 @@ import { HttpExtensionRegistry } from './extensions.js';
 import { markShadowedLocations } from '../shadowed-locations.js';
 import { withRequestDispatch } from '../request-dispatch.js';
 import { withFields } from '../../model/objects.js';
-import { placeServerTls } from './server-tls.js';
+import { withServerTls } from './server-tls.js';
 
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */
@@ -200,7 +200,7 @@ function settleHost(host: string, claims: HostClaims, settings: HostSettings, sc
   if (!routes.has(host) && !tls && !passthrough) return { canaryBackends, references: [] };
   const settledClaims = { tls, passthrough, winners, routeClaims, terminated: modes.terminated, terminatedLosers: modes.terminatedLosers.get(host) ?? [] };
   const ingresses = new Map(claims.named.filter((c) => c.ingress.kind === 'Ingress').map((c) => [`${c.ingress.metadata.namespace}/${c.ingress.metadata.name}`, c.ingress]));
-  const [virtualHost] = placeServerTls([hostOf(host, settledClaims, settings, report, settled.losers)], ingresses, report) as [VirtualHost];
+  const virtualHost = withServerTls(hostOf(host, settledClaims, settings, report, settled.losers), ingresses, report);
   return {
     virtualHost,
     ...(passthrough && { passthrough }),
