@@ -107,12 +107,20 @@ function objectsOf(routes: readonly (readonly { matches: unknown[]; filters: unk
 
 /**
  * A line that holds a value's text, once its double-quoted strings are taken out: a comment (no line break
- * reaches one), a map entry, a header directive whose name is one HTTP token, or a URLRewrite path's
- * rewrite, whose replacement is a path in the path characters (translate/allowlist.ts `isSafePath`: none
- * of them ends an nginx word), then the rest of the URI (`$1`).
+ * reaches one), a map entry, a header directive whose name is one HTTP token, or a URLRewrite or
+ * RequestRedirect path. A path is in the path characters (translate/allowlist.ts `isSafePath`), none of
+ * which ends an nginx word: the rewrite's replacement is the path then the rest of the URI (`$1`), the
+ * redirect's URL a scheme and host (checked names or nginx's variables), the path, then the query.
  */
-const quotedLine =
-  /^\s+(# .*|Q (1|Q|\S+);|default Q;|(proxy_set_header|add_header|proxy_hide_header|grpc_hide_header) [A-Za-z0-9!#$%&'*+.^_`|~-]+( Q| \$\w+)?( always)?;|rewrite Q \/[A-Za-z0-9._~%!&()*+,=:@/-]*(\$1)? break;)$/;
+const pathCharacters = '[A-Za-z0-9._~%!&()*+,=:@/-]';
+const quotedLine = new RegExp(
+  [
+    "^\\s+(# .*|Q (1|Q|\\S+);|default Q;",
+    "|(proxy_set_header|add_header|proxy_hide_header|grpc_hide_header) [A-Za-z0-9!#$%&'*+.^_`|~-]+( Q| \\$\\w+)?( always)?;",
+    `|rewrite Q \\/${pathCharacters}*(\\$1)? break;`,
+    `|return 30[1278] (\\$scheme|https?)://(\\$host|[a-z0-9.-]+)(\\$\\w+|:[0-9]+)?\\/${pathCharacters}*(\\$1)?(\\$is_args\\$args)?;)$`,
+  ].join(''),
+);
 const withoutQuoted = (line: string) => line.replace(/"(?:[^"\\]|\\.)*"/g, 'Q');
 
 describe('HTTPRoute matches and filters', () => {
