@@ -26,10 +26,36 @@ export interface BuildResult {
 export interface BuildMemo {
   readonly translate: TranslateMemo;
   readonly render: RenderMemo;
+  readonly fileDigests: FileDigestInputs;
 }
 
 export function newBuildMemo(): BuildMemo {
-  return { translate: newTranslateMemo(), render: new RenderMemo() };
+  return { translate: newTranslateMemo(), render: new RenderMemo(), fileDigests: new FileDigestInputs() };
+}
+
+/**
+ * What the generation digest reads of each output file, encoded once while the file stays the same: at
+ * 10,000 hosts the key files are 8 MB, and encoding them again for every build (the string made of each
+ * file, then its UTF-8 bytes) was 30 ms of a one-Ingress rebuild. The bytes hashed are the same.
+ */
+export class FileDigestInputs {
+  private last = new Map<string, { readonly file: OutputFile; readonly bytes: Buffer }>();
+
+  bytesOf(files: readonly OutputFile[]): Buffer[] {
+    const next = new Map<string, { readonly file: OutputFile; readonly bytes: Buffer }>();
+    const bytes = files.map((file) => {
+      const earlier = this.last.get(file.path);
+      const entry = earlier && earlier.file.mode === file.mode && earlier.file.contents === file.contents ? earlier : { file, bytes: digestInput(file) };
+      next.set(file.path, entry);
+      return entry.bytes;
+    });
+    this.last = next;
+    return bytes;
+  }
+}
+
+function digestInput(file: OutputFile): Buffer {
+  return Buffer.from(`\0${file.path}\0${file.mode}\0${file.contents}`);
 }
 
 /**
@@ -41,7 +67,7 @@ export function build(snapshot: Snapshot, options: TranslateOptions, memo?: Buil
   const translated = translate(snapshot, options, memo?.translate);
   const { nginxConf } = render(translated.model, memo?.render);
   const digest = createHash('sha256').update(nginxConf);
-  for (const file of translated.model.files) digest.update(`\0${file.path}\0${file.mode}\0${file.contents}`);
+  for (const bytes of memo ? memo.fileDigests.bytesOf(translated.model.files) : translated.model.files.map(digestInput)) digest.update(bytes);
   const generation = digest.digest('hex').slice(0, 32);
   return {
     files: [{ path: mainConfigName, contents: nginxConf.replace(generationPlaceholder, generation), mode: 0o644 }, ...translated.model.files],

@@ -38,6 +38,10 @@ export interface NginxConfigText extends NginxConfig {
   readonly http: Omit<HttpConfig, 'virtualHosts' | 'upstreams'> & {
     readonly virtualHosts: readonly VirtualHostServers[];
     readonly upstreams: readonly HttpUpstreamText[];
+    /** The `servers` of every host, in order, as one text. */
+    readonly serverBlocks: string;
+    /** The `text` of every upstream, in order, as one text. */
+    readonly upstreamBlocks: string;
   };
 }
 
@@ -188,5 +192,10 @@ export function withBlockTexts(
     return withAddedFields(host, { servers: cache.serverText(model.http.virtualHosts[i]!, names, () => render.servers(host)) });
   });
   const upstreams = view.http.upstreams.map((upstream) => withAddedFields(upstream, { text: cache.upstreamText(upstream, () => render.upstream(upstream)) }));
-  return { ...view, http: { ...view.http, virtualHosts, upstreams } };
+  // Joined here, not by an `each` in the template: a join copies the texts once into one piece, where the
+  // template's 10,000 appends made a chain of pieces that hashing the config then had to walk and copy
+  // (20–30 ms of a one-Ingress rebuild at 10,000 hosts).
+  const serverBlocks = virtualHosts.map((host) => host.servers).join('');
+  const upstreamBlocks = upstreams.map((upstream) => upstream.text).join('');
+  return { ...view, http: { ...view.http, virtualHosts, upstreams, serverBlocks, upstreamBlocks } };
 }

@@ -28,7 +28,8 @@ import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { IndexMemo, indexResources, withoutDuplicates, type IngressSpec, type Resources, type Typed } from './resources.js';
 import { SecretFiles, type CertificateSummary, type Reference } from './secrets.js';
-import { buildStream, type StreamParts } from './stream.js';
+import { buildStream, type StreamInput, type StreamParts } from './stream.js';
+import { StreamMemo } from './stream-memo.js';
 import { streamServices, type StreamServices } from './stream-services.js';
 import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
 import type { NamespacedName } from './ingress/annotations/references.js';
@@ -73,6 +74,7 @@ export interface TranslateMemo {
   readonly upstreamOrder: SortedMemo;
   readonly upstreamBlocks: UpstreamBlockMemo;
   readonly index: IndexMemo;
+  readonly stream: StreamMemo;
 }
 
 export function newTranslateMemo(): TranslateMemo {
@@ -85,6 +87,7 @@ export function newTranslateMemo(): TranslateMemo {
     upstreamOrder: new SortedMemo(compareUpstreamNames),
     upstreamBlocks: new ContextMemo(),
     index: new IndexMemo(),
+    stream: new StreamMemo(),
   };
 }
 
@@ -140,7 +143,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   });
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;
-  const settled = settle(inputs, ingress, gateways, options, report, { handoff, httpsSocket }, memo?.hosts);
+  const settled = settle(inputs, ingress, gateways, options, report, { handoff, httpsSocket }, memo);
   const tcpUdp = tcpUdpServices(inputs, gateways, options, report);
   const built = nginxConfig({
     options,
@@ -280,7 +283,7 @@ function settle(
   options: TranslateOptions,
   report: Reporter,
   handoff: { readonly handoff: Handoff; readonly httpsSocket: string },
-  settleMemo?: HostSettleMemo,
+  memo?: Pick<TranslateMemo, 'hosts' | 'stream'>,
 ): { hosts: MergedHosts; stream: StreamParts } {
   const { settings, secrets, defaultTls, objects } = inputs;
   const routes = new Map(objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
@@ -309,7 +312,7 @@ function settle(
     secrets,
     ingress.extensions,
     report,
-    settleMemo,
+    memo?.hosts,
   );
   for (const backend of merged.canaryBackends) ingress.backends.set(backend.upstream, backend);
   // Allowed snippets go into the hosts' servers and locations (ingress/snippets.ts).
@@ -318,7 +321,7 @@ function settle(
     virtualHosts: ingress.snippets.place(merged.virtualHosts, report),
     defaultLocations: merged.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
   };
-  const stream = buildStream({
+  const stream = (memo ? (input: StreamInput) => memo.stream.build(input) : buildStream)({
     ...handoff,
     httpsPort: options.httpsPort,
     runDir: options.runDir,

@@ -146,8 +146,16 @@ function claimsByHost(contributions: readonly IngressContribution[]): Map<string
   };
   for (const contribution of contributions) {
     for (const claim of contribution.passthrough) of(claim.host).passthrough.push(claim);
-    for (const claim of contribution.routes) of(claim.host).routes.push(claim), of(claim.host).named.push(claim);
-    for (const claim of contribution.tls) of(claim.host).tls.push(claim), of(claim.host).named.push(claim);
+    for (const claim of contribution.routes) {
+      const claims = of(claim.host);
+      claims.routes.push(claim);
+      claims.named.push(claim);
+    }
+    for (const claim of contribution.tls) {
+      const claims = of(claim.host);
+      claims.tls.push(claim);
+      claims.named.push(claim);
+    }
     for (const claim of contribution.canaries) of(claim.host).canaries.push(claim);
   }
   return byHost;
