@@ -9,6 +9,7 @@ import { execa, type ResultPromise } from 'execa';
 import yaml from 'js-yaml';
 import { checkConfig } from '../src/apply/check.js';
 import { describeNginx, nginxBuild, servedGeneration } from '../src/sidecar/nginx.js';
+import { deployedContainer, envOf } from '../test/support/deployment.js';
 import { FakeApiServer, type JsonObject } from '../test/support/fake-apiserver.js';
 import { httpGet, startHttpBackend } from '../test/support/peers.js';
 import { ingress, service } from '../test/support/sidecar.js';
@@ -129,6 +130,11 @@ async function nginxMaster(sidecarPid: number): Promise<number | undefined> {
   return undefined;
 }
 
+/** The NODE_OPTIONS of the sidecar container in deploy/base/deployment.yaml. */
+async function deployedNodeOptions(): Promise<string> {
+  return envOf(await deployedContainer('ingress2nginx'), 'NODE_OPTIONS') ?? '';
+}
+
 async function startSidecar(api: FakeApiServer, work: string, extra: readonly string[] = []): Promise<Sidecar & { readonly httpPort: number }> {
   const [httpPort, httpsPort, metricsPort] = (await freePorts(3)) as [number, number, number];
   const runDir = await mkdtemp('/tmp/i2n-bench-');
@@ -143,7 +149,8 @@ async function startSidecar(api: FakeApiServer, work: string, extra: readonly st
     ],
     // Stopping waits for nginx to quit, which takes seconds with 10,000 SSL contexts to free: execa's
     // default SIGKILL after 5 s would leave that nginx running (with its memory) under later runs.
-    { reject: false, buffer: false, stdout: 'pipe', stderr: 'inherit', forceKillAfterDelay: 120_000 },
+    // The heap is the one deploy/ gives the sidecar: its memory and build times depend on it.
+    { env: { NODE_OPTIONS: await deployedNodeOptions() }, reject: false, buffer: false, stdout: 'pipe', stderr: 'inherit', forceKillAfterDelay: 120_000 },
   );
   const syncs: Sidecar['syncs'] = [];
   let rest = '';
@@ -407,6 +414,7 @@ async function main(): Promise<void> {
   };
   try {
     out(`ingress2nginx cluster-mode bench — node ${process.version}, ${cpus().length} CPU(s), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    out(`the sidecar runs with deploy/'s NODE_OPTIONS: ${(await deployedNodeOptions()) || '(none)'}`);
     if (perCertificate) out('input: one Ingress per certificate, naming the five hosts it covers (generate.ts --ingress-per-certificate)');
     // The generated input (10,000 hosts) only for the parts that use it.
     if (runs('latency') || runs('reload') || runs('build')) await generate(join(work, 'input'));

@@ -1,9 +1,9 @@
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
-import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deployedContainer, deployedPod } from '../support/deployment.js';
 import { requireNginx } from '../support/nginx.js';
 import { httpsGet } from '../support/peers.js';
 import { createCa, issueCertificate, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';
@@ -23,20 +23,10 @@ const binary = join(import.meta.dirname, '..', '..', 'bin', 'ingress2nginx');
 /** password "secret", apr1 as htpasswd writes it. */
 const aliceHtpasswd = 'alice:$apr1$3Q7c0Hzf$6CSsL8aDfJkYhPYAn4fuq1\n';
 
-interface SecurityContext {
-  runAsUser?: number;
-  runAsGroup?: number;
-  capabilities?: { drop?: string[]; add?: string[] };
-}
-
 /** The effective user, group and capabilities of a container of deploy/'s Deployment. */
 async function deployedAs(container: string): Promise<{ uid: number; gid: number; add: string[]; drop: string[] }> {
-  const text = await readFile(join(import.meta.dirname, '..', '..', 'deploy', 'base', 'deployment.yaml'), 'utf8');
-  const deployment = parseAllDocuments(text)[0]!.toJS() as {
-    spec: { template: { spec: { securityContext: SecurityContext; containers: { name: string; securityContext?: SecurityContext }[] } } };
-  };
-  const pod = deployment.spec.template.spec;
-  const own = pod.containers.find((c) => c.name === container)!.securityContext ?? {};
+  const pod = await deployedPod();
+  const own = (await deployedContainer(container)).securityContext ?? {};
   // Without runAsUser the container runs as root (deploy/'s images say otherwise, but it says so itself).
   return {
     uid: own.runAsUser ?? pod.securityContext.runAsUser ?? 0,
