@@ -170,7 +170,7 @@ function certificateChecks(snapshot: Snapshot, options: TranslateOptions): { ms:
     }
     // Per host, as serverCertificate does: coverage, then validity.
     for (const host of hosts) {
-      if (!certificateCoversHost(pair.value.dnsNames, host) || validityAt(pair.value.leaf, options.now) !== 'valid') failed++;
+      if (!certificateCoversHost(pair.value.dnsNames, host) || validityAt(pair.value.validity, options.now) !== 'valid') failed++;
     }
   }
   const ms = performance.now() - started;

@@ -11,6 +11,8 @@ import { parsePrivateKey } from './private-key.js';
 export interface KeyPair {
   /** The leaf certificate (first PEM block). */
   readonly leaf: X509Certificate;
+  /** The leaf's validity, read once: the cluster mode checks it for every host on every build. */
+  readonly validity: ValidityPeriod;
   /** The whole chain as given, normalised to end with a newline. */
   readonly chainPem: string;
   readonly keyPem: string;
@@ -78,6 +80,7 @@ export function parseKeyPair(certPem: string, keyPem: string): Checked<KeyPair> 
     ok: true,
     value: {
       leaf,
+      validity: validityPeriod(leaf),
       chainPem: certificates.join('\n') + '\n',
       keyPem: keyPem.endsWith('\n') ? keyPem : keyPem + '\n',
       dnsNames: subjectDnsNames(leaf),
@@ -324,9 +327,22 @@ export function certificateCoversHost(dnsNames: readonly string[], host: string)
 
 export type Validity = 'valid' | 'expired' | 'not-yet-valid';
 
-export function validityAt(certificate: Pick<X509Certificate, 'validFrom' | 'validTo'>, now: Date): Validity {
-  if (now.getTime() > Date.parse(certificate.validTo)) return 'expired';
-  if (now.getTime() < Date.parse(certificate.validFrom)) return 'not-yet-valid';
+/**
+ * When a certificate is valid, in milliseconds since the epoch. Read once: each read of `validTo` asks
+ * OpenSSL and formats a date, and with 10,000 hosts checked on every build that was 15 ms of each.
+ */
+export interface ValidityPeriod {
+  readonly notBefore: number;
+  readonly notAfter: number;
+}
+
+export function validityPeriod(certificate: Pick<X509Certificate, 'validFrom' | 'validTo'>): ValidityPeriod {
+  return { notBefore: Date.parse(certificate.validFrom), notAfter: Date.parse(certificate.validTo) };
+}
+
+export function validityAt(period: ValidityPeriod, now: Date): Validity {
+  if (now.getTime() > period.notAfter) return 'expired';
+  if (now.getTime() < period.notBefore) return 'not-yet-valid';
   return 'valid';
 }
 

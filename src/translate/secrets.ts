@@ -10,6 +10,7 @@ import {
   validityAt,
   type KeyPair,
   type Validity,
+  type ValidityPeriod,
 } from './certificates.js';
 import type { SourceObject } from '../sources/snapshot.js';
 import type { SecretOrigins } from './cluster-provided.js';
@@ -91,7 +92,7 @@ export interface SecretEffects {
   readonly references: readonly Reference[];
   /** Each object read, by kind and `namespace/name`, as it was (undefined: absent). */
   readonly objects: readonly (readonly ['Secret' | 'ConfigMap', string, object | undefined])[];
-  readonly validities: readonly (readonly [X509Certificate, Validity])[];
+  readonly validities: readonly (readonly [ValidityPeriod, Validity])[];
 }
 
 type EffectLog = { -readonly [Key in keyof SecretEffects]: SecretEffects[Key][number][] };
@@ -143,7 +144,7 @@ export class SecretFiles {
   stillHolds(effects: SecretEffects): boolean {
     return (
       effects.objects.every(([kind, id, object]) => this.objectNow(kind, id) === object) &&
-      effects.validities.every(([leaf, validity]) => validityAt(leaf, this.now) === validity)
+      effects.validities.every(([period, validity]) => validityAt(period, this.now) === validity)
     );
   }
 
@@ -370,8 +371,8 @@ export class SecretFiles {
   }
 
   private inDate(ref: ObjectRef, pair: KeyPair): Checked<true> {
-    const validity = validityAt(pair.leaf, this.now);
-    this.log?.validities.push([pair.leaf, validity]);
+    const validity = validityAt(pair.validity, this.now);
+    this.log?.validities.push([pair.validity, validity]);
     if (validity === 'valid') return { ok: true, value: true };
     const when = validity === 'expired' ? `expired on ${pair.leaf.validTo}` : `is not valid before ${pair.leaf.validFrom}`;
     return { ok: false, problem: `the certificate in Secret ${key(ref.namespace, ref.name)} ${when}` };

@@ -360,8 +360,8 @@ describe('certificate checks', () => {
     const pair = parseKeyPair(pki.expired.certPem, pki.expired.keyPem);
     if (!pair.ok) throw new Error(pair.problem);
     expect(pair.value.dnsNames).toEqual(['old.example.test']);
-    expect(validityAt(pair.value.leaf, testNow)).toBe('expired');
-    expect(validityAt(pair.value.leaf, daysFromTestNow(-29.5))).toBe('valid');
-    expect(validityAt(pair.value.leaf, daysFromTestNow(-40))).toBe('not-yet-valid');
+    expect(validityAt(pair.value.validity, testNow)).toBe('expired');
+    expect(validityAt(pair.value.validity, daysFromTestNow(-29.5))).toBe('valid');
+    expect(validityAt(pair.value.validity, daysFromTestNow(-40))).toBe('not-yet-valid');
   });
 });
