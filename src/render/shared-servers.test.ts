@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NginxConfig, VirtualHost } from '../model/nginx.js';
-import { BodyCache, shareServers, withBlockTexts, type ServerBodies, type VirtualHostView } from './shared-servers.js';
+import { BodyCache, serverTexts, shareServers, type ServerBodies, type VirtualHostView } from './shared-servers.js';
 
 const tls = { certificate: 'tls/shop_twins.pem', certificateKey: 'tls/shop_twins.pem' };
 
@@ -92,7 +92,7 @@ describe('shareServers', () => {
     const [a, b] = hostsWith({ 'a.test': 'plain /', 'b.test': 'plain /' }, { 'a.test': 'tls /', 'b.test': 'tls /' }, ['a.test', 'b.test']) as [VirtualHost, VirtualHost];
     const written: string[] = [];
     const servers = (h: VirtualHostView) => (written.push(h.serverName), `${h.plainServer?.serverNames.join(',')} | ${h.tlsServer?.serverNames.join(',')}`);
-    const texts = (model: NginxConfig, cache: BodyCache) => withBlockTexts(model, shareServers(model, bodies(), cache), { servers, upstream: () => '' }, cache).http.virtualHosts.map((h) => h.servers);
+    const texts = (model: NginxConfig, cache: BodyCache) => serverTexts(model, shareServers(model, bodies(), cache), servers, cache);
     const first = new BodyCache();
     expect(texts(config([a]), first)).toEqual(['a.test | a.test']);
     const second = new BodyCache(first);

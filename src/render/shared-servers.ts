@@ -19,28 +19,16 @@ export interface VirtualHostView extends VirtualHost {
   readonly tlsServer?: SharedServer;
 }
 
-/** A host as the main template writes it: the server blocks it heads, rendered (`withServerTexts`). */
-export interface VirtualHostServers extends VirtualHostView {
-  readonly servers: string;
-}
-
 export interface NginxConfigView<Host extends VirtualHostView = VirtualHostView> extends NginxConfig {
   readonly http: Omit<HttpConfig, 'virtualHosts'> & { readonly virtualHosts: readonly Host[] };
 }
 
-/** An upstream block as the main template writes it: rendered (`withBlockTexts`). */
-export interface HttpUpstreamText extends HttpUpstream {
-  readonly text: string;
-}
-
 /** The config as the main template reads it: every host's server blocks and every upstream block rendered. */
 export interface NginxConfigText extends NginxConfig {
-  readonly http: Omit<HttpConfig, 'virtualHosts' | 'upstreams'> & {
-    readonly virtualHosts: readonly VirtualHostServers[];
-    readonly upstreams: readonly HttpUpstreamText[];
-    /** The `servers` of every host, in order, as one text. */
+  readonly http: HttpConfig & {
+    /** The server blocks every host heads, in the order of the hosts, as one text. */
     readonly serverBlocks: string;
-    /** The `text` of every upstream, in order, as one text. */
+    /** Every upstream block, in order, as one text. */
     readonly upstreamBlocks: string;
   };
 }
@@ -174,10 +162,26 @@ function flattened(text: string): string {
 }
 
 /**
- * Each host with the text of the server blocks it heads, and each upstream block with its text: the main
- * template writes these as they are, since at 10,000 hosts writing them was most of a render, and a host
- * whose blocks have the same bodies and names as in the last render, or the same upstream, has the same
- * text. What a block reads besides its own is in the bodies' context (`RenderMemo`).
+ * The text of the server blocks each host heads ('' for none), in the order of the hosts. A host whose
+ * blocks have the same bodies and names as in the last render has the same text; what a block reads
+ * besides its own is in the bodies' context (`RenderMemo`).
+ */
+export function serverTexts(model: NginxConfig, view: NginxConfigView, renderServers: (host: VirtualHostView) => string, cache: BodyCache): string[] {
+  return view.http.virtualHosts.map((host, i) => {
+    if (!host.plainServer && !host.tlsServer) return '';
+    const names = `${host.plainServer?.serverNames.join(' ') ?? ''}\0${host.tlsServer?.serverNames.join(' ') ?? ''}`;
+    // The view is made anew each render; its host in the model is the object the cache knows.
+    return cache.serverText(model.http.virtualHosts[i]!, names, () => renderServers(host));
+  });
+}
+
+/**
+ * The config with every host's server blocks and every upstream block as one text each: the main
+ * template writes them as they are, since at 10,000 hosts writing them was most of a render, and most
+ * are the texts of the last render (`serverTexts`; an upstream is the same object while unchanged).
+ * Joined here, not by an `each` in the template: a join copies the texts once into one piece, where the
+ * template's 10,000 appends made a chain of pieces that hashing the config then had to walk and copy
+ * (20–30 ms of a one-Ingress rebuild at 10,000 hosts).
  */
 export function withBlockTexts(
   model: NginxConfig,
@@ -185,17 +189,7 @@ export function withBlockTexts(
   render: { readonly servers: (host: VirtualHostView) => string; readonly upstream: (upstream: HttpUpstream) => string },
   cache: BodyCache,
 ): NginxConfigText {
-  const virtualHosts = view.http.virtualHosts.map((host, i): VirtualHostServers => {
-    if (!host.plainServer && !host.tlsServer) return withAddedFields(host, { servers: '' });
-    const names = `${host.plainServer?.serverNames.join(' ') ?? ''}\0${host.tlsServer?.serverNames.join(' ') ?? ''}`;
-    // The view is made anew each render; its host in the model is the object the cache knows.
-    return withAddedFields(host, { servers: cache.serverText(model.http.virtualHosts[i]!, names, () => render.servers(host)) });
-  });
-  const upstreams = view.http.upstreams.map((upstream) => withAddedFields(upstream, { text: cache.upstreamText(upstream, () => render.upstream(upstream)) }));
-  // Joined here, not by an `each` in the template: a join copies the texts once into one piece, where the
-  // template's 10,000 appends made a chain of pieces that hashing the config then had to walk and copy
-  // (20–30 ms of a one-Ingress rebuild at 10,000 hosts).
-  const serverBlocks = virtualHosts.map((host) => host.servers).join('');
-  const upstreamBlocks = upstreams.map((upstream) => upstream.text).join('');
-  return { ...view, http: { ...view.http, virtualHosts, upstreams, serverBlocks, upstreamBlocks } };
+  const serverBlocks = serverTexts(model, view, render.servers, cache).join('');
+  const upstreamBlocks = model.http.upstreams.map((upstream) => cache.upstreamText(upstream, () => render.upstream(upstream))).join('');
+  return { ...model, http: { ...model.http, serverBlocks, upstreamBlocks } };
 }
