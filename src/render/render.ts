@@ -111,7 +111,7 @@ export function render(model: NginxConfig, memo?: RenderMemo): Rendered {
   const options = { data: { root: model } };
   const bodies = { plain: (host: VirtualHost) => plainServerBody(host, options), tls: (host: VirtualHost) => tlsServerBody(host, options) };
   const cache = memo?.cache(model) ?? new BodyCache();
-  const view = shareServers(model, bodies, cache);
+  const headed = shareServers(model, bodies, cache);
   const blocks = { servers: (host: VirtualHostView) => virtualHostServers(host, options), upstream: (upstream: HttpUpstream) => upstreamBlock(upstream, options) };
-  return { nginxConf: main(withBlockTexts(model, view, blocks, cache)) };
+  return { nginxConf: main(withBlockTexts(model, headed, blocks, cache)) };
 }

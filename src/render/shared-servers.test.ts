@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NginxConfig, VirtualHost } from '../model/nginx.js';
-import { BodyCache, serverTexts, shareServers, type ServerBodies, type VirtualHostView } from './shared-servers.js';
+import { BodyCache, serverTexts, shareServers, type HeadedServers, type ServerBodies, type VirtualHostView } from './shared-servers.js';
 
 const tls = { certificate: 'tls/shop_twins.pem', certificateKey: 'tls/shop_twins.pem' };
 
@@ -32,12 +32,17 @@ function hostsWith(plain: Record<string, string>, secure: Record<string, string>
   return names.map((name) => host(name, { locations: [location(plain[name]), location(secure[name])] }));
 }
 
+/** Each host's name with the servers `shareServers` says it heads. */
+function withServers(model: NginxConfig, rendering: ServerBodies): (HeadedServers & { serverName: string })[] {
+  return shareServers(model, rendering).map((headed, i) => ({ serverName: model.http.virtualHosts[i]!.serverName, ...headed }));
+}
+
 describe('shareServers', () => {
   it('gives hosts whose bodies are the same one server, headed by the first, and leaves the rest their own', () => {
     const plain = { 'a.test': 'plain /', 'b.test': 'plain /', 'c.test': 'plain /', 'd.test': 'plain /other' };
     const secure = { 'a.test': 'tls /', 'b.test': 'tls /other', 'c.test': 'tls /', 'd.test': 'tls /other' };
-    const view = shareServers(config(hostsWith(plain, secure, ['a.test', 'b.test', 'c.test', 'd.test'])), bodies());
-    expect(view.http.virtualHosts.map((h) => [h.serverName, h.plainServer, h.tlsServer])).toEqual([
+    const view = withServers(config(hostsWith(plain, secure, ['a.test', 'b.test', 'c.test', 'd.test'])), bodies());
+    expect(view.map((h) => [h.serverName, h.plainServer, h.tlsServer])).toEqual([
       ['a.test', { serverNames: ['a.test', 'b.test', 'c.test'], body: 'plain /' }, { serverNames: ['a.test', 'c.test'], body: 'tls /' }],
       ['b.test', undefined, { serverNames: ['b.test', 'd.test'], body: 'tls /other' }],
       ['c.test', undefined, undefined],
@@ -47,8 +52,8 @@ describe('shareServers', () => {
 
   it('renders no plain-HTTP server for a host whose plain HTTP is shared, and no TLS server for a passthrough host', () => {
     const { tls: _, ...passthrough } = host('p.test');
-    const view = shareServers(config([host('a.test', { plainHttpShared: true }), passthrough]), bodies());
-    expect(view.http.virtualHosts.map((h) => [h.serverName, h.plainServer?.serverNames, h.tlsServer?.serverNames])).toEqual([
+    const view = withServers(config([host('a.test', { plainHttpShared: true }), passthrough]), bodies());
+    expect(view.map((h) => [h.serverName, h.plainServer?.serverNames, h.tlsServer?.serverNames])).toEqual([
       ['a.test', undefined, ['a.test']],
       ['p.test', ['p.test'], undefined],
     ]);
@@ -59,8 +64,8 @@ describe('shareServers', () => {
     const variable = '            return 200 ${server_name};\n';
     const plain = { 'a.test': redirects, 'b.test': redirects };
     const secure = { 'a.test': variable, 'b.test': variable };
-    const view = shareServers(config(hostsWith(plain, secure, ['a.test', 'b.test'])), bodies());
-    expect(view.http.virtualHosts.map((h) => [h.plainServer?.serverNames, h.tlsServer?.serverNames])).toEqual([
+    const view = withServers(config(hostsWith(plain, secure, ['a.test', 'b.test'])), bodies());
+    expect(view.map((h) => [h.plainServer?.serverNames, h.tlsServer?.serverNames])).toEqual([
       [['a.test'], ['a.test']],
       [['b.test'], ['b.test']],
     ]);
@@ -69,16 +74,16 @@ describe('shareServers', () => {
   it('shares a body that names other server names: the SNI sent to a backend, a path', () => {
     const backendSni = '        location /server_name/ {\n            proxy_ssl_server_name on;\n            proxy_ssl_name $ssl_server_name;\n        }\n';
     const secure = { 'a.test': backendSni, 'b.test': backendSni };
-    const view = shareServers(config(hostsWith({}, secure, ['a.test', 'b.test'])), bodies());
-    expect(view.http.virtualHosts.map((h) => h.tlsServer?.serverNames)).toEqual([['a.test', 'b.test'], undefined]);
+    const view = withServers(config(hostsWith({}, secure, ['a.test', 'b.test'])), bodies());
+    expect(view.map((h) => h.tlsServer?.serverNames)).toEqual([['a.test', 'b.test'], undefined]);
   });
 
   it('renders the bodies of hosts that differ only by name once: the aliases of an Ingress cost one rendering', () => {
     const names = Array.from({ length: 50 }, (_, i) => `alias-${i}.test`);
     const same = Object.fromEntries(names.map((name) => [name, 'body']));
     const rendering = bodies();
-    const view = shareServers(config(hostsWith(same, same, names)), rendering);
-    expect(view.http.virtualHosts[0]?.tlsServer?.serverNames).toEqual(names);
+    const view = withServers(config(hostsWith(same, same, names)), rendering);
+    expect(view[0]?.tlsServer?.serverNames).toEqual(names);
     expect(rendering.rendered).toEqual(['plain alias-0.test', 'tls alias-0.test']);
   });
 

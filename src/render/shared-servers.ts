@@ -10,18 +10,16 @@ export interface SharedServer {
 }
 
 /**
- * What the template reads for a host: the plain-HTTP and TLS servers it heads. A host whose block joined
- * an earlier host's has none of its own, and neither has a host without one (plain HTTP shared, TLS
- * passed through).
+ * The plain-HTTP and TLS servers a host heads. A host whose block joined an earlier host's has none of
+ * its own, and neither has a host without one (plain HTTP shared, TLS passed through).
  */
-export interface VirtualHostView extends VirtualHost {
+export interface HeadedServers {
   readonly plainServer?: SharedServer;
   readonly tlsServer?: SharedServer;
 }
 
-export interface NginxConfigView<Host extends VirtualHostView = VirtualHostView> extends NginxConfig {
-  readonly http: Omit<HttpConfig, 'virtualHosts'> & { readonly virtualHosts: readonly Host[] };
-}
+/** What the template reads for a host: the host and the servers it heads. */
+export interface VirtualHostView extends VirtualHost, HeadedServers {}
 
 /** The config as the main template reads it: every host's server blocks and every upstream block rendered. */
 export interface NginxConfigText extends NginxConfig {
@@ -102,18 +100,17 @@ export class BodyCache {
  * `$server_name` and `server_name_in_redirect on` use (and the error log names): no template writes
  * either today, and a body that ever does keeps its block to itself.
  */
-export function shareServers(model: NginxConfig, bodies: ServerBodies, cache: BodyCache = new BodyCache()): NginxConfigView {
+export function shareServers(model: NginxConfig, bodies: ServerBodies, cache: BodyCache = new BodyCache()): HeadedServers[] {
   const plainByBody = new Map<string, ServerGroup>();
   const tlsByBody = new Map<string, ServerGroup>();
-  const virtualHosts = model.http.virtualHosts.map((host): VirtualHostView => {
+  return model.http.virtualHosts.map((host): HeadedServers => {
     let key: string | undefined;
     const keyOf = () => (key ??= bodyKey(host));
     const body = (kind: BodyKind) => cache.body(kind, host, bodies[kind], keyOf);
     const plainServer = host.plainHttpShared ? undefined : serverHeadedBy(host.serverName, body('plain'), plainByBody);
     const tlsServer = host.tls ? serverHeadedBy(host.serverName, body('tls'), tlsByBody) : undefined;
-    return withAddedFields(host, { ...(plainServer && { plainServer }), ...(tlsServer && { tlsServer }) });
+    return { plainServer, tlsServer };
   });
-  return { ...model, http: { ...model.http, virtualHosts } };
 }
 
 /**
@@ -166,12 +163,13 @@ function flattened(text: string): string {
  * blocks have the same bodies and names as in the last render has the same text; what a block reads
  * besides its own is in the bodies' context (`RenderMemo`).
  */
-export function serverTexts(model: NginxConfig, view: NginxConfigView, renderServers: (host: VirtualHostView) => string, cache: BodyCache): string[] {
-  return view.http.virtualHosts.map((host, i) => {
-    if (!host.plainServer && !host.tlsServer) return '';
-    const names = `${host.plainServer?.serverNames.join(' ') ?? ''}\0${host.tlsServer?.serverNames.join(' ') ?? ''}`;
-    // The view is made anew each render; its host in the model is the object the cache knows.
-    return cache.serverText(model.http.virtualHosts[i]!, names, () => renderServers(host));
+export function serverTexts(model: NginxConfig, headed: readonly HeadedServers[], renderServers: (host: VirtualHostView) => string, cache: BodyCache): string[] {
+  return model.http.virtualHosts.map((host, i) => {
+    const { plainServer, tlsServer } = headed[i]!;
+    if (!plainServer && !tlsServer) return '';
+    const names = `${plainServer?.serverNames.join(' ') ?? ''}\0${tlsServer?.serverNames.join(' ') ?? ''}`;
+    // The host with its servers is made only when its blocks are rendered: most are the last render's.
+    return cache.serverText(host, names, () => renderServers(withAddedFields(host, { ...(plainServer && { plainServer }), ...(tlsServer && { tlsServer }) })));
   });
 }
 
@@ -185,11 +183,11 @@ export function serverTexts(model: NginxConfig, view: NginxConfigView, renderSer
  */
 export function withBlockTexts(
   model: NginxConfig,
-  view: NginxConfigView,
+  headed: readonly HeadedServers[],
   render: { readonly servers: (host: VirtualHostView) => string; readonly upstream: (upstream: HttpUpstream) => string },
   cache: BodyCache,
 ): NginxConfigText {
-  const serverBlocks = serverTexts(model, view, render.servers, cache).join('');
+  const serverBlocks = serverTexts(model, headed, render.servers, cache).join('');
   const upstreamBlocks = model.http.upstreams.map((upstream) => cache.upstreamText(upstream, () => render.upstream(upstream))).join('');
   return { ...model, http: { ...model.http, serverBlocks, upstreamBlocks } };
 }
