@@ -246,8 +246,8 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
     if (proxyProtocol) proxyProtocolRequests.set(ingress.object, proxyProtocol);
     // Each Ingress's claims are a value; the build takes in what making them produced, in Ingress order.
     const value = claimsOf(ingress, context);
-    report.diagnostics.push(...value.diagnostics);
-    for (const [upstream, backend] of value.backends) backends.set(upstream, backend);
+    if (value.diagnostics.length > 0) report.diagnostics.push(...value.diagnostics);
+    value.backends.forEach((backend, upstream) => backends.set(upstream, backend));
     extensions.absorb(value.extensions);
     snippets.absorb(value.snippets);
     secrets.replay(value.secrets);
