@@ -23,6 +23,7 @@ export interface SharedPlainHttp {
 export function sharePlainHttpServers(
   virtualHosts: readonly VirtualHost[],
   sharingOf: (locations: readonly Location[]) => PlainHttpSharing = plainHttpSharing,
+  shared: (host: VirtualHost) => VirtualHost = (host) => withFields(host, { plainHttpShared: true }),
 ): SharedPlainHttp {
   const candidates: { host: VirtualHost; acme: AcmeProxy }[] = [];
   const notFound: VirtualHost[] = [];
@@ -35,20 +36,20 @@ export function sharePlainHttpServers(
   }
   const notFoundServerNames = notFound.map((host) => host.serverName);
   const shape = mostCommon(candidates.map((c) => c.acme.shape));
-  const shared = candidates.filter((c) => c.acme.shape === shape);
+  const redirected = candidates.filter((c) => c.acme.shape === shape);
   // By host object (each name has one host): a set of their names hashed thousands of strings a build.
-  const sharing = new Set<VirtualHost>([...notFound, ...shared.map((s) => s.host)]);
-  const hosts = virtualHosts.map((host) => (sharing.has(host) ? withFields(host, { plainHttpShared: true }) : host));
-  const first = shared[0];
+  const sharing = new Set<VirtualHost>([...notFound, ...redirected.map((s) => s.host)]);
+  const hosts = virtualHosts.map((host) => (sharing.has(host) ? shared(host) : host));
+  const first = redirected[0];
   if (!first) return { virtualHosts: hosts, notFoundServerNames };
   const acmeProxy: Proxy = { ...first.acme.proxy, upstream: `$${acmeVariable}`, pass: `${first.acme.proxy.scheme}://$${acmeVariable}` };
   return {
     virtualHosts: hosts,
     notFoundServerNames,
     redirectServer: {
-      serverNames: shared.map((s) => s.host.serverName),
+      serverNames: redirected.map((s) => s.host.serverName),
       acmeVariable,
-      acmeUpstreams: shared.map((s) => ({ mapKey: mapKey(s.host.serverName), upstream: s.acme.proxy.upstream })),
+      acmeUpstreams: redirected.map((s) => ({ mapKey: mapKey(s.host.serverName), upstream: s.acme.proxy.upstream })),
       locations: [
         { modifier: '', path: '/', comment: 'every path: 308 to HTTPS', plainHttp: first.acme.redirect },
         {

@@ -44,15 +44,23 @@ export function logsRequests(model: NginxConfig): boolean {
  * digest of the label values, so a line that an old worker sends after a reload still finds its labels
  * when the route is unchanged, and the same input gives the same bytes.
  */
-export function withLogLabels(model: NginxConfig, memo?: LogLabelsMemo, canariesOf: CanariesOf = canaryUpstreams): NginxConfig {
+export function withLogLabels(
+  model: NginxConfig,
+  memo?: LogLabelsMemo,
+  canariesOf: CanariesOf = canaryUpstreams,
+  hostMemo?: ContextMemo<VirtualHost, VirtualHost>,
+): NginxConfig {
   if (!logsRequests(model)) return model;
   const logs = { upstreamName: model.accessLog !== 'off', route: model.requestLog !== undefined };
+  const context = `${logs.upstreamName} ${logs.route}`;
   const labelAll = (locations: readonly Location[]): readonly Location[] => locations.map((location) => labelLocation(location, logs));
-  const label = memo ? memo.in(`${logs.upstreamName} ${logs.route}`, labelAll) : labelAll;
+  const label = memo ? memo.in(context, labelAll) : labelAll;
+  const labelHostOf = (host: VirtualHost): VirtualHost => withFields(host, { locations: label(host.locations) });
+  const labelHost = hostMemo ? hostMemo.in(context, labelHostOf) : labelHostOf;
   const alternatives = alternativeUpstreams(model, canariesOf);
   const http = withFields(model.http, {
     defaultServer: withFields(model.http.defaultServer, { locations: label(model.http.defaultServer.locations) }),
-    virtualHosts: model.http.virtualHosts.map((host): VirtualHost => withFields(host, { locations: label(host.locations) })),
+    virtualHosts: model.http.virtualHosts.map(labelHost),
     logging: {
       ...(model.accessLog !== 'off' && { accessLogFile: model.accessLog }),
       alternativeUpstreams: [...alternatives].map(([upstream, name]) => ({ upstream, name })).sort((a, b) => compareStrings(a.upstream, b.upstream)),

@@ -20,13 +20,14 @@ export function shareSslContexts(
   virtualHosts: readonly VirtualHost[],
   defaultTls: TlsFiles | undefined,
   perHandshake: boolean,
+  sharing: (host: VirtualHost) => VirtualHost = (host) => withFields(host, { sharesDefaultTls: true }),
 ): { virtualHosts: VirtualHost[]; certificateMap?: CertificateMap } {
   if (!defaultTls) return { virtualHosts: [...virtualHosts] };
   const isDefault = (tls: TlsFiles) => tls.certificate === defaultTls.certificate && tls.certificateKey === defaultTls.certificateKey;
   const ownSettings = (host: VirtualHost) => host.clientCertificate !== undefined || host.sslCiphers !== undefined || host.sslPreferServerCiphers !== undefined;
   const shares = (host: VirtualHost) => host.tls !== undefined && !ownSettings(host) && (perHandshake || isDefault(host.tls));
   const own = virtualHosts.filter((host) => shares(host) && host.tls && !isDefault(host.tls));
-  const hosts = virtualHosts.map((host) => (shares(host) ? withFields(host, { sharesDefaultTls: true }) : host));
+  const hosts = virtualHosts.map((host) => (shares(host) ? sharing(host) : host));
   if (!perHandshake || own.length === 0) return { virtualHosts: hosts };
   return {
     virtualHosts: hosts,

@@ -6,7 +6,7 @@ import type { ResourceStatus } from '../model/status.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { SecretOrigins } from './cluster-provided.js';
-import { nginxConfig, type UpstreamBlockMemo } from './data-plane.js';
+import { nginxConfig, type HostCopies, type UpstreamBlockMemo } from './data-plane.js';
 import { ContextMemo } from './context-memo.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { gatewayKinds, planGateways, type GatewayPlan } from './gateway/index.js';
@@ -70,6 +70,7 @@ export interface TranslateMemo {
   readonly hosts: HostSettleMemo;
   readonly virtualHosts: VirtualHostMemo;
   readonly logLabels: LogLabelsMemo;
+  readonly hostCopies: HostCopies;
   readonly locationFacts: LocationFactsMemo;
   readonly upstreamOrder: SortedMemo;
   readonly upstreamBlocks: UpstreamBlockMemo;
@@ -83,6 +84,7 @@ export function newTranslateMemo(): TranslateMemo {
     hosts: new HostSettleMemo(),
     virtualHosts: new VirtualHostMemo(),
     logLabels: new ContextMemo(),
+    hostCopies: { sharesDefaultTls: new ContextMemo(), plainHttpShared: new ContextMemo(), labelled: new ContextMemo() },
     locationFacts: new LocationFactsMemo(),
     upstreamOrder: new SortedMemo(compareUpstreamNames),
     upstreamBlocks: new ContextMemo(),
@@ -160,7 +162,13 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     extensions: ingress.extensions,
     secrets,
     headers: inputs.headers,
-    ...(memo && { logLabels: memo.logLabels, locationFacts: memo.locationFacts, upstreamOrder: memo.upstreamOrder, upstreamBlocks: memo.upstreamBlocks }),
+    ...(memo && {
+      logLabels: memo.logLabels,
+      hostCopies: memo.hostCopies,
+      locationFacts: memo.locationFacts,
+      upstreamOrder: memo.upstreamOrder,
+      upstreamBlocks: memo.upstreamBlocks,
+    }),
   });
   const model = memo ? memo.virtualHosts.kept(built) : built;
   return {
