@@ -295,7 +295,7 @@ export class HostSettleMemo {
       const earlier = last.get(host);
       if (earlier && earlier.routeHostname === routeHostname && sameClaims(earlier.claims, claims) && scope.secrets.stillHolds(earlier.secrets)) {
         next.set(host, earlier);
-        scope.report.diagnostics.push(...earlier.diagnostics);
+        if (earlier.diagnostics.length > 0) scope.report.diagnostics.push(...earlier.diagnostics);
         scope.extensions.absorb(earlier.extensions);
         scope.secrets.replay(earlier.secrets);
         return earlier.value;
