@@ -11,7 +11,15 @@ import { buildStream, type StreamInput, type StreamParts } from './stream.js';
  * kept across builds as the same objects, so a build with either makes the stream again.
  */
 export class StreamMemo {
-  private last: { readonly input: StreamInput; readonly settings: string; readonly parts: StreamParts; readonly diagnostics: readonly Diagnostic[] } | undefined;
+  /** What the last stream was made of and what it reported (not the input itself: that holds its build's report). */
+  private last:
+    | {
+        readonly hosts: Pick<StreamInput, 'passthrough' | 'terminated'>;
+        readonly settings: string;
+        readonly parts: StreamParts;
+        readonly diagnostics: readonly Diagnostic[];
+      }
+    | undefined;
 
   build(input: StreamInput): StreamParts {
     if (input.gatewayPorts.length > 0 || input.hostOwnership) {
@@ -28,14 +36,14 @@ export class StreamMemo {
       [...(input.backendProxyProtocol ?? [])],
     ]);
     const last = this.last;
-    if (last && last.settings === settings && sameHosts(last.input.passthrough, input.passthrough) && sameHosts(last.input.terminated, input.terminated)) {
+    if (last && last.settings === settings && sameHosts(last.hosts.passthrough, input.passthrough) && sameHosts(last.hosts.terminated, input.terminated)) {
       input.report.diagnostics.push(...last.diagnostics);
-      this.last = { ...last, input };
+      this.last = { ...last, hosts: { passthrough: input.passthrough, terminated: input.terminated } };
       return last.parts;
     }
     const from = input.report.diagnostics.length;
     const parts = buildStream(input);
-    this.last = { input, settings, parts, diagnostics: input.report.diagnostics.slice(from) };
+    this.last = { hosts: { passthrough: input.passthrough, terminated: input.terminated }, settings, parts, diagnostics: input.report.diagnostics.slice(from) };
     return parts;
   }
 }
