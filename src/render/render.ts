@@ -30,6 +30,8 @@ interface Templates {
   readonly tlsServerBody: Handlebars.TemplateDelegate<VirtualHost>;
   readonly virtualHostServers: Handlebars.TemplateDelegate<VirtualHostView>;
   readonly upstreamBlock: Handlebars.TemplateDelegate<HttpUpstream>;
+  /** Reads the http config: the redirect server, and the port it listens on. */
+  readonly redirectServer: Handlebars.TemplateDelegate<NginxConfig['http']>;
 }
 
 let compiled: Templates | undefined;
@@ -60,6 +62,7 @@ function templates(): Templates {
     tlsServerBody: partial('tlsServerBody'),
     virtualHostServers: partial('virtualHostServers'),
     upstreamBlock: partial('upstreamBlock'),
+    redirectServer: partial('redirectServer'),
   };
   return compiled;
 }
@@ -106,12 +109,16 @@ function bodyContext(model: NginxConfig): string {
 }
 
 export function render(model: NginxConfig, memo?: RenderMemo): Rendered {
-  const { main, plainServerBody, tlsServerBody, virtualHostServers, upstreamBlock } = templates();
+  const { main, plainServerBody, tlsServerBody, virtualHostServers, upstreamBlock, redirectServer } = templates();
   // The bodies see the whole config as @root, as they would inside the main template.
   const options = { data: { root: model } };
   const bodies = { plain: (host: VirtualHost) => plainServerBody(host, options), tls: (host: VirtualHost) => tlsServerBody(host, options) };
   const cache = memo?.cache(model) ?? new BodyCache();
   const headed = shareServers(model, bodies, cache);
-  const blocks = { servers: (host: VirtualHostView) => virtualHostServers(host, options), upstream: (upstream: HttpUpstream) => upstreamBlock(upstream, options) };
+  const blocks = {
+    servers: (host: VirtualHostView) => virtualHostServers(host, options),
+    upstream: (upstream: HttpUpstream) => upstreamBlock(upstream, options),
+    redirectServer: (http: NginxConfig['http']) => redirectServer(http, options),
+  };
   return { nginxConf: main(withBlockTexts(model, headed, blocks, cache)) };
 }

@@ -1,4 +1,4 @@
-import type { HttpConfig, HttpUpstream, NginxConfig, VirtualHost } from '../model/nginx.js';
+import type { HttpConfig, HttpUpstream, NginxConfig, RedirectServer, VirtualHost } from '../model/nginx.js';
 import { withAddedFields } from '../model/objects.js';
 
 /** One server block for every host whose block would be the same but for `server_name`. */
@@ -28,6 +28,8 @@ export interface NginxConfigText extends NginxConfig {
     readonly serverBlocks: string;
     /** Every upstream block, in order, as one text. */
     readonly upstreamBlocks: string;
+    /** The plain-HTTP server that hosts which only redirect share, when there is one. */
+    readonly redirectServerBlock: string;
   };
 }
 
@@ -48,6 +50,7 @@ export class BodyCache {
   private readonly byKey: Record<BodyKind, Map<string, string>> = { plain: new Map(), tls: new Map() };
   private readonly servers = new Map<VirtualHost, { readonly names: string; readonly text: string }>();
   private readonly upstreams = new Map<HttpUpstream, string>();
+  private redirectServer: { readonly server: RedirectServer; readonly text: string } | undefined;
 
   private before: BodyCache | undefined;
 
@@ -72,6 +75,17 @@ export class BodyCache {
     const known = this.before?.servers.get(host);
     const text = known !== undefined && known.names === names ? known.text : flattened(renderServers());
     this.servers.set(host, { names, text });
+    return text;
+  }
+
+  /**
+   * The redirect server's block: the same object while it lists the same hosts (translate/redirect-server.ts
+   * `RedirectServerMemo`), rendered only when the render before did not; what else it reads of the http
+   * config is in the bodies' context, with which the cache begins anew (`RenderMemo`).
+   */
+  redirectServerText(server: RedirectServer, renderServer: () => string): string {
+    const text = (this.before?.redirectServer?.server === server ? this.before.redirectServer.text : undefined) ?? flattened(renderServer());
+    this.redirectServer = { server, text };
     return text;
   }
 
@@ -174,9 +188,10 @@ export function serverTexts(model: NginxConfig, headed: readonly HeadedServers[]
 }
 
 /**
- * The config with every host's server blocks and every upstream block as one text each: the main
- * template writes them as they are, since at 10,000 hosts writing them was most of a render, and most
- * are the texts of the last render (`serverTexts`; an upstream is the same object while unchanged).
+ * The config with every host's server blocks, every upstream block and the redirect server as one text
+ * each: the main template writes them as they are, since at 10,000 hosts writing them was most of a
+ * render, and most are the texts of the last render (`serverTexts`; an upstream and the redirect server
+ * are the same objects while unchanged).
  * Joined here, not by an `each` in the template: a join copies the texts once into one piece, where the
  * template's 10,000 appends made a chain of pieces that hashing the config then had to walk and copy
  * (20–30 ms of a one-Ingress rebuild at 10,000 hosts).
@@ -184,10 +199,16 @@ export function serverTexts(model: NginxConfig, headed: readonly HeadedServers[]
 export function withBlockTexts(
   model: NginxConfig,
   headed: readonly HeadedServers[],
-  render: { readonly servers: (host: VirtualHostView) => string; readonly upstream: (upstream: HttpUpstream) => string },
+  render: {
+    readonly servers: (host: VirtualHostView) => string;
+    readonly upstream: (upstream: HttpUpstream) => string;
+    readonly redirectServer: (http: HttpConfig) => string;
+  },
   cache: BodyCache,
 ): NginxConfigText {
   const serverBlocks = serverTexts(model, headed, render.servers, cache).join('');
   const upstreamBlocks = model.http.upstreams.map((upstream) => cache.upstreamText(upstream, () => render.upstream(upstream))).join('');
-  return { ...model, http: { ...model.http, serverBlocks, upstreamBlocks } };
+  const redirect = model.http.redirectServer;
+  const redirectServerBlock = redirect ? cache.redirectServerText(redirect, () => render.redirectServer(model.http)) : '';
+  return { ...model, http: { ...model.http, serverBlocks, upstreamBlocks, redirectServerBlock } };
 }

@@ -31,7 +31,7 @@ import { locationFacts, type FactsOf, type LocationFacts, type LocationFactsMemo
 import type { NginxFeatures } from './nginx-version.js';
 import type { TranslateOptions } from './options.js';
 import { byString } from './precedence.js';
-import { sharePlainHttpServers } from './redirect-server.js';
+import { sharePlainHttpServers, type RedirectServerMemo } from './redirect-server.js';
 import type { SecretFiles } from './secrets.js';
 import { shareSslContexts } from './ssl-contexts.js';
 import { hashSizes, type StreamParts } from './stream.js';
@@ -90,6 +90,8 @@ export interface DataPlaneInput {
   readonly upstreamBlocks?: UpstreamBlockMemo;
   /** Hosts copied with a field more by the builds before this one (the cluster mode keeps them). */
   readonly hostCopies?: HostCopies;
+  /** The redirect server of the build before (the cluster mode keeps one). */
+  readonly redirectServer?: RedirectServerMemo;
 }
 
 export function nginxConfig(input: DataPlaneInput): NginxConfig {
@@ -150,6 +152,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     contexts.virtualHosts,
     (locations) => factsOf(locations).plainHttp,
     copies?.plainHttpShared.in('', (host) => withFields(host, { plainHttpShared: true })),
+    input.redirectServer,
   );
   // The default server's and every host's; the hosts after sharing hold the same locations arrays.
   const facts = [factsOf(hosts.defaultLocations), ...hosts.virtualHosts.map((host) => factsOf(host.locations))];

@@ -24,8 +24,9 @@ export function sharePlainHttpServers(
   virtualHosts: readonly VirtualHost[],
   sharingOf: (locations: readonly Location[]) => PlainHttpSharing = plainHttpSharing,
   shared: (host: VirtualHost) => VirtualHost = (host) => withFields(host, { plainHttpShared: true }),
+  memo?: RedirectServerMemo,
 ): SharedPlainHttp {
-  const candidates: { host: VirtualHost; acme: AcmeProxy }[] = [];
+  const candidates: RedirectedHost[] = [];
   const notFound: VirtualHost[] = [];
   for (const host of virtualHosts) {
     // A server-snippet is the host's own, on plain HTTP too.
@@ -42,11 +43,9 @@ export function sharePlainHttpServers(
   const hosts = virtualHosts.map((host) => (sharing.has(host) ? shared(host) : host));
   const first = redirected[0];
   if (!first) return { virtualHosts: hosts, notFoundServerNames };
-  const acmeProxy: Proxy = { ...first.acme.proxy, upstream: `$${acmeVariable}`, pass: `${first.acme.proxy.scheme}://$${acmeVariable}` };
-  return {
-    virtualHosts: hosts,
-    notFoundServerNames,
-    redirectServer: {
+  const make = (): RedirectServer => {
+    const acmeProxy: Proxy = { ...first.acme.proxy, upstream: `$${acmeVariable}`, pass: `${first.acme.proxy.scheme}://$${acmeVariable}` };
+    return {
       serverNames: redirected.map((s) => s.host.serverName),
       acmeVariable,
       acmeUpstreams: redirected.map((s) => ({ mapKey: mapKey(s.host.serverName), upstream: s.acme.proxy.upstream })),
@@ -60,8 +59,33 @@ export function sharePlainHttpServers(
           proxy: acmeProxy,
         },
       ],
-    },
+    };
   };
+  return { virtualHosts: hosts, notFoundServerNames, redirectServer: memo ? memo.kept(redirected, make) : make() };
+}
+
+/**
+ * The redirect server of the last build, for the next (the cluster mode keeps one): the same object
+ * while it lists the same hosts with the same challenge proxies, which are the same objects while
+ * unchanged (translate.ts `TranslateMemo`), so that render writes its 10,000 names again only when it
+ * changed.
+ */
+export class RedirectServerMemo {
+  private last: { readonly redirected: readonly RedirectedHost[]; readonly server: RedirectServer } | undefined;
+
+  kept(redirected: readonly RedirectedHost[], make: () => RedirectServer): RedirectServer {
+    const last = this.last;
+    const same = last !== undefined && last.redirected.length === redirected.length && last.redirected.every((r, i) => r.host === redirected[i]!.host && r.acme === redirected[i]!.acme);
+    const server = same ? last.server : make();
+    this.last = { redirected, server };
+    return server;
+  }
+}
+
+/** A host that joins the redirect server, with its ACME challenge proxy. */
+interface RedirectedHost {
+  readonly host: VirtualHost;
+  readonly acme: AcmeProxy;
 }
 
 /**

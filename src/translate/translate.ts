@@ -30,6 +30,7 @@ import { IndexMemo, indexResources, withoutDuplicates, type IngressSpec, type Re
 import { SecretFiles, type CertificateSummary, type Reference } from './secrets.js';
 import { buildStream, type StreamInput, type StreamParts } from './stream.js';
 import { StreamMemo } from './stream-memo.js';
+import { RedirectServerMemo } from './redirect-server.js';
 import { streamServices, type StreamServices } from './stream-services.js';
 import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
 import type { NamespacedName } from './ingress/annotations/references.js';
@@ -71,6 +72,7 @@ export interface TranslateMemo {
   readonly virtualHosts: VirtualHostMemo;
   readonly logLabels: LogLabelsMemo;
   readonly hostCopies: HostCopies;
+  readonly redirectServer: RedirectServerMemo;
   readonly locationFacts: LocationFactsMemo;
   readonly upstreamOrder: SortedMemo;
   readonly upstreamBlocks: UpstreamBlockMemo;
@@ -85,6 +87,7 @@ export function newTranslateMemo(): TranslateMemo {
     virtualHosts: new VirtualHostMemo(),
     logLabels: new ContextMemo(),
     hostCopies: { sharesDefaultTls: new ContextMemo(), plainHttpShared: new ContextMemo(), labelled: new ContextMemo() },
+    redirectServer: new RedirectServerMemo(),
     locationFacts: new LocationFactsMemo(),
     upstreamOrder: new SortedMemo(compareUpstreamNames),
     upstreamBlocks: new ContextMemo(),
@@ -165,6 +168,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     ...(memo && {
       logLabels: memo.logLabels,
       hostCopies: memo.hostCopies,
+      redirectServer: memo.redirectServer,
       locationFacts: memo.locationFacts,
       upstreamOrder: memo.upstreamOrder,
       upstreamBlocks: memo.upstreamBlocks,
