@@ -20,7 +20,7 @@ import { ingressClassDecision } from './ingress/classes.js';
 import { defaultControllerSettings, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { HttpExtensionRegistry } from './ingress/extensions.js';
 import { claimantsOf, HostSettleMemo, keepOwnedClaims, mergeHosts, type MergedHosts } from './ingress/hosts.js';
-import { withinSizeLimits } from './ingress/size-limits.js';
+import { routeCountOf, withinSizeLimits, type RouteCountMemo } from './ingress/size-limits.js';
 import { nginxFeatures, type NginxFeatures } from './nginx-version.js';
 import { objectId, type TranslateOptions } from './options.js';
 import { HostOwnership, hostOwners, type HostClaimant } from './ownership.js';
@@ -78,6 +78,7 @@ export interface TranslateMemo {
   readonly upstreamBlocks: UpstreamBlockMemo;
   readonly index: IndexMemo;
   readonly stream: StreamMemo;
+  readonly routeCounts: RouteCountMemo;
 }
 
 export function newTranslateMemo(): TranslateMemo {
@@ -93,6 +94,7 @@ export function newTranslateMemo(): TranslateMemo {
     upstreamBlocks: new ContextMemo(),
     index: new IndexMemo(),
     stream: new StreamMemo(),
+    routeCounts: new ContextMemo(),
   };
 }
 
@@ -249,6 +251,7 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
         return decision.serve;
       }),
     report,
+    memo ? memo.routeCounts.in('', routeCountOf) : routeCountOf,
   );
   const proxyProtocolRequests = new Map<SourceObject, ProxyProtocolVersion>();
   const claimsOf = memo && !options.expectClusterProvided ? memo.ingressClaims.begin(claimContext(inputs, options)) : ingressClaimValue;
