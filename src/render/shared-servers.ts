@@ -84,7 +84,8 @@ export class BodyCache {
    * config is in the bodies' context, with which the cache begins anew (`RenderMemo`).
    */
   redirectServerText(server: RedirectServer, renderServer: () => string): string {
-    const text = (this.before?.redirectServer?.server === server ? this.before.redirectServer.text : undefined) ?? flattened(renderServer());
+    const known = this.before?.redirectServer;
+    const text = known?.server === server ? known.text : flattened(renderServer());
     this.redirectServer = { server, text };
     return text;
   }

@@ -336,7 +336,7 @@ export interface ValidityPeriod {
   readonly notAfter: number;
 }
 
-export function validityPeriod(certificate: Pick<X509Certificate, 'validFrom' | 'validTo'>): ValidityPeriod {
+function validityPeriod(certificate: Pick<X509Certificate, 'validFrom' | 'validTo'>): ValidityPeriod {
   return { notBefore: Date.parse(certificate.validFrom), notAfter: Date.parse(certificate.validTo) };
 }
 

@@ -31,9 +31,9 @@ import { locationFacts, type FactsOf, type LocationFacts, type LocationFactsMemo
 import type { NginxFeatures } from './nginx-version.js';
 import type { TranslateOptions } from './options.js';
 import { byString } from './precedence.js';
-import { sharePlainHttpServers, type RedirectServerMemo } from './redirect-server.js';
+import { sharePlainHttpServers, sharingPlainHttp, type RedirectServerMemo } from './redirect-server.js';
 import type { SecretFiles } from './secrets.js';
-import { shareSslContexts } from './ssl-contexts.js';
+import { shareSslContexts, sharingDefaultTls } from './ssl-contexts.js';
 import { hashSizes, type StreamParts } from './stream.js';
 import { compareUpstreamNames, readablePart } from './upstream-names.js';
 import type { SortedMemo } from './sorted-memo.js';
@@ -146,12 +146,12 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     hosts.virtualHosts,
     defaultServerTls,
     options.certificatesPerHandshake ?? false,
-    copies?.sharesDefaultTls.in('', (host) => withFields(host, { sharesDefaultTls: true })),
+    copies?.sharesDefaultTls.in('', sharingDefaultTls),
   );
   const shared = sharePlainHttpServers(
     contexts.virtualHosts,
     (locations) => factsOf(locations).plainHttp,
-    copies?.plainHttpShared.in('', (host) => withFields(host, { plainHttpShared: true })),
+    copies?.plainHttpShared.in('', sharingPlainHttp),
     input.redirectServer,
   );
   // The default server's and every host's; the hosts after sharing hold the same locations arrays.

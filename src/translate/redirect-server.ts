@@ -23,7 +23,7 @@ export interface SharedPlainHttp {
 export function sharePlainHttpServers(
   virtualHosts: readonly VirtualHost[],
   sharingOf: (locations: readonly Location[]) => PlainHttpSharing = plainHttpSharing,
-  shared: (host: VirtualHost) => VirtualHost = (host) => withFields(host, { plainHttpShared: true }),
+  shared: (host: VirtualHost) => VirtualHost = sharingPlainHttp,
   memo?: RedirectServerMemo,
 ): SharedPlainHttp {
   const candidates: RedirectedHost[] = [];
@@ -62,6 +62,11 @@ export function sharePlainHttpServers(
     };
   };
   return { virtualHosts: hosts, notFoundServerNames, redirectServer: memo ? memo.kept(redirected, make) : make() };
+}
+
+/** `host` marked as answering plain HTTP from a shared server (redirect or 404), not its own. */
+export function sharingPlainHttp(host: VirtualHost): VirtualHost {
+  return withFields(host, { plainHttpShared: true });
 }
 
 /**

@@ -20,7 +20,7 @@ export function shareSslContexts(
   virtualHosts: readonly VirtualHost[],
   defaultTls: TlsFiles | undefined,
   perHandshake: boolean,
-  sharing: (host: VirtualHost) => VirtualHost = (host) => withFields(host, { sharesDefaultTls: true }),
+  sharing: (host: VirtualHost) => VirtualHost = sharingDefaultTls,
 ): { virtualHosts: VirtualHost[]; certificateMap?: CertificateMap } {
   if (!defaultTls) return { virtualHosts: [...virtualHosts] };
   const isDefault = (tls: TlsFiles) => tls.certificate === defaultTls.certificate && tls.certificateKey === defaultTls.certificateKey;
@@ -38,4 +38,9 @@ export function shareSslContexts(
       defaultFile: defaultTls.certificate,
     },
   };
+}
+
+/** `host` marked as served by the default server's SSL context. */
+export function sharingDefaultTls(host: VirtualHost): VirtualHost {
+  return withFields(host, { sharesDefaultTls: true });
 }

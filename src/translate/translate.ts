@@ -336,7 +336,7 @@ function settle(
     virtualHosts: ingress.snippets.place(merged.virtualHosts, report),
     defaultLocations: merged.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
   };
-  const stream = (memo ? (input: StreamInput) => memo.stream.build(input) : buildStream)({
+  const streamInput: StreamInput = {
     ...handoff,
     httpsPort: options.httpsPort,
     runDir: options.runDir,
@@ -349,8 +349,8 @@ function settle(
     ...(ownership && { hostOwnership: ownership }),
     routeObject,
     report,
-  });
-  return { hosts, stream };
+  };
+  return { hosts, stream: memo ? memo.stream.build(streamInput) : buildStream(streamInput) };
 }
 
 function servedCertificates(model: NginxConfig, ports: GatewayPlan['ports'], secrets: SecretFiles): ServedCertificate[] {
