@@ -66,9 +66,17 @@ function identityNow(resources: Resources, read: Read): unknown {
 /** `resources` as the front end sees it, with every read written down. */
 function tracking(resources: Resources): { resources: Resources; reads: Read[] } {
   const reads: Read[] = [];
+  // An Ingress reads its Services' keys about three times each; one read of a key stands for all (the
+  // resources do not change during a build), so the check before reuse compares each key once.
+  const keysRead = new Set<string>();
   const track = <V>(kind: MapKind, map: ReadonlyMap<string, V>): ReadonlyMap<string, V> => {
     const all = () => reads.push({ kind, identity: identityNow(resources, { kind, identity: undefined }) });
-    const one = (key: string) => reads.push({ kind, key, identity: identityOf(map.get(key)) });
+    const one = (key: string) => {
+      const read = `${kind}\0${key}`;
+      if (keysRead.has(read)) return;
+      keysRead.add(read);
+      reads.push({ kind, key, identity: identityOf(map.get(key)) });
+    };
     return {
       get: (key) => (one(key), map.get(key)),
       has: (key) => (one(key), map.has(key)),
