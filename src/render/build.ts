@@ -65,12 +65,15 @@ function digestInput(file: OutputFile): Buffer {
  */
 export function build(snapshot: Snapshot, options: TranslateOptions, memo?: BuildMemo): BuildResult {
   const translated = translate(snapshot, options, memo?.translate);
-  const { nginxConf } = render(translated.model, memo?.render);
-  const digest = createHash('sha256').update(nginxConf);
+  const { pieces } = render(translated.model, memo?.render);
+  // The digest of the config with its placeholder, then of the key files: hashed piece by piece, as one.
+  const digest = createHash('sha256');
+  for (const piece of pieces) digest.update(piece);
   for (const bytes of memo ? memo.fileDigests.bytesOf(translated.model.files) : translated.model.files.map(digestInput)) digest.update(bytes);
   const generation = digest.digest('hex').slice(0, 32);
+  const nginxConf = pieces.map((piece) => (piece === generationPlaceholder ? generation : piece)).join('');
   return {
-    files: [{ path: mainConfigName, contents: nginxConf.replace(generationPlaceholder, generation), mode: 0o644 }, ...translated.model.files],
+    files: [{ path: mainConfigName, contents: nginxConf, mode: 0o644 }, ...translated.model.files],
     generation,
     model: { ...translated.model, generation },
     diagnostics: translated.diagnostics,

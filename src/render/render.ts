@@ -2,12 +2,48 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
-import type { HttpUpstream, NginxConfig, VirtualHost } from '../model/nginx.js';
-import { BodyCache, shareServers, withBlockTexts, type NginxConfigText, type VirtualHostView } from './shared-servers.js';
+import { generationPlaceholder, type HttpConfig, type HttpUpstream, type NginxConfig, type VirtualHost } from '../model/nginx.js';
+import { BodyCache, blockTexts, shareServers, type BlockTexts, type VirtualHostView } from './shared-servers.js';
 
-/** The rendered main config; key material travels separately in `model.files`. */
-export interface Rendered {
-  readonly nginxConf: string;
+/**
+ * The rendered main config, as the pieces it is made of; key material travels separately in
+ * `model.files`. At 10,000 hosts the config is 10 MB: the build hashes the pieces as they are and joins
+ * them once, with the generation in place of `generationPlaceholder` (its own piece).
+ */
+export class RenderedConfig {
+  constructor(readonly pieces: readonly string[]) {}
+
+  /** The whole text, with the placeholder. */
+  get nginxConf(): string {
+    return this.pieces.join('');
+  }
+}
+
+/** The config as the main template reads it: where the rendered blocks go, a marker each (`configPieces`). */
+type NginxConfigFrame = NginxConfig & { readonly http: HttpConfig & Record<keyof BlockTexts, string> };
+
+/** What the main template writes where the blocks go: nothing else it writes holds a NUL. */
+const blockMarkers: Record<keyof BlockTexts, string> = {
+  serverBlocks: '\0serverBlocks\0',
+  upstreamBlocks: '\0upstreamBlocks\0',
+  redirectServerBlock: '\0redirectServerBlock\0',
+};
+const blockOfMarker = new Map(Object.entries(blockMarkers).map(([block, marker]) => [marker, block as keyof BlockTexts]));
+const markerOrPlaceholder = new RegExp(`(${[...blockOfMarker.keys(), generationPlaceholder].join('|')})`);
+
+/**
+ * The main template's text with the blocks in place of their markers, and the generation placeholder
+ * a piece of its own. Joining the blocks into one text for the template, which then became part of a
+ * bigger one, copied the 10 MB twice (and hashing it walked the pieces to copy them once more).
+ */
+function configPieces(frame: string, blocks: BlockTexts): string[] {
+  const pieces: string[] = [];
+  for (const part of frame.split(markerOrPlaceholder)) {
+    const block = blockOfMarker.get(part);
+    if (block) for (const text of blocks[block]) pieces.push(text);
+    else if (part !== '') pieces.push(part);
+  }
+  return pieces;
 }
 
 const compileOptions = { noEscape: true, strict: true } as const;
@@ -25,7 +61,7 @@ export function templatesDir(): string {
 }
 
 interface Templates {
-  readonly main: Handlebars.TemplateDelegate<NginxConfigText>;
+  readonly main: Handlebars.TemplateDelegate<NginxConfigFrame>;
   readonly plainServerBody: Handlebars.TemplateDelegate<VirtualHost>;
   readonly tlsServerBody: Handlebars.TemplateDelegate<VirtualHost>;
   readonly virtualHostServers: Handlebars.TemplateDelegate<VirtualHostView>;
@@ -57,7 +93,7 @@ function templates(): Templates {
     return found as Handlebars.TemplateDelegate<Context>;
   };
   compiled = {
-    main: handlebars.compile<NginxConfigText>(readFileSync(join(dir, 'nginx.conf.hbs'), 'utf8'), compileOptions),
+    main: handlebars.compile<NginxConfigFrame>(readFileSync(join(dir, 'nginx.conf.hbs'), 'utf8'), compileOptions),
     plainServerBody: partial('plainServerBody'),
     tlsServerBody: partial('tlsServerBody'),
     virtualHostServers: partial('virtualHostServers'),
@@ -108,7 +144,7 @@ function bodyContext(model: NginxConfig): string {
   });
 }
 
-export function render(model: NginxConfig, memo?: RenderMemo): Rendered {
+export function render(model: NginxConfig, memo?: RenderMemo): RenderedConfig {
   const { main, plainServerBody, tlsServerBody, virtualHostServers, upstreamBlock, redirectServer } = templates();
   // The bodies see the whole config as @root, as they would inside the main template.
   const options = { data: { root: model } };
@@ -120,5 +156,6 @@ export function render(model: NginxConfig, memo?: RenderMemo): Rendered {
     upstream: (upstream: HttpUpstream) => upstreamBlock(upstream, options),
     redirectServer: (http: NginxConfig['http']) => redirectServer(http, options),
   };
-  return { nginxConf: main(withBlockTexts(model, headed, blocks, cache)) };
+  const frame = main({ ...model, http: { ...model.http, ...blockMarkers } });
+  return new RenderedConfig(configPieces(frame, blockTexts(model, headed, blocks, cache)));
 }

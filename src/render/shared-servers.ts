@@ -21,16 +21,14 @@ export interface HeadedServers {
 /** What the template reads for a host: the host and the servers it heads. */
 export interface VirtualHostView extends VirtualHost, HeadedServers {}
 
-/** The config as the main template reads it: every host's server blocks and every upstream block rendered. */
-export interface NginxConfigText extends NginxConfig {
-  readonly http: HttpConfig & {
-    /** The server blocks every host heads, in the order of the hosts, as one text. */
-    readonly serverBlocks: string;
-    /** Every upstream block, in order, as one text. */
-    readonly upstreamBlocks: string;
-    /** The plain-HTTP server that hosts which only redirect share, when there is one. */
-    readonly redirectServerBlock: string;
-  };
+/** The bulk of the config, rendered: every host's server blocks, every upstream block and the redirect server. */
+export interface BlockTexts {
+  /** The server blocks each host heads, in the order of the hosts (hosts that head none have no text). */
+  readonly serverBlocks: readonly string[];
+  /** Every upstream block, in order. */
+  readonly upstreamBlocks: readonly string[];
+  /** The plain-HTTP server that hosts which only redirect share, when there is one. */
+  readonly redirectServerBlock: readonly string[];
 }
 
 export interface ServerBodies {
@@ -174,30 +172,29 @@ function flattened(text: string): string {
 }
 
 /**
- * The text of the server blocks each host heads ('' for none), in the order of the hosts. A host whose
- * blocks have the same bodies and names as in the last render has the same text; what a block reads
- * besides its own is in the bodies' context (`RenderMemo`).
+ * The text of the server blocks each host heads, in the order of the hosts (none for a host that heads
+ * none). A host whose blocks have the same bodies and names as in the last render has the same text;
+ * what a block reads besides its own is in the bodies' context (`RenderMemo`).
  */
 export function serverTexts(model: NginxConfig, headed: readonly HeadedServers[], renderServers: (host: VirtualHostView) => string, cache: BodyCache): string[] {
-  return model.http.virtualHosts.map((host, i) => {
+  const texts: string[] = [];
+  model.http.virtualHosts.forEach((host, i) => {
     const { plainServer, tlsServer } = headed[i]!;
-    if (!plainServer && !tlsServer) return '';
+    if (!plainServer && !tlsServer) return;
     const names = `${plainServer?.serverNames.join(' ') ?? ''}\0${tlsServer?.serverNames.join(' ') ?? ''}`;
     // The host with its servers is made only when its blocks are rendered: most are the last render's.
-    return cache.serverText(host, names, () => renderServers(withAddedFields(host, { ...(plainServer && { plainServer }), ...(tlsServer && { tlsServer }) })));
+    texts.push(cache.serverText(host, names, () => renderServers(withAddedFields(host, { ...(plainServer && { plainServer }), ...(tlsServer && { tlsServer }) }))));
   });
+  return texts;
 }
 
 /**
- * The config with every host's server blocks, every upstream block and the redirect server as one text
- * each: the main template writes them as they are, since at 10,000 hosts writing them was most of a
- * render, and most are the texts of the last render (`serverTexts`; an upstream and the redirect server
- * are the same objects while unchanged).
- * Joined here, not by an `each` in the template: a join copies the texts once into one piece, where the
- * template's 10,000 appends made a chain of pieces that hashing the config then had to walk and copy
- * (20–30 ms of a one-Ingress rebuild at 10,000 hosts).
+ * Every host's server blocks, every upstream block and the redirect server, each as its own text: at
+ * 10,000 hosts writing them was most of a render, and most are the texts of the last render
+ * (`serverTexts`; an upstream and the redirect server are the same objects while unchanged). They are
+ * not joined here: the config is joined once, from the pieces (render.ts `configPieces`).
  */
-export function withBlockTexts(
+export function blockTexts(
   model: NginxConfig,
   headed: readonly HeadedServers[],
   render: {
@@ -206,10 +203,11 @@ export function withBlockTexts(
     readonly redirectServer: (http: HttpConfig) => string;
   },
   cache: BodyCache,
-): NginxConfigText {
-  const serverBlocks = serverTexts(model, headed, render.servers, cache).join('');
-  const upstreamBlocks = model.http.upstreams.map((upstream) => cache.upstreamText(upstream, () => render.upstream(upstream))).join('');
+): BlockTexts {
   const redirect = model.http.redirectServer;
-  const redirectServerBlock = redirect ? cache.redirectServerText(redirect, () => render.redirectServer(model.http)) : '';
-  return { ...model, http: { ...model.http, serverBlocks, upstreamBlocks, redirectServerBlock } };
+  return {
+    serverBlocks: serverTexts(model, headed, render.servers, cache),
+    upstreamBlocks: model.http.upstreams.map((upstream) => cache.upstreamText(upstream, () => render.upstream(upstream))),
+    redirectServerBlock: redirect ? [cache.redirectServerText(redirect, () => render.redirectServer(model.http))] : [],
+  };
 }
