@@ -47,6 +47,29 @@ describe('the render memo', () => {
   });
 });
 
+describe('the parts of the config kept whole from build to build', () => {
+  it('writes the shared 404 server again when a passthrough host goes', async () => {
+    const { snapshot } = await readInputs([join(fixturesRoot, 'passthrough', 'input')]);
+    const options = testTranslateOptions();
+    const memo = newBuildMemo();
+    expect(build(snapshot, options, memo).files[0]!.contents).toContain('            vault.example.test\n');
+    const withoutVault: Snapshot = { objects: snapshot.objects.filter((o) => !(o.kind === 'Ingress' && o.metadata.name === 'vault')) };
+    const after = build(withoutVault, options, memo).files[0]!.contents;
+    expect(after).not.toContain('            vault.example.test\n');
+    expect(after).toBe(build(withoutVault, options).files[0]!.contents);
+  });
+
+  it('writes the stream section again when only what it reads besides its routes changed', async () => {
+    const { snapshot } = await readInputs([join(fixturesRoot, 'passthrough', 'input')]);
+    const memo = newBuildMemo();
+    const withResolver = (address: string) => testTranslateOptions({ resolvers: [address] });
+    expect(build(snapshot, withResolver('10.0.0.10'), memo).files[0]!.contents).toContain('resolver 10.0.0.10');
+    const after = build(snapshot, withResolver('10.0.0.11'), memo).files[0]!.contents;
+    expect(after).not.toContain('resolver 10.0.0.10');
+    expect(after).toBe(build(snapshot, withResolver('10.0.0.11')).files[0]!.contents);
+  });
+});
+
 describe('what the render memo leaves out of a body\'s context', () => {
   it('is named by no partial a server body uses', () => {
     const partials = join(templatesDir(), 'partials');

@@ -19,14 +19,18 @@ export class RenderedConfig {
   }
 }
 
+type HttpBlock = Exclude<keyof BlockTexts, 'streamBlock'>;
+
 /** The config as the main template reads it: where the rendered blocks go, a marker each (`configPieces`). */
-type NginxConfigFrame = NginxConfig & { readonly http: HttpConfig & Record<keyof BlockTexts, string> };
+type NginxConfigFrame = NginxConfig & { readonly streamBlock: string; readonly http: HttpConfig & Record<HttpBlock, string> };
 
 /** What the main template writes where the blocks go: nothing else it writes holds a NUL. */
 const blockMarkers: Record<keyof BlockTexts, string> = {
   serverBlocks: '\0serverBlocks\0',
   upstreamBlocks: '\0upstreamBlocks\0',
   redirectServerBlock: '\0redirectServerBlock\0',
+  notFoundServerBlock: '\0notFoundServerBlock\0',
+  streamBlock: '\0streamBlock\0',
 };
 const blockOfMarker = new Map(Object.entries(blockMarkers).map(([block, marker]) => [marker, block as keyof BlockTexts]));
 const markerOrPlaceholder = new RegExp(`(${[...blockOfMarker.keys(), generationPlaceholder].join('|')})`);
@@ -68,6 +72,9 @@ interface Templates {
   readonly upstreamBlock: Handlebars.TemplateDelegate<HttpUpstream>;
   /** Reads the http config: the redirect server, and the port it listens on. */
   readonly redirectServer: Handlebars.TemplateDelegate<NginxConfig['http']>;
+  /** Reads the http config: the 404 server's names, and the port it listens on. */
+  readonly notFoundServer: Handlebars.TemplateDelegate<NginxConfig['http']>;
+  readonly stream: Handlebars.TemplateDelegate<NginxConfig>;
 }
 
 let compiled: Templates | undefined;
@@ -76,7 +83,8 @@ let compiled: Templates | undefined;
  * Compiles once, in an isolated Handlebars environment so no other code's helpers or partials can leak
  * in; partials are pre-compiled with the same strict, non-escaping options as the main template. `render`
  * calls the two server-body partials itself, per host, to find the hosts that can share a block, and
- * the partials that write the blocks a host heads and an upstream block.
+ * the partials that write the blocks a host heads, an upstream block, the shared plain-HTTP servers and
+ * the stream section (`blockTexts`).
  */
 function templates(): Templates {
   if (compiled) return compiled;
@@ -99,6 +107,8 @@ function templates(): Templates {
     virtualHostServers: partial('virtualHostServers'),
     upstreamBlock: partial('upstreamBlock'),
     redirectServer: partial('redirectServer'),
+    notFoundServer: partial('notFoundServer'),
+    stream: partial('stream'),
   };
   return compiled;
 }
@@ -145,7 +155,7 @@ function bodyContext(model: NginxConfig): string {
 }
 
 export function render(model: NginxConfig, memo?: RenderMemo): RenderedConfig {
-  const { main, plainServerBody, tlsServerBody, virtualHostServers, upstreamBlock, redirectServer } = templates();
+  const { main, plainServerBody, tlsServerBody, virtualHostServers, upstreamBlock, redirectServer, notFoundServer, stream } = templates();
   // The bodies see the whole config as @root, as they would inside the main template.
   const options = { data: { root: model } };
   const bodies = { plain: (host: VirtualHost) => plainServerBody(host, options), tls: (host: VirtualHost) => tlsServerBody(host, options) };
@@ -155,7 +165,10 @@ export function render(model: NginxConfig, memo?: RenderMemo): RenderedConfig {
     servers: (host: VirtualHostView) => virtualHostServers(host, options),
     upstream: (upstream: HttpUpstream) => upstreamBlock(upstream, options),
     redirectServer: (http: NginxConfig['http']) => redirectServer(http, options),
+    notFoundServer: (http: NginxConfig['http']) => notFoundServer(http, options),
+    stream: (config: NginxConfig) => stream(config, options),
   };
-  const frame = main({ ...model, http: { ...model.http, ...blockMarkers } });
+  const { streamBlock, ...httpBlocks } = blockMarkers;
+  const frame = main({ ...model, streamBlock, http: { ...model.http, ...httpBlocks } });
   return new RenderedConfig(configPieces(frame, blockTexts(model, headed, blocks, cache)));
 }

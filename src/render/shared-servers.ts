@@ -29,6 +29,10 @@ export interface BlockTexts {
   readonly upstreamBlocks: readonly string[];
   /** The plain-HTTP server that hosts which only redirect share, when there is one. */
   readonly redirectServerBlock: readonly string[];
+  /** The plain-HTTP server that hosts which only answer 404 share, when there is one. */
+  readonly notFoundServerBlock: readonly string[];
+  /** Everything inside `stream { }`. */
+  readonly streamBlock: readonly string[];
 }
 
 export interface ServerBodies {
@@ -49,6 +53,8 @@ export class BodyCache {
   private readonly servers = new Map<VirtualHost, { readonly names: string; readonly text: string }>();
   private readonly upstreams = new Map<HttpUpstream, string>();
   private redirectServer: { readonly server: RedirectServer; readonly text: string } | undefined;
+  private notFoundServer: { readonly names: readonly string[]; readonly text: string } | undefined;
+  private stream: { readonly stream: NginxConfig['stream']; readonly text: string } | undefined;
 
   private before: BodyCache | undefined;
 
@@ -85,6 +91,26 @@ export class BodyCache {
     const known = this.before?.redirectServer;
     const text = known?.server === server ? known.text : flattened(renderServer());
     this.redirectServer = { server, text };
+    return text;
+  }
+
+  /** The shared 404 server's block, rendered only when the render before did not render it for the same names. */
+  notFoundServerText(names: readonly string[], renderServer: () => string): string {
+    const known = this.before?.notFoundServer;
+    const same = known !== undefined && known.names.length === names.length && known.names.every((name, i) => name === names[i]);
+    const text = same ? known.text : flattened(renderServer());
+    this.notFoundServer = { names, text };
+    return text;
+  }
+
+  /**
+   * The stream section: the same object while it is unchanged (translate/data-plane.ts `StreamConfigMemo`),
+   * rendered only when the render before did not; what else it reads (`@root`) is in the bodies' context.
+   */
+  streamText(stream: NginxConfig['stream'], renderStream: () => string): string {
+    const known = this.before?.stream;
+    const text = known?.stream === stream ? known.text : flattened(renderStream());
+    this.stream = { stream, text };
     return text;
   }
 
@@ -201,13 +227,18 @@ export function blockTexts(
     readonly servers: (host: VirtualHostView) => string;
     readonly upstream: (upstream: HttpUpstream) => string;
     readonly redirectServer: (http: HttpConfig) => string;
+    readonly notFoundServer: (http: HttpConfig) => string;
+    readonly stream: (model: NginxConfig) => string;
   },
   cache: BodyCache,
 ): BlockTexts {
-  const redirect = model.http.redirectServer;
+  const { http } = model;
+  const redirect = http.redirectServer;
   return {
     serverBlocks: serverTexts(model, headed, render.servers, cache),
-    upstreamBlocks: model.http.upstreams.map((upstream) => cache.upstreamText(upstream, () => render.upstream(upstream))),
-    redirectServerBlock: redirect ? [cache.redirectServerText(redirect, () => render.redirectServer(model.http))] : [],
+    upstreamBlocks: http.upstreams.map((upstream) => cache.upstreamText(upstream, () => render.upstream(upstream))),
+    redirectServerBlock: redirect ? [cache.redirectServerText(redirect, () => render.redirectServer(http))] : [],
+    notFoundServerBlock: [cache.notFoundServerText(http.notFoundServerNames, () => render.notFoundServer(http))],
+    streamBlock: [cache.streamText(model.stream, () => render.stream(model))],
   };
 }

@@ -6,7 +6,7 @@ import type { ResourceStatus } from '../model/status.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy, ResolvedBackend } from './backends.js';
 import { SecretOrigins } from './cluster-provided.js';
-import { nginxConfig, type HostCopies, type UpstreamBlockMemo } from './data-plane.js';
+import { nginxConfig, StreamConfigMemo, type HostCopies, type UpstreamBlockMemo } from './data-plane.js';
 import { ContextMemo } from './context-memo.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { gatewayKinds, planGateways, type GatewayPlan } from './gateway/index.js';
@@ -78,6 +78,7 @@ export interface TranslateMemo {
   readonly upstreamBlocks: UpstreamBlockMemo;
   readonly index: IndexMemo;
   readonly stream: StreamMemo;
+  readonly streamConfig: StreamConfigMemo;
   readonly routeCounts: RouteCountMemo;
 }
 
@@ -94,6 +95,7 @@ export function newTranslateMemo(): TranslateMemo {
     upstreamBlocks: new ContextMemo(),
     index: new IndexMemo(),
     stream: new StreamMemo(),
+    streamConfig: new StreamConfigMemo(),
     routeCounts: new ContextMemo(),
   };
 }
@@ -174,6 +176,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
       locationFacts: memo.locationFacts,
       upstreamOrder: memo.upstreamOrder,
       upstreamBlocks: memo.upstreamBlocks,
+      streamConfig: memo.streamConfig,
     }),
   });
   const model = memo ? memo.virtualHosts.kept(built) : built;
