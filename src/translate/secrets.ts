@@ -16,6 +16,7 @@ import type { SourceObject } from '../sources/snapshot.js';
 import type { SecretOrigins } from './cluster-provided.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { key, type Resources, type SecretData, type Typed } from './resources.js';
+import type { ResourceChanges } from './resource-changes.js';
 
 /** A namespaced object: a Secret, or the ConfigMap of a BackendTLSPolicy CA. */
 export interface ObjectRef {
@@ -115,7 +116,8 @@ export class SecretFiles {
 
   /** `clusterProvided`: manifests from git, where a Secret missing from the input is made by the cluster (cluster-provided.ts). */
   constructor(
-    private readonly resources: Resources,
+    /** What the build read: the memos ask what changed in it since their last build (resource-changes.ts). */
+    readonly resources: Resources,
     private readonly now: Date,
     private readonly clusterProvided?: SecretOrigins,
   ) {}
@@ -140,10 +142,16 @@ export class SecretFiles {
     for (const reference of effects.references) this.read.set(`${reference.kind}/${reference.namespace}/${reference.name}`, reference);
   }
 
-  /** Whether `effects` still hold: every object read is the same one now, and every certificate as valid. */
-  stillHolds(effects: SecretEffects): boolean {
+  /**
+   * Whether `effects` still hold: every object read is the same one now, and every certificate as valid.
+   * With `changes` (since resources for which the effects held), an object not among them is the same.
+   */
+  stillHolds(effects: SecretEffects, changes?: ResourceChanges): boolean {
+    const same = changes
+      ? ([kind, id]: SecretEffects['objects'][number]) => !changes.changedAt(kind === 'Secret' ? 'secrets' : 'configMaps', id)
+      : ([kind, id, object]: SecretEffects['objects'][number]) => this.objectNow(kind, id) === object;
     return (
-      effects.objects.every(([kind, id, object]) => this.objectNow(kind, id) === object) &&
+      effects.objects.every(same) &&
       effects.validities.every(([period, validity]) => validityAt(period, this.now) === validity)
     );
   }

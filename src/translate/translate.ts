@@ -31,6 +31,7 @@ import { SecretFiles, type CertificateSummary, type Reference } from './secrets.
 import { buildStream, type StreamInput, type StreamParts } from './stream.js';
 import { StreamMemo } from './stream-memo.js';
 import { RedirectServerMemo } from './redirect-server.js';
+import { ResourceChangeCache } from './resource-changes.js';
 import { streamServices, type StreamServices } from './stream-services.js';
 import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
 import type { NamespacedName } from './ingress/annotations/references.js';
@@ -83,9 +84,10 @@ export interface TranslateMemo {
 }
 
 export function newTranslateMemo(): TranslateMemo {
+  const changes = new ResourceChangeCache();
   return {
-    ingressClaims: new IngressClaimMemo(),
-    hosts: new HostSettleMemo(),
+    ingressClaims: new IngressClaimMemo(changes),
+    hosts: new HostSettleMemo(changes),
     virtualHosts: new VirtualHostMemo(),
     logLabels: new ContextMemo(),
     hostCopies: { sharesDefaultTls: new ContextMemo(), plainHttpShared: new ContextMemo(), labelled: new ContextMemo() },
@@ -257,7 +259,7 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
     memo ? memo.routeCounts.in('', routeCountOf) : routeCountOf,
   );
   const proxyProtocolRequests = new Map<SourceObject, ProxyProtocolVersion>();
-  const claimsOf = memo && !options.expectClusterProvided ? memo.ingressClaims.begin(claimContext(inputs, options)) : ingressClaimValue;
+  const claimsOf = memo && !options.expectClusterProvided ? memo.ingressClaims.begin(claimContext(inputs, options), resources) : ingressClaimValue;
   const contributions = ours.map((ingress): IngressContribution => {
     const proxyProtocol = requestedProxyProtocol(ingress.object, features, report);
     if (proxyProtocol === false) return { passthrough: [], tls: [], routes: [], canaries: [] };

@@ -83,6 +83,21 @@ describe('claims memoized per resource version', () => {
     );
   });
 
+  it('sees a Service or Secret an Ingress reads go, and come back', async () => {
+    const objects = await objectsOf('termination');
+    const options = testTranslateOptions();
+    for (const kind of ['Service', 'Secret']) {
+      const memo = newBuildMemo();
+      const gone = objects.find((o) => o.kind === kind)!;
+      const without = objects.filter((o) => o !== gone);
+      for (const step of [objects, without, objects]) {
+        const memoized = build({ objects: step }, options, memo);
+        expect(memoized.files, `${kind} ${gone.metadata.name}`).toEqual(build({ objects: step }, options).files);
+        expect(memoized.diagnostics).toEqual(build({ objects: step }, options).diagnostics);
+      }
+    }
+  });
+
   it('sees a change to a Secret an Ingress references for its users', async () => {
     const objects = await objectsOf('annotations');
     const options = testTranslateOptions();

@@ -3,6 +3,7 @@ import type { SourceObject } from '../../sources/snapshot.js';
 import type { ResolvedBackend } from '../backends.js';
 import { Reporter } from '../report.js';
 import type { IngressSpec, Resources, Typed } from '../resources.js';
+import type { ResourceChangeCache, ResourceMapKind } from '../resource-changes.js';
 import type { SecretEffects } from '../secrets.js';
 import type { IngressContext, IngressContribution } from './claims.js';
 import { HttpExtensionRegistry } from './extensions.js';
@@ -37,10 +38,9 @@ export function ingressClaimValue(ingress: Typed<IngressSpec>, shared: SharedIng
   return { contribution, diagnostics: report.diagnostics, backends, extensions, snippets, secrets: effects };
 }
 
-type MapKind = 'services' | 'secrets' | 'configMaps' | 'ingressClasses' | 'endpointSlices';
 /** One read of the resources: a key of one kind (or all of it), and the objects found, compared by identity. */
 interface Read {
-  readonly kind: MapKind | 'ingresses';
+  readonly kind: ResourceMapKind | 'ingresses';
   readonly key?: string;
   readonly identity: unknown;
 }
@@ -69,7 +69,7 @@ function tracking(resources: Resources): { resources: Resources; reads: Read[] }
   // An Ingress reads its Services' keys about three times each; one read of a key stands for all (the
   // resources do not change during a build), so the check before reuse compares each key once.
   const keysRead = new Set<string>();
-  const track = <V>(kind: MapKind, map: ReadonlyMap<string, V>): ReadonlyMap<string, V> => {
+  const track = <V>(kind: ResourceMapKind, map: ReadonlyMap<string, V>): ReadonlyMap<string, V> => {
     const all = () => reads.push({ kind, identity: identityNow(resources, { kind, identity: undefined }) });
     const one = (key: string) => {
       const read = `${kind}\0${key}`;
@@ -122,16 +122,28 @@ interface Entry {
 export class IngressClaimMemo {
   private last = new Map<SourceObject, Entry>();
   private context: readonly unknown[] = [];
+  /** The resources the entries of `last` hold for. */
+  private resources: Resources | undefined;
 
-  /** Starts a build whose shared context comes from `context` (values and objects, compared by identity); returns its claim maker. */
-  begin(context: readonly unknown[]): (ingress: Typed<IngressSpec>, shared: SharedIngressContext) => IngressClaimValue {
+  constructor(private readonly changes: ResourceChangeCache) {}
+
+  /**
+   * Starts a build of `resources` whose shared context comes from `context` (values and objects, compared
+   * by identity); returns its claim maker.
+   */
+  begin(context: readonly unknown[], resources: Resources): (ingress: Typed<IngressSpec>, shared: SharedIngressContext) => IngressClaimValue {
     const last = sameIdentity(context, this.context) ? this.last : new Map<SourceObject, Entry>();
+    const changes = this.changes.between(this.resources, resources);
     const next = new Map<SourceObject, Entry>();
     this.context = context;
     this.last = next;
+    this.resources = resources;
+    // A key read holds while it did not change; the rest (all Ingresses, a whole kind) is compared again.
+    const holds = (read: Read) =>
+      read.kind !== 'ingresses' && read.key !== undefined ? !changes.changedAt(read.kind, read.key) : sameIdentity(read.identity, identityNow(resources, read));
     return (ingress, shared) => {
       const earlier = last.get(ingress.object);
-      if (earlier && earlier.reads.every((read) => sameIdentity(read.identity, identityNow(shared.resources, read))) && shared.secrets.stillHolds(earlier.value.secrets)) {
+      if (earlier && earlier.reads.every(holds) && shared.secrets.stillHolds(earlier.value.secrets, changes)) {
         next.set(ingress.object, earlier);
         return earlier.value;
       }

@@ -22,6 +22,8 @@ import { withFields } from '../../model/objects.js';
 import { compareStrings } from '../../model/order.js';
 import { SortedMemo } from '../sorted-memo.js';
 import { withServerTls } from './server-tls.js';
+import type { ResourceChangeCache } from '../resource-changes.js';
+import type { Resources } from '../resources.js';
 
 export interface HostSettings {
   /** ConfigMap `ssl-redirect`: the default for hosts with TLS. */
@@ -332,19 +334,25 @@ interface SettledEntry {
 export class HostSettleMemo {
   private last = new Map<string, SettledEntry>();
   private settings = '';
+  /** The resources the entries of `last` hold for. */
+  private resources: Resources | undefined;
   readonly claims = new HostClaimsMemo();
+
+  constructor(private readonly changes: ResourceChangeCache) {}
 
   /** Starts a build: returns its settler, by host. */
   begin(settings: HostSettings, scope: HostScope): (host: string, claims: HostClaims) => SettledHost {
     const read = JSON.stringify([settings.sslRedirect, settings.trustForwardedProto, settings.hsts, settings.defaultTls]);
     const last = read === this.settings ? this.last : new Map<string, SettledEntry>();
+    const changes = this.changes.between(this.resources, scope.secrets.resources);
     const next = new Map<string, SettledEntry>();
     this.settings = read;
     this.last = next;
+    this.resources = scope.secrets.resources;
     return (host, claims) => {
       const routeHostname = settings.routeHostnames.has(host);
       const earlier = last.get(host);
-      if (earlier && earlier.routeHostname === routeHostname && sameClaims(earlier.claims, claims) && scope.secrets.stillHolds(earlier.secrets)) {
+      if (earlier && earlier.routeHostname === routeHostname && sameClaims(earlier.claims, claims) && scope.secrets.stillHolds(earlier.secrets, changes)) {
         next.set(host, earlier);
         if (earlier.diagnostics.length > 0) scope.report.diagnostics.push(...earlier.diagnostics);
         scope.extensions.absorb(earlier.extensions);
