@@ -170,5 +170,7 @@ export function render(model: NginxConfig, memo?: RenderMemo): RenderedConfig {
   };
   const { streamBlock, ...httpBlocks } = blockMarkers;
   const frame = main({ ...model, streamBlock, http: { ...model.http, ...httpBlocks } });
-  return new RenderedConfig(configPieces(frame, blockTexts(model, headed, blocks, cache)));
+  const texts = blockTexts(model, headed, blocks, cache);
+  cache.rendered();
+  return new RenderedConfig(configPieces(frame, texts));
 }

@@ -64,6 +64,11 @@ export class BodyCache {
     if (before) before.before = undefined;
   }
 
+  /** The render is done: what it did not take of the last render's is let go now, not at the next render. */
+  rendered(): void {
+    this.before = undefined;
+  }
+
   /** The body of `host`, rendered only when neither this render nor the one before has it. */
   body(kind: BodyKind, host: VirtualHost, renderBody: (host: VirtualHost) => string, keyOf: () => string): string {
     const known = this.byHost.get(host)?.[kind] ?? this.before?.byHost.get(host)?.[kind];
