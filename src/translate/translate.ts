@@ -1,5 +1,4 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import { compareStrings } from '../model/order.js';
 import type { TlsFiles } from '../model/files.js';
 import type { Handoff, NginxConfig } from '../model/nginx.js';
 import type { ResourceStatus } from '../model/status.js';
@@ -27,7 +26,7 @@ import { HostOwnership, hostOwners, type HostClaimant } from './ownership.js';
 import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { IndexMemo, indexResources, withoutDuplicates, type IngressSpec, type Resources, type Typed } from './resources.js';
-import { SecretFiles, type CertificateSummary, type Reference } from './secrets.js';
+import { SecretFiles, type Reference } from './secrets.js';
 import { buildStream, type StreamInput, type StreamParts } from './stream.js';
 import { StreamMemo } from './stream-memo.js';
 import { RedirectServerMemo } from './redirect-server.js';
@@ -39,6 +38,7 @@ import { VirtualHostMemo } from './virtual-host-memo.js';
 import type { LogLabelsMemo } from './request-log.js';
 import { LocationFactsMemo } from './location-facts.js';
 import { SortedMemo } from './sorted-memo.js';
+import { ingressNames, servedCertificates, ServedListsMemo, type IngressName, type ServedCertificate } from './served-lists.js';
 import { compareUpstreamNames } from './upstream-names.js';
 import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 
@@ -51,7 +51,7 @@ export interface TranslateResult {
   /** Gateway API status of every Gateway, TLSRoute and BackendTLSPolicy that is ours. */
   readonly statuses: readonly ResourceStatus[];
   /** Ingresses of our class, rendered or not: the cluster mode writes their load-balancer status. */
-  readonly ingresses: readonly { readonly namespace: string; readonly name: string }[];
+  readonly ingresses: readonly IngressName[];
   /** The certificate served for each host name (Ingress and Gateway Terminate), sorted by host. */
   readonly certificates: readonly ServedCertificate[];
   /**
@@ -62,9 +62,6 @@ export interface TranslateResult {
   readonly references: readonly Reference[];
 }
 
-export interface ServedCertificate extends CertificateSummary {
-  readonly host: string;
-}
 
 /** What a build may reuse from the builds before it (the cluster mode keeps one): the same result, sooner. */
 export interface TranslateMemo {
@@ -81,6 +78,7 @@ export interface TranslateMemo {
   readonly stream: StreamMemo;
   readonly streamConfig: StreamConfigMemo;
   readonly routeCounts: RouteCountMemo;
+  readonly servedLists: ServedListsMemo;
 }
 
 export function newTranslateMemo(): TranslateMemo {
@@ -99,6 +97,7 @@ export function newTranslateMemo(): TranslateMemo {
     stream: new StreamMemo(),
     streamConfig: new StreamConfigMemo(),
     routeCounts: new ContextMemo(),
+    servedLists: new ServedListsMemo(),
   };
 }
 
@@ -186,18 +185,10 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     model,
     diagnostics: [...report.diagnostics].sort(compareDiagnostics),
     statuses: withPathConflicts(gateways.statuses, model.http),
-    ingresses: ingressNames(ingress.ours),
-    certificates: servedCertificates(model, gateways.ports, secrets),
+    ingresses: memo ? memo.servedLists.ingressNames(ingress.ours) : ingressNames(ingress.ours),
+    certificates: memo ? memo.servedLists.servedCertificates(model, gateways.ports, secrets) : servedCertificates(model, gateways.ports, secrets),
     references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap], inputs.headers.configMaps),
   };
-}
-
-/** The Ingresses' names, sorted by `namespace/name` (made once each: a sort that made them per comparison took 6 ms at 10,000). */
-function ingressNames(ours: readonly Typed<IngressSpec>[]): TranslateResult['ingresses'] {
-  return ours
-    .map((i) => ({ id: `${i.object.metadata.namespace}/${i.object.metadata.name}`, namespace: i.object.metadata.namespace, name: i.object.metadata.name }))
-    .sort((a, b) => compareStrings(a.id, b.id))
-    .map(({ namespace, name }) => ({ namespace, name }));
 }
 
 function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter, index?: IndexMemo): Inputs {
@@ -356,17 +347,6 @@ function settle(
     report,
   };
   return { hosts, stream: memo ? memo.stream.build(streamInput) : buildStream(streamInput) };
-}
-
-function servedCertificates(model: NginxConfig, ports: GatewayPlan['ports'], secrets: SecretFiles): ServedCertificate[] {
-  const served = new Map<string, ServedCertificate>();
-  const add = (host: string, certificate: string | undefined) => {
-    const summary = certificate === undefined ? undefined : secrets.summary(certificate);
-    if (summary && !served.has(host)) served.set(host, { host, ...summary });
-  };
-  for (const host of model.http.virtualHosts) add(host.serverName, host.tls?.certificate);
-  for (const route of ports.flatMap((p) => p.routes)) for (const files of route.certificates) add(route.hostname, files.certificate);
-  return [...served.values()].sort(byString((c) => c.host));
 }
 
 /**

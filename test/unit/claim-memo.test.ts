@@ -77,6 +77,8 @@ describe('claims memoized per resource version', () => {
           expect(memoized.files).toEqual(fresh.files);
           expect(memoized.diagnostics).toEqual(fresh.diagnostics);
           expect(memoized.references).toEqual(fresh.references);
+          expect(memoized.ingresses).toEqual(fresh.ingresses);
+          expect(memoized.certificates).toEqual(fresh.certificates);
         }
       }),
       { numRuns: 25 },
