@@ -21,7 +21,7 @@ export interface HeadedServers {
 /** What the template reads for a host: the host and the servers it heads. */
 export interface VirtualHostView extends VirtualHost, HeadedServers {}
 
-/** The bulk of the config, rendered: every host's server blocks, every upstream block and the redirect server. */
+/** The bulk of the config, rendered: the hosts' server blocks, the upstream blocks, the shared plain-HTTP servers and the stream section. */
 export interface BlockTexts {
   /** The server blocks each host heads, in the order of the hosts (hosts that head none have no text). */
   readonly serverBlocks: readonly string[];
