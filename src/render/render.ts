@@ -24,7 +24,7 @@ type HttpBlock = Exclude<keyof BlockTexts, 'streamBlock'>;
 /** The config as the main template reads it: where the rendered blocks go, a marker each (`configPieces`). */
 type NginxConfigFrame = NginxConfig & { readonly streamBlock: string; readonly http: HttpConfig & Record<HttpBlock, string> };
 
-/** What the main template writes where the blocks go: nothing else it writes holds a NUL. */
+/** What the main template writes where the blocks go: nothing else it writes holds a NUL (allow-lists and `snippetProblem` refuse one). */
 const blockMarkers: Record<keyof BlockTexts, string> = {
   serverBlocks: '\0serverBlocks\0',
   upstreamBlocks: '\0upstreamBlocks\0',
