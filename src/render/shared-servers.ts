@@ -29,7 +29,7 @@ export interface BlockTexts {
   readonly upstreamBlocks: readonly string[];
   /** The plain-HTTP server that hosts which only redirect share, when there is one. */
   readonly redirectServerBlock: readonly string[];
-  /** The plain-HTTP server that hosts which only answer 404 share, when there is one. */
+  /** The plain-HTTP server that hosts which only answer 404 share (an empty text when no host does). */
   readonly notFoundServerBlock: readonly string[];
   /** Everything inside `stream { }`. */
   readonly streamBlock: readonly string[];
@@ -220,10 +220,11 @@ export function serverTexts(model: NginxConfig, headed: readonly HeadedServers[]
 }
 
 /**
- * Every host's server blocks, every upstream block and the redirect server, each as its own text: at
- * 10,000 hosts writing them was most of a render, and most are the texts of the last render
- * (`serverTexts`; an upstream and the redirect server are the same objects while unchanged). They are
- * not joined here: the config is joined once, from the pieces (render.ts `configPieces`).
+ * Every host's server blocks, every upstream block, the shared plain-HTTP servers and the stream section,
+ * each as its own text: at 10,000 hosts writing them was most of a render, and most are the texts of the
+ * last render (`serverTexts`; an upstream, the redirect server and the stream are the same objects while
+ * unchanged, the 404 server has the same names). They are not joined here: the config is joined once,
+ * from the pieces (render.ts `configPieces`).
  */
 export function blockTexts(
   model: NginxConfig,
