@@ -159,8 +159,12 @@ type Indexed =
  * typed value is the same object as before, which the claim memo compares by. The cluster mode keeps one.
  */
 export class IndexMemo {
-  private readonly entries = new WeakMap<SourceObject, { readonly indexed: Indexed | undefined; readonly diagnostics: readonly Diagnostic[] }>();
+  private readonly entries = new WeakMap<SourceObject, IndexEntry>();
   private readonly ids = new WeakMap<SourceObject, string>();
+  /** The objects of the last index (a copy), what they were indexed into, and what indexing them reported. */
+  private last: { readonly objects: readonly SourceObject[]; readonly resources: Resources; readonly diagnostics: readonly Diagnostic[] } | undefined;
+  /** The last input `withoutDuplicates` found without a duplicate (a copy). */
+  private unique: readonly SourceObject[] | undefined;
 
   /** `objectId`, made once per object: the same string again is cheaper to look up. */
   id(object: SourceObject): string {
@@ -170,19 +174,107 @@ export class IndexMemo {
   }
 
   indexed(object: SourceObject, report: Reporter): Indexed | undefined {
+    const entry = this.entry(object);
+    report.diagnostics.push(...entry.diagnostics);
+    return entry.indexed;
+  }
+
+  private entry(object: SourceObject): IndexEntry {
     let entry = this.entries.get(object);
     if (entry === undefined) {
       const own = new Reporter();
       entry = { indexed: indexOne(object, own), diagnostics: own.diagnostics };
       this.entries.set(object, entry);
     }
-    report.diagnostics.push(...entry.diagnostics);
-    return entry.indexed;
+    return entry;
+  }
+
+  remember(objects: readonly SourceObject[], resources: Resources, diagnostics: readonly Diagnostic[]): void {
+    this.last = { objects: [...objects], resources, diagnostics };
+  }
+
+  /**
+   * Whether `objects` have the ids of the last input found without a duplicate, each at the same place
+   * (an object edited in place keeps its id): then they have none either. Counting 22,000 ids again was
+   * 6 ms of a one-Ingress rebuild at 10,000 Ingresses.
+   */
+  sameIdsAsUnique(objects: readonly SourceObject[]): boolean {
+    const last = this.unique;
+    if (last === undefined || last.length !== objects.length) return false;
+    for (let i = 0; i < objects.length; i++) if (objects[i] !== last[i] && this.id(objects[i]!) !== this.id(last[i]!)) return false;
+    this.unique = [...objects];
+    return true;
+  }
+
+  rememberIds(objects: readonly SourceObject[], unique: boolean): void {
+    this.unique = unique ? [...objects] : undefined;
+  }
+
+  /**
+   * The index of `objects` made from the last one, when they are its objects but for a few edited in
+   * place: each new one at the place of an old one of the same kind and key, neither reported anything,
+   * and none is an EndpointSlice (several share a key). Only the collections they are in are made anew
+   * (an unchanged one is the same Map, which `ResourceChanges` then passes over); keys keep their order,
+   * so the result is the one indexing them all gives. Indexing 22,000 objects again was 8-10 ms of a
+   * one-Ingress rebuild at 10,000 Ingresses.
+   */
+  patched(objects: readonly SourceObject[], report: Reporter): Resources | undefined {
+    const last = this.last;
+    if (last === undefined || last.objects.length !== objects.length) return undefined;
+    const edits: { readonly before: Indexed; readonly after: Indexed }[] = [];
+    for (let i = 0; i < objects.length; i++) {
+      if (objects[i] === last.objects[i]) continue;
+      const before = this.entries.get(last.objects[i]!);
+      const after = this.entry(objects[i]!);
+      if (!before?.indexed || !after.indexed || before.diagnostics.length > 0 || after.diagnostics.length > 0) return undefined;
+      if (before.indexed.kind !== after.indexed.kind || before.indexed.kind === 'EndpointSlice' || keyOf(before.indexed) !== keyOf(after.indexed)) return undefined;
+      if (edits.length === maxPatchedEdits) return undefined;
+      edits.push({ before: before.indexed, after: after.indexed });
+    }
+    const resources = edits.reduce(withEdit, last.resources);
+    report.diagnostics.push(...last.diagnostics);
+    this.last = { objects: [...objects], resources, diagnostics: last.diagnostics };
+    return resources;
+  }
+}
+
+interface IndexEntry {
+  readonly indexed: Indexed | undefined;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** More edits than this at once index everything again: a patch copies a collection per edit. */
+const maxPatchedEdits = 16;
+
+function keyOf(indexed: Indexed): string {
+  return indexed.kind === 'Ingress' ? '' : indexed.id;
+}
+
+/** `resources` with `edit.before` replaced by `edit.after`, both of one kind and key. */
+function withEdit(resources: Resources, edit: { readonly before: Indexed; readonly after: Indexed }): Resources {
+  const replaced = <T>(map: ReadonlyMap<string, T>, id: string, typed: T) => new Map(map).set(id, typed);
+  const { before, after } = edit;
+  switch (after.kind) {
+    case 'Ingress':
+      return { ...resources, ingresses: resources.ingresses.map((typed) => (typed === before.typed ? after.typed : typed)) };
+    case 'Service':
+      return { ...resources, services: replaced(resources.services, after.id, after.typed) };
+    case 'Secret':
+      return { ...resources, secrets: replaced(resources.secrets, after.id, after.typed) };
+    case 'ConfigMap':
+      return { ...resources, configMaps: replaced(resources.configMaps, after.id, after.typed) };
+    case 'IngressClass':
+      return { ...resources, ingressClasses: replaced(resources.ingressClasses, after.id, after.typed) };
+    case 'EndpointSlice':
+      return resources;
   }
 }
 
 /** Sorts objects into typed collections; malformed ones are reported and left out. */
 export function indexResources(snapshot: Snapshot, report: Reporter, memo?: IndexMemo): Resources {
+  const patched = memo?.patched(snapshot.objects, report);
+  if (patched) return patched;
+  const reported = report.diagnostics.length;
   const ingresses: Typed<IngressSpec>[] = [];
   const services = new Map<string, Typed<ServiceSpec>>();
   const secrets = new Map<string, Typed<SecretData>>();
@@ -213,7 +305,9 @@ export function indexResources(snapshot: Snapshot, report: Reporter, memo?: Inde
         break;
     }
   }
-  return { ingresses, services, secrets, configMaps, ingressClasses, endpointSlices };
+  const resources = { ingresses, services, secrets, configMaps, ingressClasses, endpointSlices };
+  memo?.remember(snapshot.objects, resources, report.diagnostics.slice(reported));
+  return resources;
 }
 
 function indexOne(object: SourceObject, report: Reporter): Indexed | undefined {
@@ -307,10 +401,11 @@ export function parseWith<T>(schema: z.ZodType<T>, object: SourceObject, report:
  * one read" would make the output depend on input order, so every copy is left out, each with an error.
  */
 export function withoutDuplicates(objects: readonly SourceObject[], report: Reporter, memo?: IndexMemo): SourceObject[] {
+  if (memo?.sameIdsAsUnique(objects)) return [...objects];
   const ids = objects.map(memo ? (o) => memo.id(o) : objectId);
   const counts = new Map<string, number>();
   for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
-  return objects.filter((object, i) => {
+  const unique = objects.filter((object, i) => {
     const count = counts.get(ids[i]!) ?? 0;
     if (count === 1) return true;
     report.error(
@@ -320,6 +415,8 @@ export function withoutDuplicates(objects: readonly SourceObject[], report: Repo
     );
     return false;
   });
+  memo?.rememberIds(objects, unique.length === objects.length);
+  return unique;
 }
 
 const base64 = /^[A-Za-z0-9+/]*={0,2}$/;

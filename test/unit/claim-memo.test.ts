@@ -100,6 +100,36 @@ describe('claims memoized per resource version', () => {
     }
   });
 
+  it('reports what an object edited in place draws, and stops when it is fixed', async () => {
+    const objects = await objectsOf('termination');
+    const options = testTranslateOptions();
+    const memo = newBuildMemo();
+    const secret = objects.find((o) => o.kind === 'Secret')!;
+    const broken = { ...secret, raw: { ...secret.raw, data: { ...(secret.raw['data'] as object), 'tls.crt': 'not base64!' } } };
+    const withBroken = objects.map((o) => (o === secret ? broken : o));
+    for (const step of [objects, withBroken, objects]) {
+      const memoized = build({ objects: step }, options, memo);
+      expect(memoized.diagnostics).toEqual(build({ objects: step }, options).diagnostics);
+      expect(memoized.files).toEqual(build({ objects: step }, options).files);
+    }
+    expect(build({ objects: withBroken }, options).diagnostics.some((d) => d.code === 'secret-data-invalid')).toBe(true);
+  });
+
+  it('sees a Service renamed in place, at the same place among the objects, to a new name or to another\'s', async () => {
+    const objects = await objectsOf('termination');
+    const options = testTranslateOptions();
+    const memo = newBuildMemo();
+    const [service, other] = objects.filter((o) => o.kind === 'Service');
+    const renamedTo = (name: string) =>
+      objects.map((o) => (o === service ? { ...o, metadata: { ...o.metadata, name }, raw: { ...o.raw, metadata: { ...(o.raw['metadata'] as object), name } } } : o));
+    const duplicated = renamedTo(other!.metadata.name);
+    for (const step of [objects, renamedTo(`${service!.metadata.name}-renamed`), objects, duplicated, objects]) {
+      const memoized = build({ objects: step }, options, memo);
+      expect(memoized.files).toEqual(build({ objects: step }, options).files);
+      expect(memoized.diagnostics).toEqual(build({ objects: step }, options).diagnostics);
+    }
+  });
+
   it('sees a change to a Secret an Ingress references for its users', async () => {
     const objects = await objectsOf('annotations');
     const options = testTranslateOptions();
