@@ -189,6 +189,7 @@ export class IndexMemo {
     return entry;
   }
 
+  /** After a whole index: what the next build's `patched` starts from. */
   remember(objects: readonly SourceObject[], resources: Resources, diagnostics: readonly Diagnostic[]): void {
     this.last = { objects: [...objects], resources, diagnostics };
   }
@@ -206,6 +207,7 @@ export class IndexMemo {
     return true;
   }
 
+  /** After a whole count of ids: what the next build's `sameIdsAsUnique` starts from. */
   rememberIds(objects: readonly SourceObject[], unique: boolean): void {
     this.unique = unique ? [...objects] : undefined;
   }
