@@ -5,6 +5,7 @@ import { build, newBuildMemo } from '../../src/render/build.js';
 import { readInputs } from '../../src/sources/files.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import { fixturesRoot } from '../support/golden.js';
+import { service } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
 
 /**
@@ -69,9 +70,9 @@ describe('claims memoized per resource version', () => {
         const memo = newBuildMemo();
         let objects = start;
         const dropped: SourceObject[] = [];
-        build({ objects }, options, memo);
-        for (const step of changes) {
-          objects = applied(objects, dropped, step);
+        // The first build is compared too: the memo is empty then, not absent.
+        for (const step of [undefined, ...changes]) {
+          if (step) objects = applied(objects, dropped, step);
           const memoized = build({ objects }, options, memo);
           const fresh = build({ objects }, options);
           expect(memoized.files).toEqual(fresh.files);
@@ -128,6 +129,25 @@ describe('claims memoized per resource version', () => {
       expect(memoized.files).toEqual(build({ objects: step }, options).files);
       expect(memoized.diagnostics).toEqual(build({ objects: step }, options).diagnostics);
     }
+  });
+
+  it('sees a change to any Service when a claim read them all (an auth-url at an address)', async () => {
+    const objects = await objectsOf('termination');
+    const options = testTranslateOptions();
+    const app = objects.find((o) => o.kind === 'Ingress')!;
+    const annotations = { ...app.metadata.annotations, 'nginx.ingress.kubernetes.io/auth-url': 'http://10.0.0.7/check' };
+    const withAuth = { ...app, metadata: { ...app.metadata, annotations }, raw: { ...app.raw, metadata: { ...(app.raw['metadata'] as object), annotations } } };
+    // The address is another namespace's Service until that Service moves to another address.
+    const at = (address: string) => service('elsewhere', 'auth', address, [{ port: 80 }]);
+    const step = (address: string) => [...objects.map((o) => (o === app ? withAuth : o)), at(address)];
+    const memo = newBuildMemo();
+    for (const objects of [step('10.0.0.7'), step('10.0.0.8'), step('10.0.0.7')]) {
+      const memoized = build({ objects }, options, memo);
+      expect(memoized.diagnostics).toEqual(build({ objects }, options).diagnostics);
+      expect(memoized.files).toEqual(build({ objects }, options).files);
+    }
+    const refused = (address: string) => build({ objects: step(address) }, options).diagnostics.some((d) => d.message.includes('an address of Service elsewhere/auth'));
+    expect([refused('10.0.0.7'), refused('10.0.0.8')]).toEqual([true, false]);
   });
 
   it('sees a change to a Secret an Ingress references for its users', async () => {

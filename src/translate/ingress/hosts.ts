@@ -209,8 +209,9 @@ export class HostClaimsMemo {
     for (const host of touched) byHost.delete(host);
     gatherClaims(contributions, byHost, (host) => touched.has(host));
     if (!byHost.has('')) byHost.set('', noClaims());
-    const sameHosts = [...touched].every((host) => byHost.has(host) === this.last.byHost.has(host));
-    const hosts = sameHosts ? this.last.hosts : this.order.sorted(new Set(byHost.keys()));
+    // `''` is always a host: in the first build it comes though no claim names it.
+    const comeOrGone = [...touched, ''].some((host) => byHost.has(host) !== this.last.byHost.has(host));
+    const hosts = comeOrGone ? this.order.sorted(new Set(byHost.keys())) : this.last.hosts;
     this.contributions = current;
     this.last = { byHost, hosts };
     return this.last;
