@@ -25,6 +25,12 @@ export class ResourceChanges {
     const keys = this.changed?.get(kind);
     return keys === undefined || (keys.size > 0 && keys.has(key));
   }
+
+  /** Whether any object of `kind` may not be the one the earlier build had. */
+  changedAny(kind: ResourceMapKind): boolean {
+    const keys = this.changed?.get(kind);
+    return keys === undefined || keys.size > 0;
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import type { SourceObject } from '../../sources/snapshot.js';
 import type { ResolvedBackend } from '../backends.js';
 import { Reporter } from '../report.js';
 import type { IngressSpec, Resources, Typed } from '../resources.js';
-import type { ResourceChangeCache, ResourceMapKind } from '../resource-changes.js';
+import type { ResourceChangeCache, ResourceChanges, ResourceMapKind } from '../resource-changes.js';
 import type { SecretEffects } from '../secrets.js';
 import type { IngressContext, IngressContribution } from './claims.js';
 import { HttpExtensionRegistry } from './extensions.js';
@@ -38,48 +38,36 @@ export function ingressClaimValue(ingress: Typed<IngressSpec>, shared: SharedIng
   return { contribution, diagnostics: report.diagnostics, backends, extensions, snippets, secrets: effects };
 }
 
-/** One read of the resources: a key of one kind (or all of it), and the objects found, compared by identity. */
+/** One read of the resources: a key of one kind, all of one kind, or all Ingresses. */
 interface Read {
   readonly kind: ResourceMapKind | 'ingresses';
   readonly key?: string;
-  readonly identity: unknown;
 }
 
-/** The objects a value of the resources stands for: the parsed objects are new each build, the raw ones are not. */
-function identityOf(value: unknown): unknown {
-  if (value === undefined) return undefined;
-  if (Array.isArray(value)) return value.map(identityOf);
-  return (value as Typed<unknown>).object.raw;
-}
-
-function sameIdentity(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameIdentity(item, b[i]));
-  return a === b;
-}
-
-function identityNow(resources: Resources, read: Read): unknown {
-  if (read.kind === 'ingresses') return identityOf(resources.ingresses);
-  const map: ReadonlyMap<string, unknown> = resources[read.kind];
-  return read.key === undefined ? [...map].map(([key, value]) => [key, identityOf(value)]) : identityOf(map.get(read.key));
+/** Whether what `read` found may have changed. */
+function changed(read: Read, changes: ResourceChanges): boolean {
+  // No claim reads every Ingress today; one that did is made again on every build.
+  if (read.kind === 'ingresses') return true;
+  return read.key === undefined ? changes.changedAny(read.kind) : changes.changedAt(read.kind, read.key);
 }
 
 /** `resources` as the front end sees it, with every read written down. */
 function tracking(resources: Resources): { resources: Resources; reads: Read[] } {
   const reads: Read[] = [];
   // An Ingress reads its Services' keys about three times each; one read of a key stands for all (the
-  // resources do not change during a build), so the check before reuse compares each key once.
-  const keysRead = new Set<string>();
+  // resources do not change during a build), so the check before reuse asks about each key once.
+  const seen = new Set<string>();
+  const read = (kind: Read['kind'], key?: string) => {
+    const id = key === undefined ? kind : `${kind}\0${key}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    reads.push(key === undefined ? { kind } : { kind, key });
+  };
   const track = <V>(kind: ResourceMapKind, map: ReadonlyMap<string, V>): ReadonlyMap<string, V> => {
-    const all = () => reads.push({ kind, identity: identityNow(resources, { kind, identity: undefined }) });
-    const one = (key: string) => {
-      const read = `${kind}\0${key}`;
-      if (keysRead.has(read)) return;
-      keysRead.add(read);
-      reads.push({ kind, key, identity: identityOf(map.get(key)) });
-    };
+    const all = () => read(kind);
     return {
-      get: (key) => (one(key), map.get(key)),
-      has: (key) => (one(key), map.has(key)),
+      get: (key) => (read(kind, key), map.get(key)),
+      has: (key) => (read(kind, key), map.has(key)),
       get size() {
         all();
         return map.size;
@@ -95,7 +83,7 @@ function tracking(resources: Resources): { resources: Resources; reads: Read[] }
     reads,
     resources: {
       get ingresses() {
-        reads.push({ kind: 'ingresses', identity: identityOf(resources.ingresses) });
+        read('ingresses');
         return resources.ingresses;
       },
       services: track('services', resources.services),
@@ -114,8 +102,8 @@ interface Entry {
 
 /**
  * Claim values of the last build, by Ingress object (the cluster source keeps an object while it is
- * unchanged): one is used again while every object it read is the same object, its certificates are as
- * valid as they were, and the context of the build (`begin`) is the same. The cluster mode keeps one
+ * unchanged): one is used again while nothing it read changed since the last build (`ResourceChanges`),
+ * its certificates are as valid as they were, and the context of the build (`begin`) is the same. The cluster mode keeps one
  * across builds, so a build after one change makes the claims of the changed Ingresses only. Entries of
  * Ingresses the last build did not see are let go.
  */
@@ -132,18 +120,16 @@ export class IngressClaimMemo {
    * by identity); returns its claim maker.
    */
   begin(context: readonly unknown[], resources: Resources): (ingress: Typed<IngressSpec>, shared: SharedIngressContext) => IngressClaimValue {
-    const last = sameIdentity(context, this.context) ? this.last : new Map<SourceObject, Entry>();
+    const sameContext = context.length === this.context.length && context.every((item, i) => item === this.context[i]);
+    const last = sameContext ? this.last : new Map<SourceObject, Entry>();
     const changes = this.changes.between(this.resources, resources);
     const next = new Map<SourceObject, Entry>();
     this.context = context;
     this.last = next;
     this.resources = resources;
-    // A key read holds while it did not change; the rest (all Ingresses, a whole kind) is compared again.
-    const holds = (read: Read) =>
-      read.kind !== 'ingresses' && read.key !== undefined ? !changes.changedAt(read.kind, read.key) : sameIdentity(read.identity, identityNow(resources, read));
     return (ingress, shared) => {
       const earlier = last.get(ingress.object);
-      if (earlier && earlier.reads.every(holds) && shared.secrets.stillHolds(earlier.value.secrets, changes)) {
+      if (earlier && earlier.reads.every((read) => !changed(read, changes)) && shared.secrets.stillHolds(earlier.value.secrets, changes)) {
         next.set(ingress.object, earlier);
         return earlier.value;
       }
