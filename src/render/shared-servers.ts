@@ -1,4 +1,4 @@
-import type { HttpConfig, HttpUpstream, NginxConfig, RedirectServer, VirtualHost } from '../model/nginx.js';
+import type { HttpConfig, HttpUpstream, NginxConfig, VirtualHost } from '../model/nginx.js';
 import { withAddedFields } from '../model/objects.js';
 
 /** One server block for every host whose block would be the same but for `server_name`. */
@@ -42,6 +42,9 @@ export interface ServerBodies {
 
 type BodyKind = keyof ServerBodies;
 
+/** The blocks made once for all hosts. */
+type WholeBlock = 'redirectServer' | 'notFoundServer' | 'stream';
+
 /**
  * Server bodies already rendered: by host object (a host the build kept from the one before, see
  * translate/virtual-host-memo.ts), else by the key of everything they read (`bodyKey`), so hosts that
@@ -52,9 +55,7 @@ export class BodyCache {
   private readonly byKey: Record<BodyKind, Map<string, string>> = { plain: new Map(), tls: new Map() };
   private readonly servers = new Map<VirtualHost, { readonly names: string; readonly text: string }>();
   private readonly upstreams = new Map<HttpUpstream, string>();
-  private redirectServer: { readonly server: RedirectServer; readonly text: string } | undefined;
-  private notFoundServer: { readonly names: readonly string[]; readonly text: string } | undefined;
-  private stream: { readonly stream: NginxConfig['stream']; readonly text: string } | undefined;
+  private readonly wholeBlocks = new Map<WholeBlock, { readonly input: unknown; readonly text: string }>();
 
   private before: BodyCache | undefined;
 
@@ -88,34 +89,14 @@ export class BodyCache {
   }
 
   /**
-   * The redirect server's block: the same object while it lists the same hosts (translate/redirect-server.ts
-   * `RedirectServerMemo`), rendered only when the render before did not; what else it reads of the http
-   * config is in the bodies' context, with which the cache begins anew (`RenderMemo`).
+   * A block made once for all hosts (`WholeBlock`), rendered only when the render before did not render
+   * it from the same input (`same`); what else it reads of the config is in the bodies' context, with
+   * which the cache begins anew (`RenderMemo`).
    */
-  redirectServerText(server: RedirectServer, renderServer: () => string): string {
-    const known = this.before?.redirectServer;
-    const text = known?.server === server ? known.text : flattened(renderServer());
-    this.redirectServer = { server, text };
-    return text;
-  }
-
-  /** The shared 404 server's block, rendered only when the render before did not render it for the same names. */
-  notFoundServerText(names: readonly string[], renderServer: () => string): string {
-    const known = this.before?.notFoundServer;
-    const same = known !== undefined && known.names.length === names.length && known.names.every((name, i) => name === names[i]);
-    const text = same ? known.text : flattened(renderServer());
-    this.notFoundServer = { names, text };
-    return text;
-  }
-
-  /**
-   * The stream section: the same object while it is unchanged (translate/data-plane.ts `StreamConfigMemo`),
-   * rendered only when the render before did not; what else it reads (`@root`) is in the bodies' context.
-   */
-  streamText(stream: NginxConfig['stream'], renderStream: () => string): string {
-    const known = this.before?.stream;
-    const text = known?.stream === stream ? known.text : flattened(renderStream());
-    this.stream = { stream, text };
+  wholeBlockText<T>(block: WholeBlock, input: T, same: (a: T, b: T) => boolean, renderBlock: () => string): string {
+    const known = this.before?.wholeBlocks.get(block);
+    const text = known !== undefined && same(known.input as T, input) ? known.text : flattened(renderBlock());
+    this.wholeBlocks.set(block, { input, text });
     return text;
   }
 
@@ -240,11 +221,15 @@ export function blockTexts(
 ): BlockTexts {
   const { http } = model;
   const redirect = http.redirectServer;
+  // The redirect server and the stream are the same objects while unchanged (translate/redirect-server.ts
+  // `RedirectServerMemo`, translate/data-plane.ts `StreamConfigMemo`); the 404 server is its names.
+  const identical = <T>(a: T, b: T) => a === b;
+  const sameNames = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((name, i) => name === b[i]);
   return {
     serverBlocks: serverTexts(model, headed, render.servers, cache),
     upstreamBlocks: http.upstreams.map((upstream) => cache.upstreamText(upstream, () => render.upstream(upstream))),
-    redirectServerBlock: redirect ? [cache.redirectServerText(redirect, () => render.redirectServer(http))] : [],
-    notFoundServerBlock: [cache.notFoundServerText(http.notFoundServerNames, () => render.notFoundServer(http))],
-    streamBlock: [cache.streamText(model.stream, () => render.stream(model))],
+    redirectServerBlock: redirect ? [cache.wholeBlockText('redirectServer', redirect, identical, () => render.redirectServer(http))] : [],
+    notFoundServerBlock: [cache.wholeBlockText('notFoundServer', http.notFoundServerNames, sameNames, () => render.notFoundServer(http))],
+    streamBlock: [cache.wholeBlockText('stream', model.stream, identical, () => render.stream(model))],
   };
 }
