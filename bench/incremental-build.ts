@@ -2,6 +2,7 @@ import { build, newBuildMemo } from '../src/render/build.js';
 import { readInputs } from '../src/sources/files.js';
 import type { SourceObject } from '../src/sources/snapshot.js';
 import { defaultRenderOptions } from './render-options.js';
+import { KeyPairCache } from '../src/translate/key-pairs.js';
 
 const changes = 20;
 
@@ -19,13 +20,13 @@ function percentile(sorted: readonly number[], p: number): number {
 
 /**
  * The cluster mode's build after one changed Ingress, in this process: the generated input as the watches
- * would hold it (objects kept while unchanged), the sidecar's options (request metrics on), one memo
- * across builds, one Ingress edited before each build. No API server and no nginx, so the figure is the
+ * would hold it (objects kept while unchanged), the sidecar's options (request metrics on, one cache of
+ * parsed key pairs), one memo across builds, one Ingress edited before each build. No API server and no nginx, so the figure is the
  * build alone, as the sidecar logs it ("build" of a sync).
  */
 export async function incrementalBuild(inputDir: string, out: (line?: string) => void): Promise<void> {
   const { snapshot } = await readInputs([inputDir]);
-  const options = { ...defaultRenderOptions(inputDir), expectClusterProvided: false, requestLog: '/run/ingress2nginx/requests.log', stubStatus: true };
+  const options = { ...defaultRenderOptions(inputDir), expectClusterProvided: false, requestLog: '/run/ingress2nginx/requests.log', stubStatus: true, keyPairs: new KeyPairCache() };
   const memo = newBuildMemo();
   const objects = [...snapshot.objects];
   const ingresses = objects.flatMap((object, index) => (object.kind === 'Ingress' ? [index] : []));

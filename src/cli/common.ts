@@ -8,6 +8,7 @@ import { hasErrors, type Diagnostic } from '../model/diagnostics.js';
 import type { BuildResult } from '../render/build.js';
 import { templatesDir } from '../render/render.js';
 import { readInputs, type FileSourceResult } from '../sources/files.js';
+import { KeyPairCache } from '../translate/key-pairs.js';
 import { refinePositions } from '../sources/positions.js';
 import { nginxBuild } from '../sidecar/nginx.js';
 import type { TranslateOptions } from '../translate/options.js';
@@ -216,7 +217,8 @@ export function outcome(diagnostics: readonly Diagnostic[], strict: boolean): nu
  */
 export async function translateOptionsOf(flags: CommonFlags, io: CliIo, check: boolean, nginxBin?: string): Promise<TranslateOptions> {
   const target = await nginxTarget(flags, check, () => detectNginx(nginxBinary(nginxBin)));
-  return toTranslateOptions(flags, target, io.now(), readResolvConf);
+  // One cache for the command's builds (the quarantine's retries, both sides of a diff).
+  return { ...toTranslateOptions(flags, target, io.now(), readResolvConf), keyPairs: new KeyPairCache() };
 }
 
 /** `nginx -V` of the binary to render for; one that cannot be run is an environment problem (exit 2). */

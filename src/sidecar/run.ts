@@ -16,6 +16,7 @@ import { defaultReflectorTiming, type RawObject, type ReflectorTiming } from '..
 import { ClusterSource } from '../sources/cluster/source.js';
 import type { BaseTranslateOptions } from '../translate/options.js';
 import { controllerName } from '../translate/translate.js';
+import { KeyPairCache } from '../translate/key-pairs.js';
 import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
@@ -122,6 +123,8 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   const translate = {
     ...options.translate,
     ...requests?.translate,
+    // One cache for every build: a Secret's pair is parsed again only when its texts change.
+    keyPairs: new KeyPairCache(),
     nginxVersion: nginx.version,
     ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
   };

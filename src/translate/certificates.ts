@@ -8,9 +8,28 @@ import { parsePrivateKey } from './private-key.js';
  * the user learns which Secret is wrong. Pure: `now` is passed in.
  */
 
+/**
+ * What the checks and the reports read of a certificate, read once: each read of an X509Certificate
+ * property asks OpenSSL again. Each field as Node's X509Certificate gives it.
+ */
+export interface CertificateFacts {
+  readonly subject: string;
+  readonly issuer: string;
+  readonly validFrom: string;
+  readonly validTo: string;
+  /** Hexadecimal. */
+  readonly serialNumber: string;
+  readonly subjectAltName?: string;
+}
+
+export function certificateFacts(certificate: X509Certificate): CertificateFacts {
+  const { subject, issuer, validFrom, validTo, serialNumber, subjectAltName } = certificate;
+  return { subject, issuer, validFrom, validTo, serialNumber, ...(subjectAltName !== undefined && { subjectAltName }) };
+}
+
 export interface KeyPair {
   /** The leaf certificate (first PEM block). */
-  readonly leaf: X509Certificate;
+  readonly leaf: CertificateFacts;
   /** The leaf's validity, read once: the cluster mode checks it for every host on every build. */
   readonly validity: ValidityPeriod;
   /** The whole chain as given, normalised to end with a newline. */
@@ -76,14 +95,15 @@ export function parseKeyPair(certPem: string, keyPem: string): Checked<KeyPair> 
   }
   const tooWeak = securityLevelProblem(chain);
   if (tooWeak !== undefined) return { ok: false, problem: `tls.crt: ${tooWeak}` };
+  const facts = certificateFacts(leaf);
   return {
     ok: true,
     value: {
-      leaf,
-      validity: validityPeriod(leaf),
+      leaf: facts,
+      validity: validityPeriod(facts),
       chainPem: certificates.join('\n') + '\n',
       keyPem: keyPem.endsWith('\n') ? keyPem : keyPem + '\n',
-      dnsNames: subjectDnsNames(leaf),
+      dnsNames: subjectDnsNames(facts),
     },
   };
 }
@@ -299,7 +319,7 @@ export function parseCaBundle(pem: string): Checked<{ readonly pem: string }> {
 }
 
 /** DNS names a certificate is valid for: SAN DNS entries, else (legacy) the subject CN. */
-function subjectDnsNames(certificate: X509Certificate): string[] {
+function subjectDnsNames(certificate: CertificateFacts): string[] {
   const san = certificate.subjectAltName;
   if (san) {
     return san
@@ -336,7 +356,7 @@ export interface ValidityPeriod {
   readonly notAfter: number;
 }
 
-function validityPeriod(certificate: Pick<X509Certificate, 'validFrom' | 'validTo'>): ValidityPeriod {
+function validityPeriod(certificate: CertificateFacts): ValidityPeriod {
   return { notBefore: Date.parse(certificate.validFrom), notAfter: Date.parse(certificate.validTo) };
 }
 

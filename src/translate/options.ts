@@ -1,4 +1,5 @@
 import type { SourceObject } from '../sources/snapshot.js';
+import type { KeyPairCache } from './key-pairs.js';
 
 /** Everything translate needs besides the snapshot. No defaults are read from the environment here. */
 export interface TranslateOptions {
@@ -68,6 +69,11 @@ export interface TranslateOptions {
   readonly streamModulePath?: string;
   /** For certificate expiry checks. */
   readonly now: Date;
+  /**
+   * Key pairs parsed by earlier builds: the cluster mode passes one cache to all its builds, a command to
+   * its own (the quarantine's retries, both sides of a diff). Absent: the build parses every pair it reads.
+   */
+  readonly keyPairs?: KeyPairCache;
   /**
    * The input is manifests as a team keeps them in git (`render` and the other file commands, unless
    * `--strict`): what the cluster provides when they are applied is expected to be missing. A Service

@@ -4,10 +4,11 @@ import { compareStrings } from '../model/order.js';
 import type { Checked } from './allowlist.js';
 import {
   certificateCoversHost,
+  certificateFacts,
   parseCaBundle,
   parseCrl,
-  parseKeyPair,
   validityAt,
+  type CertificateFacts,
   type KeyPair,
   type Validity,
   type ValidityPeriod,
@@ -17,6 +18,7 @@ import type { SecretOrigins } from './cluster-provided.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
 import { key, type Resources, type SecretData, type Typed } from './resources.js';
 import type { ResourceChanges } from './resource-changes.js';
+import type { KeyPairCache } from './key-pairs.js';
 
 /** A namespaced object: a Secret, or the ConfigMap of a BackendTLSPolicy CA. */
 export interface ObjectRef {
@@ -67,22 +69,6 @@ export interface CertificateSummary {
 }
 
 /**
- * Key pairs parsed by earlier builds, by the object the Secret was read from. The cluster mode builds
- * again on every change, from the same objects while they do not change, and parsing the 2,000 key pairs
- * of the render bench input took a third of a second of every build. Weak, so that a pair goes with its
- * object; the PEM texts are compared too, so that an object changed in place is parsed again.
- */
-const parsedKeyPairs = new WeakMap<object, { readonly certPem: string; readonly keyPem: string; readonly parsed: Checked<KeyPair> }>();
-
-function parseKeyPairOf(object: object, certPem: string, keyPem: string): Checked<KeyPair> {
-  const earlier = parsedKeyPairs.get(object);
-  if (earlier && earlier.certPem === certPem && earlier.keyPem === keyPem) return earlier.parsed;
-  const parsed = parseKeyPair(certPem, keyPem);
-  parsedKeyPairs.set(object, { certPem, keyPem, parsed });
-  return parsed;
-}
-
-/**
  * What one claim's checks did to a SecretFiles: the files they offered, the Secrets and ConfigMaps they
  * read (with the object each was, for the memo to compare) and the validity they found at `now`. Played
  * back into another build's SecretFiles, it stands for running the checks again (ingress/claim-memo.ts).
@@ -119,6 +105,8 @@ export class SecretFiles {
     /** What the build read: the memos ask what changed in it since their last build (resource-changes.ts). */
     readonly resources: Resources,
     private readonly now: Date,
+    /** Pairs parsed by earlier builds, or ahead of this one. */
+    private readonly parsedKeyPairs: KeyPairCache,
     private readonly clusterProvided?: SecretOrigins,
   ) {}
 
@@ -325,7 +313,7 @@ export class SecretFiles {
   fixedKeyPair(fileStem: string, certPem: string, keyPem: string): TlsFiles {
     const path = `tls/${fileStem}.pem`;
     this.output.set(path, { path, contents: certPem + keyPem, mode: keyMaterialMode });
-    this.summaries.set(path, summarize(new X509Certificate(certPem)));
+    this.summaries.set(path, summarize(certificateFacts(new X509Certificate(certPem))));
     return { certificate: path, certificateKey: path };
   }
 
@@ -374,7 +362,7 @@ export class SecretFiles {
     if (certPem === undefined || keyPem === undefined) {
       return { ok: false, problem: `Secret ${id} needs both tls.crt and tls.key (type kubernetes.io/tls)` };
     }
-    const parsed = parseKeyPairOf(secret.object.raw, certPem, keyPem);
+    const parsed = this.parsedKeyPairs.parsed(certPem, keyPem);
     return parsed.ok ? parsed : { ok: false, problem: `Secret ${id}: ${parsed.problem}` };
   }
 
@@ -405,7 +393,7 @@ export class SecretFiles {
   }
 }
 
-function summarize(leaf: X509Certificate, dnsNames?: readonly string[]): CertificateSummary {
+function summarize(leaf: CertificateFacts, dnsNames?: readonly string[]): CertificateSummary {
   const issuerSerialNumber = /^serialNumber=(.*)$/m.exec(leaf.issuer)?.[1];
   return {
     subject: leaf.subject.replace(/\n/g, ', '),

@@ -27,6 +27,7 @@ import { byString, compareAge } from './precedence.js';
 import { Reporter } from './report.js';
 import { IndexMemo, indexResources, withoutDuplicates, type IngressSpec, type Resources, type Typed } from './resources.js';
 import { SecretFiles, type Reference } from './secrets.js';
+import { KeyPairCache } from './key-pairs.js';
 import { buildStream, type StreamInput, type StreamParts } from './stream.js';
 import { StreamMemo } from './stream-memo.js';
 import { RedirectServerMemo } from './redirect-server.js';
@@ -133,7 +134,9 @@ interface IngressClaims {
  */
 export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: TranslateMemo): TranslateResult {
   const report = new Reporter();
-  const inputs = readInputs(snapshot, options, report, memo?.index);
+  const keyPairs = options.keyPairs ?? new KeyPairCache();
+  keyPairs.beginBuild();
+  const inputs = readInputs(snapshot, options, report, keyPairs, memo?.index);
   const { settings, secrets } = inputs;
   const features = nginxFeatures(options.nginxVersion);
   const ingress = ingressClaims(inputs, options, features, report, memo);
@@ -191,12 +194,12 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   };
 }
 
-function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter, index?: IndexMemo): Inputs {
+function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter, keyPairs: KeyPairCache, index?: IndexMemo): Inputs {
   const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report, index), options.quarantine, report);
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
   const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report, index);
   const { settings, snippets: configMapSnippetTexts, snippetScope } = controllerSettings(objects, resources, options, report);
-  const secrets = new SecretFiles(resources, options.now, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
+  const secrets = new SecretFiles(resources, options.now, keyPairs, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
   secrets.useAsStandIn(defaultTls);
   const backendPolicy: BackendPolicy = {
@@ -268,14 +271,14 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
 }
 
 /**
- * What the context every Ingress shares is made of, by identity: the options but the clock and the
- * quarantine (which act through the objects), and the objects the settings, header defaults, snippet
+ * What the context every Ingress shares is made of, by identity: the options but the clock, the
+ * quarantine (which act through the objects) and the cache of parsed key pairs, and the objects the settings, header defaults, snippet
  * scope and ReferenceGrants are read from. A claim that reads anything else records it itself.
  */
 function claimContext(inputs: Inputs, options: TranslateOptions): unknown[] {
   const configMap = (namespacedName: string | undefined) => (namespacedName === undefined ? undefined : inputs.resources.configMaps.get(namespacedName)?.object.raw);
   return [
-    JSON.stringify({ ...options, now: undefined, quarantine: undefined }),
+    JSON.stringify({ ...options, now: undefined, quarantine: undefined, keyPairs: undefined }),
     configMap(options.configMap),
     ...inputs.headers.configMaps.map((ref) => configMap(`${ref.namespace}/${ref.name}`)),
     ...inputs.objects.filter((o) => o.kind === 'Namespace' || o.kind === 'ReferenceGrant').map((o) => o.raw),

@@ -8,6 +8,7 @@ import { SecretFiles } from '../../src/translate/secrets.js';
 import { testNow } from './options.js';
 import type { Diagnostic } from '../../src/model/diagnostics.js';
 import type { OutputFile } from '../../src/model/files.js';
+import { KeyPairCache } from '../../src/translate/key-pairs.js';
 
 /** In-memory Gateway API objects for unit tests of src/translate/gateway. */
 
@@ -117,7 +118,7 @@ export interface PlanResult {
 export function runPlan(objects: readonly SourceObject[], overrides: Partial<GatewayContext> = {}): PlanResult {
   const snapshot: Snapshot = { objects };
   const resources = indexResources(snapshot, new Reporter());
-  const secrets = new SecretFiles(resources, testNow);
+  const secrets = new SecretFiles(resources, testNow, new KeyPairCache());
   const report = new Reporter();
   const plan = planGateways({
     objects,
