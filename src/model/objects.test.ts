@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sameValue, withAddedFields, withFields } from './objects.js';
+import { sameJsonText, sameValue, withAddedFields, withFields } from './objects.js';
 
 describe('withFields', () => {
   it('gives what a spread gives: the same keys in the same order, the fields winning', () => {
@@ -56,5 +57,30 @@ describe('sameValue', () => {
   it('does not look into a part both share', () => {
     const shared = { get deep(): never { throw new Error('looked into'); } };
     expect(sameValue({ a: 1, shared }, { a: 1, shared })).toBe(true);
+  });
+});
+
+describe('sameJsonText', () => {
+  it('agrees with comparing what JSON.stringify writes', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+        expect(sameJsonText(a, b)).toBe(JSON.stringify(a) === JSON.stringify(b));
+        expect(sameJsonText(a, structuredClone(a))).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('counts key order and leaves out keys set to undefined, as JSON.stringify does', () => {
+    expect(sameJsonText({ a: 1, b: [{ c: 'x' }] }, { a: 1, b: [{ c: 'x', d: undefined }] })).toBe(true);
+    expect(sameJsonText({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false);
+    expect(sameJsonText({ a: 1 }, { a: '1' })).toBe(false);
+    expect(sameJsonText([1, 2], { 0: 1, 1: 2 })).toBe(false);
+  });
+
+  it('leaves out the skipped keys of the two objects only', () => {
+    const skip = new Set(['path']);
+    expect(sameJsonText({ path: '/a', proxy: { upstream: 'web' } }, { path: '/b', proxy: { upstream: 'web' } }, skip)).toBe(true);
+    expect(sameJsonText({ proxy: { path: '/a' } }, { proxy: { path: '/b' } }, skip)).toBe(false);
   });
 });

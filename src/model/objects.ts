@@ -38,3 +38,26 @@ export function sameValue(a: unknown, b: unknown): boolean {
   }
   return true;
 }
+
+/**
+ * Whether `JSON.stringify` writes the same text for `a` and `b`, without writing it: keys in their order,
+ * keys set to `undefined` left out, and the keys in `skip` left out of `a` and `b` themselves. A part both
+ * share is not looked into, and compared model objects share most of theirs. For plain data, what the
+ * model is made of (no `undefined` in arrays, no numbers JSON cannot write).
+ */
+export function sameJsonText(a: unknown, b: unknown, skip?: ReadonlySet<string>): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => sameJsonText(item, b[i]));
+  }
+  const aKeys = writtenKeys(a, skip);
+  const bKeys = writtenKeys(b, skip);
+  if (aKeys.length !== bKeys.length) return false;
+  return aKeys.every((key, i) => key === bKeys[i] && sameJsonText((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+}
+
+function writtenKeys(object: object, skip: ReadonlySet<string> | undefined): string[] {
+  return Object.keys(object).filter((key) => (object as Record<string, unknown>)[key] !== undefined && !skip?.has(key));
+}

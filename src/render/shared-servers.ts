@@ -52,7 +52,8 @@ type WholeBlock = 'redirectServer' | 'notFoundServer' | 'stream';
  */
 export class BodyCache {
   private readonly byHost = new Map<VirtualHost, Partial<Record<BodyKind, string>>>();
-  private readonly byKey: Record<BodyKind, Map<string, string>> = { plain: new Map(), tls: new Map() };
+  /** The bodies rendered, by the sketch of their host (`bodySketch`). */
+  private readonly bySketch: Record<BodyKind, Map<string, SketchGroup>> = { plain: new Map(), tls: new Map() };
   private readonly servers = new Map<VirtualHost, { readonly names: string; readonly text: string }>();
   private readonly upstreams = new Map<HttpUpstream, string>();
   private readonly wholeBlocks = new Map<WholeBlock, { readonly input: unknown; readonly text: string }>();
@@ -70,13 +71,27 @@ export class BodyCache {
     this.before = undefined;
   }
 
-  /** The body of `host`, rendered only when neither this render nor the one before has it. */
-  body(kind: BodyKind, host: VirtualHost, renderBody: (host: VirtualHost) => string, keyOf: () => string): string {
+  /**
+   * The body of `host`, rendered only when neither this render nor the one before has it: for the same
+   * host, or for a host with the same key. Keys are made only among hosts with the same sketch, so a
+   * host no other resembles (most of them: each has its own backends) costs no key.
+   */
+  body(kind: BodyKind, host: VirtualHost, renderBody: (host: VirtualHost) => string): string {
     const known = this.byHost.get(host)?.[kind] ?? this.before?.byHost.get(host)?.[kind];
     if (known !== undefined) return this.keep(kind, host, known);
-    const key = keyOf();
-    const rendered = this.byKey[kind].get(key) ?? this.before?.byKey[kind].get(key) ?? flattened(renderBody(host));
-    this.byKey[kind].set(key, rendered);
+    const sketch = bodySketch(host);
+    const here = this.bySketch[kind].get(sketch);
+    const before = this.before?.bySketch[kind].get(sketch);
+    if (!here && !before) {
+      const rendered = flattened(renderBody(host));
+      this.bySketch[kind].set(sketch, { keyed: new Map(), unkeyed: [[host, rendered]] });
+      return this.keep(kind, host, rendered);
+    }
+    const key = bodyKey(host);
+    const group = here ?? { keyed: new Map(), unkeyed: [] };
+    const rendered = keyedBody(group, key) ?? (before && keyedBody(before, key)) ?? flattened(renderBody(host));
+    group.keyed.set(key, rendered);
+    this.bySketch[kind].set(sketch, group);
     return this.keep(kind, host, rendered);
   }
 
@@ -129,13 +144,35 @@ export function shareServers(model: NginxConfig, bodies: ServerBodies, cache: Bo
   const plainByBody = new Map<string, ServerGroup>();
   const tlsByBody = new Map<string, ServerGroup>();
   return model.http.virtualHosts.map((host): HeadedServers => {
-    let key: string | undefined;
-    const keyOf = () => (key ??= bodyKey(host));
-    const body = (kind: BodyKind) => cache.body(kind, host, bodies[kind], keyOf);
+    const body = (kind: BodyKind) => cache.body(kind, host, bodies[kind]);
     const plainServer = host.plainHttpShared ? undefined : serverHeadedBy(host.serverName, body('plain'), plainByBody);
     const tlsServer = host.tls ? serverHeadedBy(host.serverName, body('tls'), tlsByBody) : undefined;
     return { plainServer, tlsServer };
   });
+}
+
+/** Bodies rendered for hosts with one sketch: by key, and those whose hosts' keys were not needed yet. */
+interface SketchGroup {
+  readonly keyed: Map<string, string>;
+  unkeyed: (readonly [VirtualHost, string])[];
+}
+
+/** The body rendered for a host with `key` in `group`, making the keys its other hosts have not made yet. */
+function keyedBody(group: SketchGroup, key: string): string | undefined {
+  for (const [host, body] of group.unkeyed) group.keyed.set(bodyKey(host), body);
+  group.unkeyed = [];
+  return group.keyed.get(key);
+}
+
+/**
+ * A few things of a host that its key holds too, cheap to read: hosts with the same key have the same
+ * sketch, so a host whose sketch no other host has needs no key. Hosts that share bodies are aliases of
+ * one Ingress, with its certificate and backends; most others differ in a backend already.
+ */
+function bodySketch(host: VirtualHost): string {
+  let sketch = host.tls?.certificate ?? '';
+  for (const location of host.locations) sketch += `\0${location.proxy?.upstream ?? ''}`;
+  return sketch;
 }
 
 /**

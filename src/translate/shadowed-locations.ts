@@ -1,6 +1,6 @@
 import type { Location } from '../model/nginx.js';
 import { groupBy } from './precedence.js';
-import { withFields } from '../model/objects.js';
+import { sameJsonText, withFields } from '../model/objects.js';
 
 /**
  * Marks the locations nginx would answer the same way without: a Prefix or Exact path whose requests,
@@ -16,18 +16,12 @@ import { withFields } from '../model/objects.js';
 export function markShadowedLocations(locations: readonly Location[]): Location[] {
   if (locations.some((l) => l.modifier === '~*')) return [...locations];
   const prefixes = locations.filter(isPrefix);
-  const handlings = new Map<Location, string>();
-  const handlingOf = (location: Location): string => {
-    let known = handlings.get(location);
-    if (known === undefined) handlings.set(location, (known = handling(location)));
-    return known;
-  };
   const parentOf = new Map<Location, Location>();
   for (const location of locations) {
     if (!isRoute(location)) continue;
     const parent = longestPrefixOf(location, prefixes);
     if (!parent || !isRoute(parent) || parent.proxy?.upstream !== location.proxy?.upstream) continue;
-    if (handlingOf(parent) === handlingOf(location)) parentOf.set(location, parent);
+    if (sameHandling(parent, location)) parentOf.set(location, parent);
   }
   const shadowed = keepingRedirects(locations, new Set(parentOf.keys()));
   return locations.map((location) => {
@@ -89,10 +83,12 @@ function longestPrefixOf(location: Location, prefixes: readonly Location[]): Loc
   return best;
 }
 
-/** Everything the config says inside the location; provenance, path and comment are not part of it. */
-function handling(location: Location): string {
-  const { modifier: _modifier, path: _path, comment: _comment, origin: _origin, ...rendered } = location;
-  return JSON.stringify(rendered);
+/** What a location's name and provenance are: not part of what the config says inside it. */
+const notHandling: ReadonlySet<string> = new Set(['modifier', 'path', 'comment', 'origin']);
+
+/** Whether the config says the same inside both locations: all their fields but `notHandling` are the same. */
+function sameHandling(a: Location, b: Location): boolean {
+  return sameJsonText(a, b, notHandling);
 }
 
 function locationName(location: Location): string {
