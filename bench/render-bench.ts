@@ -26,7 +26,7 @@ import { defaultRenderOptions } from './render-options.js';
  */
 
 const runs = 2;
-const targetRatio = 1.5;
+const targetRatio = 1.8;
 const targetPeakBytes = 500e6;
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
