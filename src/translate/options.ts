@@ -72,6 +72,7 @@ export interface TranslateOptions {
   /**
    * Key pairs parsed by earlier builds: the cluster mode passes one cache to all its builds, a command to
    * its own (the quarantine's retries, both sides of a diff). Absent: the build parses every pair it reads.
+   * A build lets go of the pairs of Secrets no longer in its input.
    */
   readonly keyPairs?: KeyPairCache;
   /**

@@ -134,9 +134,7 @@ interface IngressClaims {
  */
 export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: TranslateMemo): TranslateResult {
   const report = new Reporter();
-  const keyPairs = options.keyPairs ?? new KeyPairCache();
-  keyPairs.beginBuild();
-  const inputs = readInputs(snapshot, options, report, keyPairs, memo?.index);
+  const inputs = readInputs(snapshot, options, report, memo?.index);
   const { settings, secrets } = inputs;
   const features = nginxFeatures(options.nginxVersion);
   const ingress = ingressClaims(inputs, options, features, report, memo);
@@ -194,11 +192,13 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   };
 }
 
-function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter, keyPairs: KeyPairCache, index?: IndexMemo): Inputs {
+function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter, index?: IndexMemo): Inputs {
   const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report, index), options.quarantine, report);
   const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
   const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report, index);
   const { settings, snippets: configMapSnippetTexts, snippetScope } = controllerSettings(objects, resources, options, report);
+  const keyPairs = options.keyPairs ?? new KeyPairCache();
+  keyPairs.retain(resources.secrets);
   const secrets = new SecretFiles(resources, options.now, keyPairs, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
   const defaultTls = defaultCertificate(resources, options, secrets, report);
   secrets.useAsStandIn(defaultTls);
