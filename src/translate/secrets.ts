@@ -105,7 +105,7 @@ export class SecretFiles {
     /** What the build read: the memos ask what changed in it since their last build (resource-changes.ts). */
     readonly resources: Resources,
     private readonly now: Date,
-    /** Pairs parsed by earlier builds, or ahead of this one. */
+    /** Pairs parsed by earlier builds (`TranslateOptions.keyPairs`), kept for the Secrets in `resources`. */
     private readonly parsedKeyPairs: KeyPairCache,
     private readonly clusterProvided?: SecretOrigins,
   ) {}

@@ -271,9 +271,10 @@ function ingressClaims(inputs: Inputs, options: TranslateOptions, features: Ngin
 }
 
 /**
- * What the context every Ingress shares is made of, by identity: the options but the clock, the
- * quarantine (which act through the objects) and the cache of parsed key pairs, and the objects the settings, header defaults, snippet
- * scope and ReferenceGrants are read from. A claim that reads anything else records it itself.
+ * What the context every Ingress shares is made of, by identity: the options but the clock and the
+ * quarantine (which act through the objects) and the cache of parsed key pairs (which changes no result),
+ * and the objects the settings, header defaults, snippet scope and ReferenceGrants are read from. A claim
+ * that reads anything else records it itself.
  */
 function claimContext(inputs: Inputs, options: TranslateOptions): unknown[] {
   const configMap = (namespacedName: string | undefined) => (namespacedName === undefined ? undefined : inputs.resources.configMaps.get(namespacedName)?.object.raw);
