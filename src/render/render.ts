@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
 import { generationPlaceholder, type HttpConfig, type HttpUpstream, type NginxConfig, type VirtualHost } from '../model/nginx.js';
+import { unless } from './helpers.js';
 import { BodyCache, blockTexts, shareServers, type BlockTexts, type VirtualHostView } from './shared-servers.js';
 
 /**
@@ -89,6 +90,7 @@ let compiled: Templates | undefined;
 function templates(): Templates {
   if (compiled) return compiled;
   const handlebars = Handlebars.create();
+  handlebars.registerHelper('unless', unless);
   const dir = templatesDir();
   const partialsDir = join(dir, 'partials');
   for (const file of readdirSync(partialsDir).filter((f) => f.endsWith('.hbs')).sort()) {
