@@ -897,7 +897,7 @@ function report(out: (line?: string) => void, cells: ReadonlyMap<string, Cell[]>
 async function main(): Promise<void> {
   const wrk = ensureTool('wrk', 'wrk');
   const haproxyBinary = ensureTool('haproxy', 'haproxy');
-  const { distro, fresh } = nginxInstallations();
+  const { distro, fresh } = await nginxInstallations();
   const haproxy = { binary: haproxyBinary, version: /version (\S+)/.exec(spawnSync(haproxyBinary, ['-v'], { encoding: 'utf8' }).stdout)?.[1] ?? '?' };
   const work = await mkdtemp('/tmp/i2n-dp-');
   chmodSync(work, 0o755);

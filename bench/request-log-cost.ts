@@ -160,7 +160,7 @@ const percent = (part: number, whole: number) => `${part >= 0 ? '+' : ''}${((par
 async function main(): Promise<void> {
   ensureTool('valgrind', 'valgrind');
   ensureTool('curl', 'curl');
-  const { distro, fresh } = nginxInstallations();
+  const { distro, fresh } = await nginxInstallations();
   const work = await mkdtemp(join(tmpdir(), 'i2n-log-cost-'));
   chmodSync(work, 0o755);
   const [https = 0, http = 0, originPort = 0] = await freePorts(3);

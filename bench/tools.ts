@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeNginx, nginxBuild } from '../src/sidecar/nginx.js';
 import { requireNginx, type NginxInstallation } from '../test/support/nginx.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -29,8 +30,12 @@ export function ensureTool(command: string, debianPackage: string): string {
   return found;
 }
 
-/** The machine's nginx, and nginx >= 1.25.5 built (or taken from its cache) by scripts/build-nginx.mjs. */
-export function nginxInstallations(): { distro: NginxInstallation; fresh: NginxInstallation } {
+/**
+ * The machine's nginx, and the pinned newer nginx built (or taken from its cache) by
+ * scripts/build-nginx.mjs; prints which nginx and OpenSSL releases each is, so every figure says what
+ * produced it.
+ */
+export async function nginxInstallations(): Promise<{ distro: NginxInstallation; fresh: NginxInstallation }> {
   const distro = requireNginx('distro');
   const build = spawnSync(process.execPath, [join(root, 'scripts', 'build-nginx.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (build.status !== 0) {
@@ -38,5 +43,9 @@ export function nginxInstallations(): { distro: NginxInstallation; fresh: NginxI
     process.exit(2);
   }
   if (!process.env.NGINX_NEW_BIN) process.env.NGINX_NEW_BIN = build.stdout.trim();
-  return { distro, fresh: requireNginx('pass') };
+  const fresh = requireNginx('pass');
+  for (const [generation, installation] of [['distro', distro], ['pass', fresh]] as const) {
+    console.log(`nginx of the ${generation} generation: ${describeNginx(await nginxBuild(installation.binary))} (${installation.binary})`);
+  }
+  return { distro, fresh };
 }

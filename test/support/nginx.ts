@@ -9,6 +9,7 @@ import { checkConfig, type NginxCheck } from '../../src/apply/check.js';
 import { writeOutput } from '../../src/apply/write.js';
 import type { OutputFile } from '../../src/model/files.js';
 import { findExecutable, isExecutableFile } from './executables.js';
+import { readPins } from '../../scripts/pinned-sources.mjs';
 
 /**
  * Real nginx for integration tests: found on this machine, run in the foreground as a child process
@@ -118,6 +119,10 @@ export function requireNginx(generation: NginxGeneration = nginxGeneration()): N
   const installation = { binary, version, streamModuleFile };
   if (generation === 'pass' && !/^(\d+)\.(\d+)\.(\d+)$/.test(version)) throw new Error(`${binary}: cannot read its version (${version})`);
   if (generation === 'pass' && versionBelow(version, '1.25.5')) throw new Error(`${binary} is nginx ${version}; the pass generation needs >= 1.25.5`);
+  // The build of scripts/build-nginx.mjs runs only what scripts/pinned-sources.json pins.
+  if (generation === 'pass' && !process.env.NGINX_NEW_BIN && !readPins().nginx.some((pin) => pin.version === version)) {
+    throw new Error(`${binary} is nginx ${version}, which scripts/pinned-sources.json does not pin: run \`node scripts/build-nginx.mjs\` to build the pinned release`);
+  }
   installations.set(generation, installation);
   return installation;
 }
