@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { build } from '../src/render/build.js';
+import { build } from '../src/build/build.js';
 import { readInputs } from '../src/sources/files.js';
 import { defaultRenderOptions } from './render-options.js';
 

@@ -1,8 +1,8 @@
-import { build, newBuildMemo } from '../src/render/build.js';
+import { build, newBuildMemo } from '../src/build/build.js';
 import { readInputs } from '../src/sources/files.js';
 import type { SourceObject } from '../src/sources/snapshot.js';
 import { defaultRenderOptions } from './render-options.js';
-import { KeyPairCache } from '../src/translate/key-pairs.js';
+import { KeyPairCache } from '../src/translate/secrets/key-pairs.js';
 
 const changes = 20;
 

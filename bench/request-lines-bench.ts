@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
 import { RequestMetrics } from '../src/sidecar/request-metrics.js';
-import type { RequestRoute } from '../src/translate/request-log.js';
+import type { RequestRoute } from '../src/translate/dataplane/request-log.js';
 
 /**
  * `npm run bench:request-lines`: the sidecar's CPU per request line, apart from nginx and the file: the

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { RequestRoute } from '../src/translate/request-log.js';
+import type { RequestRoute } from '../src/translate/dataplane/request-log.js';
 import { followRequestLog, RequestMetrics } from '../src/sidecar/request-metrics.js';
 
 /**

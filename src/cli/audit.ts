@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Diagnostic } from '../model/diagnostics.js';
-import { build, type BuildResult } from '../render/build.js';
+import { build, type BuildResult } from '../build/build.js';
 import { formatAuditJson, formatAuditMarkdown, formatAuditText } from '../report/migration-format.js';
 import { migrationReport } from '../report/migration.js';
 import { formatSarif } from '../report/sarif.js';

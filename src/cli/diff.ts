@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { createTwoFilesPatch } from 'diff';
 import { listFiles, managedFolders } from '../apply/write.js';
 import { mainConfigName } from '../model/nginx.js';
-import { build, type BuildResult } from '../render/build.js';
+import { build, type BuildResult } from '../build/build.js';
 import { formatDiffJson, formatDiffMarkdown, formatDiffText } from '../report/diff-format.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { hasChanges, routeDiff, type DiffSide } from '../report/diff.js';

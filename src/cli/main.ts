@@ -2,12 +2,12 @@ import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { nginxBinary } from '../apply/check.js';
 import { EnvironmentError, isSystemError, reason } from '../apply/environment.js';
-import { stageBuild } from '../apply/staged-build.js';
+import { stageBuild } from '../build/staged-build.js';
 import { workerOwner } from '../apply/worker-user.js';
 import { OutputFolder } from '../apply/write.js';
 import { mainConfigName } from '../model/nginx.js';
 import { printable, printableLines } from '../model/printable.js';
-import { build } from '../render/build.js';
+import { build } from '../build/build.js';
 import { InputError } from '../sources/files.js';
 import { ClusterAccessError } from '../sources/cluster/access-error.js';
 import {

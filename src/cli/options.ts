@@ -1,9 +1,9 @@
 import { isAbsolute } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { isIP } from 'node:net';
-import { isDnsHostname, isIpAddress, isKubernetesName } from '../translate/allowlist.js';
+import { isDnsHostname, isIpAddress, isKubernetesName } from '../translate/checks/allowlist.js';
 import type { BaseTranslateOptions, TranslateOptions } from '../translate/options.js';
-import { rfc3339 } from '../translate/precedence.js';
+import { rfc3339 } from '../translate/settle/precedence.js';
 
 /**
  * A combination of flags that cannot work, found after commander parsed them one by one: exit 2 with

@@ -2,7 +2,7 @@ import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { environment, EnvironmentError } from '../apply/environment.js';
-import { build } from '../render/build.js';
+import { build } from '../build/build.js';
 import { routeDiff, type DiffSide } from '../report/diff.js';
 import { reviewSide } from '../report/risky.js';
 import { reviewPage } from '../report/review-page.js';

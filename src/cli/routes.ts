@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { build } from '../render/build.js';
+import { build } from '../build/build.js';
 import { formatRoutesJson, formatRoutesMarkdown, formatRoutesText, routesTextWidth } from '../report/routes-format.js';
 import { routeTable } from '../report/routes.js';
 import { formatSarif } from '../report/sarif.js';

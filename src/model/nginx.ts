@@ -301,7 +301,7 @@ export interface HttpConfig {
   readonly grpcInheritsRequestHeaders: boolean;
   /** http-level blocks that locations refer to by variable or zone name: canaries, CORS, rate limits. */
   readonly extensions: HttpExtensions;
-  /** Set by translate/request-log.ts when the config logs requests (the access log, the request metrics' lines). */
+  /** Set by translate/dataplane/request-log.ts when the config logs requests (the access log, the request metrics' lines). */
   readonly logging?: RequestLogging;
   /** Sized for the variables those blocks define, so that nginx builds its variables hash without a warning. */
   readonly variablesHashMaxSize: number;
@@ -572,7 +572,7 @@ export interface Location {
   /** Absent for the 404 location that only stands where no Ingress path matches. */
   readonly origin?: LocationOrigin;
   /**
-   * With a log on (translate/request-log.ts): what the location logs for each request, ingress-nginx's
+   * With a log on (translate/dataplane/request-log.ts): what the location logs for each request, ingress-nginx's
    * upstream name (`namespace-service-port`) for the access log, and the key of its labels for the request
    * metrics.
    */

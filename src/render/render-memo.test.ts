@@ -7,7 +7,7 @@ import type { TranslateOptions } from '../translate/options.js';
 import { fixtureCases, fixturesRoot } from '../../test/support/golden.js';
 import { configMap } from '../../test/support/gateway.js';
 import { testTranslateOptions } from '../../test/support/options.js';
-import { build, newBuildMemo, type BuildMemo } from './build.js';
+import { build, newBuildMemo, type BuildMemo } from '../build/build.js';
 import { readByMainTemplateOnly, templatesDir } from './render.js';
 
 /** Every golden case's input, and variants of its options that change what the bodies read as `@root`. */

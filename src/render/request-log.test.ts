@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { build } from './build.js';
-import { requestLogTables } from '../translate/request-log.js';
+import { build } from '../build/build.js';
+import { requestLogTables } from '../translate/dataplane/request-log.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -47,7 +47,7 @@ type WholeBlock = 'redirectServer' | 'notFoundServer' | 'stream';
 
 /**
  * Server bodies already rendered: by host object (a host the build kept from the one before, see
- * translate/virtual-host-memo.ts), else by the key of everything they read (`bodyKey`), so hosts that
+ * translate/memo/virtual-host-memo.ts), else by the key of everything they read (`bodyKey`), so hosts that
  * differ only in name render once. One render fills one; the render after it may read the one before.
  */
 export class BodyCache {
@@ -258,8 +258,8 @@ export function blockTexts(
 ): BlockTexts {
   const { http } = model;
   const redirect = http.redirectServer;
-  // The redirect server and the stream are the same objects while unchanged (translate/redirect-server.ts
-  // `RedirectServerMemo`, translate/data-plane.ts `StreamConfigMemo`); the 404 server is its names.
+  // The redirect server and the stream are the same objects while unchanged (translate/dataplane/redirect-server.ts
+  // `RedirectServerMemo`, translate/dataplane/data-plane.ts `StreamConfigMemo`); the 404 server is its names.
   const identical = <T>(a: T, b: T) => a === b;
   const sameNames = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((name, i) => name === b[i]);
   return {

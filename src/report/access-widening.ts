@@ -1,5 +1,5 @@
-import { addressBytes } from '../translate/addresses.js';
-import { cidrList } from '../translate/allowlist.js';
+import { addressBytes } from '../translate/checks/addresses.js';
+import { cidrList } from '../translate/checks/allowlist.js';
 import { annotationPrefix } from '../translate/ingress/annotations/index.js';
 
 /**

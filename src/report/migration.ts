@@ -6,7 +6,7 @@
  */
 import type { Diagnostic } from '../model/diagnostics.js';
 import { compareStrings } from '../model/order.js';
-import type { BuildResult } from '../render/build.js';
+import type { BuildResult } from '../build/build.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import { annotationPrefix } from '../translate/ingress/annotations/rule.js';
 import { annotationCatalog, configMapCatalog, type CatalogStatus } from '../translate/ingress/annotations/catalog.js';

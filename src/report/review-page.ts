@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { NginxConfig } from '../model/nginx.js';
-import type { ServedCertificate } from '../translate/served-lists.js';
+import type { ServedCertificate } from '../translate/dataplane/served-lists.js';
 import { dataPlaneSvg } from './data-plane-svg.js';
 import { diagnosticHelp } from './diagnostic-help.js';
 import { changeDetails, diffSummary } from './diff-format.js';

@@ -1,10 +1,10 @@
 import type { Provenance } from '../model/provenance.js';
 import { compareStrings } from '../model/order.js';
-import type { BuildResult } from '../render/build.js';
+import type { BuildResult } from '../build/build.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import { annotationPrefix } from '../translate/ingress/annotations/index.js';
-import { provenanceOf } from '../translate/provenance.js';
-import { wildcardCovers } from '../translate/wildcards.js';
+import { provenanceOf } from '../translate/settle/provenance.js';
+import { wildcardCovers } from '../translate/settle/wildcards.js';
 import { accessWidenings } from './access-widening.js';
 import { backendLabel, certificateLabel, hostLabel, pathLabel } from './routes-format.js';
 import { provenanceKey, type RouteRow, type RouteTable } from './routes.js';

@@ -3,7 +3,7 @@ import type { ResourceRef } from '../model/diagnostics.js';
 import type { Location, NginxConfig, PlainHttpAction, ProxySsl, SniRoute, StreamService, VirtualHost } from '../model/nginx.js';
 import { compareStrings } from '../model/order.js';
 import type { BackendShare, LocationOrigin, Provenance, ServicePortRef } from '../model/provenance.js';
-import type { BuildResult } from '../render/build.js';
+import type { BuildResult } from '../build/build.js';
 
 /**
  * The route table: what a config does, one row per (port, host, path), independent of nginx syntax.

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ServedCertificate } from '../translate/served-lists.js';
+import type { ServedCertificate } from '../translate/dataplane/served-lists.js';
 
 export interface MetricsOptions {
   /** `--ingress-class`: the `class` label of ingress-nginx's certificate metric. */

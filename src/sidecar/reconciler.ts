@@ -1,11 +1,11 @@
 import { checkConfig, type NginxCheck } from '../apply/check.js';
-import { stageBuild } from '../apply/staged-build.js';
+import { stageBuild } from '../build/staged-build.js';
 import type { CommitResult, OutputFolder } from '../apply/write.js';
 import type { Diagnostic } from '../model/diagnostics.js';
-import { build, newBuildMemo, type BuildMemo, type BuildResult } from '../render/build.js';
+import { build, newBuildMemo, type BuildMemo, type BuildResult } from '../build/build.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import { objectId, type TranslateOptions } from '../translate/options.js';
-import type { Reference } from '../translate/secrets.js';
+import type { Reference } from '../translate/secrets/secret-files.js';
 import { ChangeCoalescer } from './coalesce.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
@@ -74,7 +74,7 @@ interface ReloadOutcome {
  * While the last reload took, a change is written and reloaded at once: nginx's master checks the new
  * config itself and keeps serving the old one when it refuses it, so a separate `nginx -t` first would
  * only parse the whole config twice. A reload that does not take is diagnosed with `nginx -t`, the
- * resources nginx rejects are searched out and left out (apply/quarantine.ts), and the rest is
+ * resources nginx rejects are searched out and left out (build/quarantine.ts), and the rest is
  * reloaded. The first config, and every config after a reload that failed, is checked before it is
  * written. nginx never runs on a half-written folder, and one bad resource never stops the others'
  * changes.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestLogTables } from '../translate/request-log.js';
+import type { RequestLogTables } from '../translate/dataplane/request-log.js';
 import { RequestMetrics } from './request-metrics.js';
 
 const tables: RequestLogTables = {

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, readSync } from 'node:fs';
-import type { RequestLogTables, RequestRoute } from '../translate/request-log.js';
+import type { RequestLogTables, RequestRoute } from '../translate/dataplane/request-log.js';
 
 /**
  * Request metrics from the lines nginx sends per request and per passthrough connection (the

@@ -16,14 +16,14 @@ import { defaultReflectorTiming, type RawObject, type ReflectorTiming } from '..
 import { ClusterSource } from '../sources/cluster/source.js';
 import type { BaseTranslateOptions } from '../translate/options.js';
 import { controllerName } from '../translate/translate.js';
-import { KeyPairCache } from '../translate/key-pairs.js';
+import { KeyPairCache } from '../translate/secrets/key-pairs.js';
 import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
 import { Metrics, serveMetrics } from './metrics.js';
 import { controllerLabels, followRequestLog, RequestMetrics, type RequestMetricsOptions } from './request-metrics.js';
 import { nginxProcessExposition } from './nginx-process-metrics.js';
-import { requestLogTables } from '../translate/request-log.js';
+import { requestLogTables } from '../translate/dataplane/request-log.js';
 import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
 import { Reconciler, type Round } from './reconciler.js';
 import type { LoadBalancerIngress } from './status.js';

@@ -1,4 +1,4 @@
-import type { BuildResult } from '../render/build.js';
+import type { BuildResult } from '../build/build.js';
 import { ApiError, type ApiClient } from '../sources/cluster/client.js';
 import { objectPath, watchedKinds, type WatchedKind } from '../sources/cluster/kinds.js';
 import type { RawObject } from '../sources/cluster/reflector.js';

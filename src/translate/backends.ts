@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
 import type { HttpUpstream, UpstreamServer } from '../model/nginx.js';
 import type { ServicePortRef } from '../model/provenance.js';
-import { specialAddress, specialHostName } from './addresses.js';
-import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './allowlist.js';
+import { specialAddress, specialHostName } from './checks/addresses.js';
+import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './checks/allowlist.js';
 import { clusterIpStandIn } from './cluster-provided.js';
 import { key, type Resources } from './resources.js';
 import { upstreamName } from './upstream-names.js';

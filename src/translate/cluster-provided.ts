@@ -1,5 +1,5 @@
 import type { SourceObject } from '../sources/snapshot.js';
-import { quoteKey } from './allowlist.js';
+import { quoteKey } from './checks/allowlist.js';
 import { key } from './resources.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { SourceObject } from '../sources/snapshot.js';
-import type { KeyPairCache } from './key-pairs.js';
+import type { KeyPairCache } from './secrets/key-pairs.js';
 
 /** Everything translate needs besides the snapshot. No defaults are read from the environment here. */
 export interface TranslateOptions {
@@ -86,7 +86,7 @@ export interface TranslateOptions {
   readonly expectClusterProvided?: boolean;
   /**
    * Resources to leave out, by `objectId`, with nginx's message: `nginx -t` failed with them in the
-   * config (see apply/quarantine.ts). Each gets an error diagnostic carrying the message.
+   * config (see build/quarantine.ts). Each gets an error diagnostic carrying the message.
    */
   readonly quarantine?: ReadonlyMap<string, string>;
 }

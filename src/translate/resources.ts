@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { clusterScopedKinds } from '../sources/files.js';
 import type { SourceObject, Snapshot } from '../sources/snapshot.js';
-import { isKubernetesName, isNamespaceName } from './allowlist.js';
+import { isKubernetesName, isNamespaceName } from './checks/allowlist.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { Reporter, resourceName } from './report.js';
 

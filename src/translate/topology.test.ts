@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Location, VirtualHost } from '../model/nginx.js';
 import { atLeast, nginxFeatures } from './nginx-version.js';
-import { sharePlainHttpServers } from './redirect-server.js';
-import { shareSslContexts } from './ssl-contexts.js';
-import { hashSizes } from './stream.js';
-import { keepalivePerUpstream } from './data-plane.js';
+import { sharePlainHttpServers } from './dataplane/redirect-server.js';
+import { shareSslContexts } from './dataplane/ssl-contexts.js';
+import { hashSizes } from './settle/sni.js';
+import { keepalivePerUpstream } from './dataplane/data-plane.js';
 
 const redirect = (path: string): Location => ({ modifier: '', path, comment: path, plainHttp: { redirect: true, serve: false } });
 const acme = (upstream: string, extra: Record<string, unknown> = {}): Location => ({

@@ -1,14 +1,11 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
-import type { TlsFiles } from '../model/files.js';
 import type { Handoff, NginxConfig } from '../model/nginx.js';
 import type { ResourceStatus } from '../model/status.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
-import type { BackendPolicy, ResolvedBackend } from './backends.js';
-import { SecretOrigins } from './cluster-provided.js';
-import { nginxConfig, StreamConfigMemo, type HostCopies, type UpstreamBlockMemo } from './data-plane.js';
-import { ContextMemo } from './context-memo.js';
-import { bundledDefaultCertificate, bundledDefaultKey } from './default-certificate.js';
-import { gatewayKinds, planGateways, type GatewayPlan } from './gateway/index.js';
+import type { ResolvedBackend } from './backends.js';
+import { nginxConfig, StreamConfigMemo, type HostCopies, type UpstreamBlockMemo } from './dataplane/data-plane.js';
+import { ContextMemo } from './memo/context-memo.js';
+import { planGateways, type GatewayPlan } from './gateway/index.js';
 import { withPathConflicts } from './gateway/http-routes.js';
 import { ReferenceGrants } from './gateway/reference-grants.js';
 import { referenceGrantSchema } from './gateway/schemas.js';
@@ -16,32 +13,31 @@ import { passthroughProxyProtocols, requestedProxyProtocol, type ProxyProtocolVe
 import type { IngressContribution } from './ingress/claims.js';
 import { IngressClaimMemo, ingressClaimValue, type SharedIngressContext } from './ingress/claim-memo.js';
 import { ingressClassDecision } from './ingress/classes.js';
-import { defaultControllerSettings, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { HttpExtensionRegistry } from './ingress/extensions.js';
 import { claimantsOf, HostSettleMemo, keepOwnedClaims, mergeHosts, type MergedHosts } from './ingress/hosts.js';
 import { routeCountOf, withinSizeLimits, type RouteCountMemo } from './ingress/size-limits.js';
 import { nginxFeatures, type NginxFeatures } from './nginx-version.js';
-import { objectId, type TranslateOptions } from './options.js';
-import { HostOwnership, hostOwners, type HostClaimant } from './ownership.js';
-import { byString, compareAge } from './precedence.js';
+import { type TranslateOptions } from './options.js';
+import { HostOwnership, hostOwners, type HostClaimant } from './settle/ownership.js';
+import { byString, compareAge } from './settle/precedence.js';
 import { Reporter } from './report.js';
-import { IndexMemo, indexResources, withoutDuplicates, type IngressSpec, type Resources, type Typed } from './resources.js';
-import { SecretFiles, type Reference } from './secrets.js';
-import { KeyPairCache } from './key-pairs.js';
-import { buildStream, type StreamInput, type StreamParts } from './stream.js';
-import { StreamMemo } from './stream-memo.js';
-import { RedirectServerMemo } from './redirect-server.js';
-import { ResourceChangeCache } from './resource-changes.js';
-import { streamServices, type StreamServices } from './stream-services.js';
-import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
+import { IndexMemo, type IngressSpec, type Typed } from './resources.js';
+import { SecretFiles, type Reference } from './secrets/secret-files.js';
+import { buildStream, type StreamInput, type StreamParts } from './settle/sni.js';
+import { StreamMemo } from './memo/stream-memo.js';
+import { RedirectServerMemo } from './dataplane/redirect-server.js';
+import { ResourceChangeCache } from './memo/resource-changes.js';
+import { streamServices, type StreamServices } from './dataplane/stream-services.js';
 import type { NamespacedName } from './ingress/annotations/references.js';
-import { VirtualHostMemo } from './virtual-host-memo.js';
-import type { LogLabelsMemo } from './request-log.js';
-import { LocationFactsMemo } from './location-facts.js';
-import { SortedMemo } from './sorted-memo.js';
-import { ingressNames, servedCertificates, ServedListsMemo, type IngressName, type ServedCertificate } from './served-lists.js';
+import { VirtualHostMemo } from './memo/virtual-host-memo.js';
+import type { LogLabelsMemo } from './dataplane/request-log.js';
+import { LocationFactsMemo } from './dataplane/location-facts.js';
+import { SortedMemo } from './memo/sorted-memo.js';
+import { ingressNames, servedCertificates, ServedListsMemo, type IngressName, type ServedCertificate } from './dataplane/served-lists.js';
 import { compareUpstreamNames } from './upstream-names.js';
-import { ingressSnippetScope, SnippetRegistry, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
+import { SnippetRegistry } from './ingress/snippets.js';
+
+import { readInputs, type Inputs } from './inputs.js';
 
 /** Written into route and policy status as the controller that programs them. */
 export const controllerName = 'ingress2nginx.dev/controller';
@@ -100,21 +96,6 @@ export function newTranslateMemo(): TranslateMemo {
     routeCounts: new ContextMemo(),
     servedLists: new ServedListsMemo(),
   };
-}
-
-/** What every front end reads: the objects left after duplicates and quarantine, indexed, and the settings. */
-interface Inputs {
-  readonly objects: readonly SourceObject[];
-  readonly resources: Resources;
-  readonly settings: ControllerSettings;
-  readonly secrets: SecretFiles;
-  readonly defaultTls: TlsFiles;
-  readonly backendPolicy: BackendPolicy;
-  /** Where snippets are allowed, and the controller ConfigMap's own allowed snippets (ingress/snippets.ts). */
-  readonly snippetScope: SnippetScope;
-  readonly configMapSnippets: ConfigMapSnippets;
-  /** The header ConfigMaps the controller ConfigMap names. */
-  readonly headers: HeaderDefaults;
 }
 
 /** The Ingress front end's output: the Ingresses of our class, and the claims each makes. */
@@ -190,29 +171,6 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     certificates: memo ? memo.servedLists.servedCertificates(model, gateways.ports, secrets) : servedCertificates(model, gateways.ports, secrets),
     references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap], inputs.headers.configMaps),
   };
-}
-
-function readInputs(snapshot: Snapshot, options: TranslateOptions, report: Reporter, index?: IndexMemo): Inputs {
-  const objects = withoutQuarantined(withoutDuplicates(snapshot.objects, report, index), options.quarantine, report);
-  const isGatewayKind = (object: SourceObject) => Object.hasOwn(gatewayKinds, object.kind);
-  const resources = indexResources({ objects: objects.filter((o) => !isGatewayKind(o)) }, report, index);
-  const { settings, snippets: configMapSnippetTexts, snippetScope } = controllerSettings(objects, resources, options, report);
-  const keyPairs = options.keyPairs ?? new KeyPairCache();
-  keyPairs.retain(resources.secrets);
-  const secrets = new SecretFiles(resources, options.now, keyPairs, options.expectClusterProvided ? new SecretOrigins(objects, new Set(options.quarantine?.keys())) : undefined);
-  const defaultTls = defaultCertificate(resources, options, secrets, report);
-  secrets.useAsStandIn(defaultTls);
-  const backendPolicy: BackendPolicy = {
-    clusterDomain: options.clusterDomain,
-    runtimeDns: (options.resolvers ?? []).length > 0,
-    externalNameDisabled: options.disableExternalName ?? false,
-    externalNameSuffixes: options.externalNameSuffixes ?? [],
-    endpoints: options.upstreams === 'endpoints',
-    clusterAssignsAddresses: options.expectClusterProvided ?? false,
-  };
-  const controller = options.configMap === undefined ? undefined : resources.configMaps.get(options.configMap)?.object;
-  const headers = headerDefaults(settings, resources, controller, report);
-  return { objects, resources, settings, secrets, defaultTls, backendPolicy, snippetScope, configMapSnippets: configMapSnippetTexts, headers };
 }
 
 /** The Ingress front end: the Ingresses of our class, oldest first, each turned into its claims. */
@@ -370,47 +328,6 @@ function referencesOf(secrets: SecretFiles, configMaps: readonly (string | undef
   return [...new Map([...secrets.references(), ...controller].map((r) => [id(r), r])).values()].sort(byString(id));
 }
 
-/** Leaves out what nginx rejected (apply/quarantine.ts), each with an error that carries nginx's words. */
-function withoutQuarantined(
-  objects: readonly SourceObject[],
-  quarantine: ReadonlyMap<string, string> | undefined,
-  report: Reporter,
-): SourceObject[] {
-  if (!quarantine || quarantine.size === 0) return [...objects];
-  return objects.filter((object) => {
-    const message = quarantine.get(objectId(object));
-    if (message === undefined) return true;
-    report.error(
-      'nginx-rejected',
-      object,
-      `nginx -t fails with this ${object.kind} in the config (nginx: ${message}); it is left out so that everything else is served. Fix it and render again`,
-    );
-    return false;
-  });
-}
-
-/** The controller ConfigMap's settings, and where snippets are allowed (its keys and the flags), with its own allowed snippets. */
-function controllerSettings(
-  objects: readonly SourceObject[],
-  resources: Resources,
-  options: TranslateOptions,
-  report: Reporter,
-): { settings: ControllerSettings; snippets: ConfigMapSnippets; snippetScope: SnippetScope } {
-  const defaults = { settings: defaultControllerSettings, snippets: {}, snippetScope: ingressSnippetScope(objects, defaultControllerSettings, options) };
-  if (options.configMap === undefined) return defaults;
-  const configMap = resources.configMaps.get(options.configMap);
-  if (!configMap) {
-    report.warning('configmap-not-found', undefined, `ConfigMap ${options.configMap} (--configmap) is not in the input; using defaults`);
-    return defaults;
-  }
-  const parsed = parseControllerSettings(configMap.spec);
-  const scope = ingressSnippetScope(objects, parsed.value, options);
-  for (const issue of withoutSnippetKeys(parsed.issues, scope)) report.add(issue.severity, issue.code, configMap.object, issue.message, ['data', issue.key]);
-  const snippets = configMapSnippets(configMap.spec, scope);
-  for (const problem of snippets.problems) report.error('snippet-invalid', configMap.object, problem.message, ['data', problem.key]);
-  return { settings: parsed.value, snippets: snippets.snippets, snippetScope: scope };
-}
-
 /** ingress-nginx's TCP and UDP services, on ports nothing else of the config listens on. */
 function tcpUdpServices(inputs: Inputs, gateways: GatewayPlan, options: TranslateOptions, report: Reporter): StreamServices {
   return streamServices({
@@ -427,19 +344,3 @@ function tcpUdpServices(inputs: Inputs, gateways: GatewayPlan, options: Translat
     report,
   });
 }
-
-function defaultCertificate(resources: Resources, options: TranslateOptions, secrets: SecretFiles, report: Reporter): TlsFiles {
-  if (options.defaultCertificate !== undefined) {
-    const [namespace = '', name = ''] = options.defaultCertificate.split('/');
-    const checked = secrets.serverCertificate({ namespace, name }, undefined);
-    if (checked.ok) return checked.value;
-    const secret = resources.secrets.get(options.defaultCertificate);
-    report.error(
-      'default-certificate-invalid',
-      secret?.object,
-      `${checked.problem} (--default-certificate); using the bundled self-signed certificate instead`,
-    );
-  }
-  return secrets.fixedKeyPair('default', bundledDefaultCertificate, bundledDefaultKey);
-}
-

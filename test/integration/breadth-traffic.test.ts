@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { specialAddress } from '../../src/translate/addresses.js';
+import { specialAddress } from '../../src/translate/checks/addresses.js';
 import type { CliRun } from '../support/cli.js';
 import { startFastCgiResponder, type FastCgiRequest } from '../support/fastcgi.js';
 import { httpGet, parseEcho, startConnectionCountingBackend, startHttpBackend, type CountingPeer } from '../support/peers.js';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseKeyPair } from '../../src/translate/certificates.js';
+import { parseKeyPair } from '../../src/translate/secrets/certificates.js';
 import { runCli } from '../support/cli.js';
 import { createNginxPrefix, nginxTest, prefixDirectives } from '../support/nginx.js';
 import {

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { specialAddress } from '../../src/translate/addresses.js';
+import { specialAddress } from '../../src/translate/checks/addresses.js';
 import type { CliRun } from '../support/cli.js';
 import { echoBackendOf, httpGet, httpsGet, parseEcho, startDelayedBackend, startHttpBackend, startHttpsBackend, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { specialAddress } from '../../src/translate/addresses.js';
+import { specialAddress } from '../../src/translate/checks/addresses.js';
 import type { RunningNginx } from '../support/nginx.js';
 import { httpGet, httpsGet, parseEcho, startHttpBackend, type CountingPeer, type HttpResponse } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest } from '../support/pki.js';

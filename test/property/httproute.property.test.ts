@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { build } from '../../src/render/build.js';
+import { build } from '../../src/build/build.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import { gateway, object, service, v1 } from '../support/gateway.js';
 import { checkBuiltFiles, requireNginx } from '../support/nginx.js';
@@ -108,7 +108,7 @@ function objectsOf(routes: readonly (readonly { matches: unknown[]; filters: unk
 /**
  * A line that holds a value's text, once its double-quoted strings are taken out: a comment (no line break
  * reaches one), a map entry, a header directive whose name is one HTTP token, or a URLRewrite or
- * RequestRedirect path. A path is in the path characters (translate/allowlist.ts `isSafePath`), none of
+ * RequestRedirect path. A path is in the path characters (translate/checks/allowlist.ts `isSafePath`), none of
  * which ends an nginx word: the rewrite's replacement is the path then the rest of the URI (`$1`), the
  * redirect's URL a scheme and host (checked names or nginx's variables), the path, then the query.
  */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkSafeRegex, parseSafeRegex, pathRegexAlphabet, textRegexAlphabet, type RegexAlphabet } from '../../src/translate/safe-regex.js';
+import { checkSafeRegex, parseSafeRegex, pathRegexAlphabet, textRegexAlphabet, type RegexAlphabet } from '../../src/translate/checks/safe-regex.js';
 import { freePorts } from '../support/ports.js';
 import { createNginxPrefix, nginxTest, prefixDirectives, requireNginx, startNginx, stopAllNginx } from '../support/nginx.js';
 import { adversarialSubject, choices, compileProgram, countSteps } from '../support/regex-work.js';

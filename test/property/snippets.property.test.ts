@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { build } from '../../src/render/build.js';
+import { build } from '../../src/build/build.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import type { SnippetOptions, TranslateOptions } from '../../src/translate/options.js';
 import { configMap, namespaceObject, object } from '../support/gateway.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { build } from '../../src/render/build.js';
+import { build } from '../../src/build/build.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import { object } from '../support/gateway.js';
 import { checkBuiltFiles, requireNginx } from '../support/nginx.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { build } from '../../src/render/build.js';
+import { build } from '../../src/build/build.js';
 import { dataPlaneSvg } from '../../src/report/data-plane-svg.js';
 import { routeTable } from '../../src/report/routes.js';
 import { readInputs } from '../../src/sources/files.js';

@@ -4,11 +4,11 @@ import type { Condition, GatewayStatus, ListenerStatus, PolicyStatus, RouteStatu
 import { planGateways } from '../../src/translate/gateway/index.js';
 import { Reporter } from '../../src/translate/report.js';
 import { indexResources } from '../../src/translate/resources.js';
-import { SecretFiles } from '../../src/translate/secrets.js';
+import { SecretFiles } from '../../src/translate/secrets/secret-files.js';
 import { testNow } from './options.js';
 import type { Diagnostic } from '../../src/model/diagnostics.js';
 import type { OutputFile } from '../../src/model/files.js';
-import { KeyPairCache } from '../../src/translate/key-pairs.js';
+import { KeyPairCache } from '../../src/translate/secrets/key-pairs.js';
 
 /** In-memory Gateway API objects for unit tests of src/translate/gateway. */
 

@@ -1,4 +1,4 @@
-import { bytesOf, hasByte, type CharSet, type RegexNode, type RegexSequence, type RegexTree } from '../../src/translate/regex-syntax.js';
+import { bytesOf, hasByte, type CharSet, type RegexNode, type RegexSequence, type RegexTree } from '../../src/translate/checks/regex-syntax.js';
 
 /**
  * A plain backtracking matcher for the safe regex grammar, the way PCRE runs a regex without its

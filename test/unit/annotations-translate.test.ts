@@ -3,7 +3,7 @@ import type { Diagnostic } from '../../src/model/diagnostics.js';
 import type { Location, NginxConfig } from '../../src/model/nginx.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
-import { bundledDefaultCertificate } from '../../src/translate/default-certificate.js';
+import { bundledDefaultCertificate } from '../../src/translate/secrets/default-certificate.js';
 import { translate } from '../../src/translate/translate.js';
 import { gateway, object, passthrough, referenceGrant, service, tlsRoute } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { build, newBuildMemo } from '../../src/render/build.js';
+import { build, newBuildMemo } from '../../src/build/build.js';
 import { readInputs } from '../../src/sources/files.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import { fixturesRoot } from '../support/golden.js';

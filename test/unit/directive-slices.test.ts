@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { build } from '../../src/render/build.js';
+import { build } from '../../src/build/build.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import { annotationCatalog, configMapCatalog } from '../../src/translate/ingress/annotations/catalog.js';
 import { directiveSlices, httpDirectiveSlices } from '../../src/translate/ingress/annotations/directive-slices.js';

@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Diagnostic } from '../../src/model/diagnostics.js';
 import type { SniRoute } from '../../src/model/nginx.js';
-import { build } from '../../src/render/build.js';
+import { build } from '../../src/build/build.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
 import { translate } from '../../src/translate/translate.js';

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isCipherList } from '../../src/translate/allowlist.js';
+import { isCipherList } from '../../src/translate/checks/allowlist.js';
 import { nginxTest, prefixDirectives } from '../support/nginx.js';
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot, SourceObject } from '../../src/sources/snapshot.js';
-import { certificateCoversHost, parseKeyPair, validityAt } from '../../src/translate/certificates.js';
+import { certificateCoversHost, parseKeyPair, validityAt } from '../../src/translate/secrets/certificates.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
 import { translate } from '../../src/translate/translate.js';
 import { upstreamName } from '../../src/translate/upstream-names.js';

@@ -1,5 +1,5 @@
-import { describeRejectedValue, isDnsHostname, isIpAddress, isWildcardHostname, type Checked } from '../allowlist.js';
-import { wildcardCovers } from '../wildcards.js';
+import { describeRejectedValue, isDnsHostname, isIpAddress, isWildcardHostname, type Checked } from '../checks/allowlist.js';
+import { wildcardCovers } from '../settle/wildcards.js';
 
 /**
  * Host names as the Gateway API uses them (design §5). A wildcard `*.example.com` stands for one or

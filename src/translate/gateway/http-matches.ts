@@ -1,8 +1,8 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { Checked } from '../allowlist.js';
-import { isHeaderName } from '../allowlist.js';
+import type { Checked } from '../checks/allowlist.js';
+import { isHeaderName } from '../checks/allowlist.js';
 import type { RequestCondition, RequestMatch } from '../ingress/claims.js';
-import { checkSafeRegex, pathRegexAlphabet, textRegexAlphabet } from '../safe-regex.js';
+import { checkSafeRegex, pathRegexAlphabet, textRegexAlphabet } from '../checks/safe-regex.js';
 import type { HttpRouteMatch } from './schemas.js';
 
 /**

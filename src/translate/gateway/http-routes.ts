@@ -2,7 +2,7 @@ import type { FieldPath } from '../../model/diagnostics.js';
 import type { Location, LocationBehaviour, MapBlock, MirrorEndpoint, NginxConfig, Proxy, ProxyTuning } from '../../model/nginx.js';
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { isDnsHostname, isSafePath } from '../allowlist.js';
+import { isDnsHostname, isSafePath } from '../checks/allowlist.js';
 import { internalErrorServer, type ResolvedBackend } from '../backends.js';
 import type { IngressContribution, RequestMatch, RouteClaim, TlsClaim } from '../ingress/claims.js';
 import { locationsFor } from '../ingress/ingress.js';
@@ -10,7 +10,7 @@ import { internalLocationPrefix, isInternalPath } from '../internal-locations.js
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import type { Typed } from '../resources.js';
-import type { ObjectRef } from '../secrets.js';
+import type { ObjectRef } from '../secrets/secret-files.js';
 import { upstreamName } from '../upstream-names.js';
 import { condition } from './conditions.js';
 import { requestMatchOf } from './http-matches.js';

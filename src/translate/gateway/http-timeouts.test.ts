@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { build } from '../../render/build.js';
+import { build } from '../../build/build.js';
 import { gateway, object, service, v1 } from '../../../test/support/gateway.js';
 import { testTranslateOptions } from '../../../test/support/options.js';
 import { durationMs } from './http-timeouts.js';

@@ -1,9 +1,9 @@
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { BackendPolicy } from '../backends.js';
-import { byString } from '../precedence.js';
+import { byString } from '../settle/precedence.js';
 import type { Reporter } from '../report.js';
 import { key, type Resources } from '../resources.js';
-import type { SecretFiles } from '../secrets.js';
+import type { SecretFiles } from '../secrets/secret-files.js';
 import { condition } from './conditions.js';
 import { anyHostname } from './hostnames.js';
 import { readGatewayInputs, type GatewayInputs } from './inputs.js';

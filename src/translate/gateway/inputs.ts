@@ -1,5 +1,5 @@
 import type { SourceObject } from '../../sources/snapshot.js';
-import { byString, compareAge } from '../precedence.js';
+import { byString, compareAge } from '../settle/precedence.js';
 import type { Reporter } from '../report.js';
 import { hasSupportedVersion, hasValidName, key, parseWith, type Typed } from '../resources.js';
 import {

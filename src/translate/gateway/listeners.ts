@@ -1,11 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import type { FieldPath } from '../../model/diagnostics.js';
 import type { TlsFiles } from '../../model/files.js';
-import { isKubernetesName, isNamespaceName } from '../allowlist.js';
+import { isKubernetesName, isNamespaceName } from '../checks/allowlist.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import { key, type Resources, type Typed } from '../resources.js';
-import type { SecretFiles, ObjectRef } from '../secrets.js';
+import type { SecretFiles, ObjectRef } from '../secrets/secret-files.js';
 import { condition, reportReason } from './conditions.js';
 import { checkHostname } from './hostnames.js';
 import { namespaceLabels, selectorMatches, selectorProblem } from './namespaces.js';

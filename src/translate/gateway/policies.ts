@@ -1,11 +1,11 @@
 import type { FieldPath } from '../../model/diagnostics.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { isDnsHostname, isKubernetesName, quoteKey } from '../allowlist.js';
-import { byString } from '../precedence.js';
+import { isDnsHostname, isKubernetesName, quoteKey } from '../checks/allowlist.js';
+import { byString } from '../settle/precedence.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import { key, type Resources } from '../resources.js';
-import type { SecretFiles, ObjectRef } from '../secrets.js';
+import type { SecretFiles, ObjectRef } from '../secrets/secret-files.js';
 import { condition, reportReason } from './conditions.js';
 import { parseWith } from '../resources.js';
 import type { BackendTlsPlan } from './plan.js';

@@ -1,5 +1,5 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import { isKubernetesName, isNamespaceName } from '../allowlist.js';
+import { isKubernetesName, isNamespaceName } from '../checks/allowlist.js';
 import { resolveServiceBackend, type BackendPolicy, type ResolvedBackend } from '../backends.js';
 import type { Reporter } from '../report.js';
 import { key, type Resources } from '../resources.js';

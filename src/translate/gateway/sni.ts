@@ -1,5 +1,5 @@
 import type { FieldPath } from '../../model/diagnostics.js';
-import { byString, compareAge } from '../precedence.js';
+import { byString, compareAge } from '../settle/precedence.js';
 import { resourceName } from '../report.js';
 import { compareSpecificity, intersectHostnames } from './hostnames.js';
 import type { TlsRouteInput } from './inputs.js';

@@ -1,5 +1,5 @@
 import type { SourceObject } from '../../sources/snapshot.js';
-import { byString } from '../precedence.js';
+import { byString } from '../settle/precedence.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import { key } from '../resources.js';

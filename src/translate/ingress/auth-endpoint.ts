@@ -5,13 +5,13 @@
  * client that could steer it would have nginx carry them (and its own credentials to the metadata
  * service) wherever it liked.
  */
-import type { Checked } from '../allowlist.js';
+import type { Checked } from '../checks/allowlist.js';
 import type { AuthEndpoint, MapBlock, ProxiedTarget } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { specialAddress } from '../addresses.js';
-import { isDnsHostname, isIpAddress, isWildcardHostname } from '../allowlist.js';
+import { specialAddress } from '../checks/addresses.js';
+import { isDnsHostname, isIpAddress, isWildcardHostname } from '../checks/allowlist.js';
 import { externalNameProblem, resolveServiceBackend } from '../backends.js';
-import { mapKey } from '../map-keys.js';
+import { mapKey } from '../checks/map-keys.js';
 import type { AuthUrl } from './annotations/external-auth.js';
 import { digestOf, escapeLiteral } from './extensions.js';
 import type { IngressContext } from './claims.js';

@@ -1,5 +1,5 @@
 import type { SourceObject } from '../../sources/snapshot.js';
-import { describeRejectedValue } from '../allowlist.js';
+import { describeRejectedValue } from '../checks/allowlist.js';
 import type { PassthroughRoute } from './hosts.js';
 import type { NginxFeatures } from '../nginx-version.js';
 import { type Reporter } from '../report.js';

@@ -29,7 +29,7 @@ import type { AuthUrl } from './annotations/external-auth.js';
 import type { CorsOrigins } from './annotations/cors.js';
 import { permanentCode, temporalCode } from './annotations/paths.js';
 import type { ControllerSettings } from './configmap.js';
-import { quoteKey, sizeInBytes } from '../allowlist.js';
+import { quoteKey, sizeInBytes } from '../checks/allowlist.js';
 import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
 import { busySizeRange, locationBusySize } from './busy-buffers.js';
 import { fastCgiSettings } from './fastcgi-params.js';

@@ -1,4 +1,4 @@
-import { sizeInBytes } from '../allowlist.js';
+import { sizeInBytes } from '../checks/allowlist.js';
 
 /**
  * `proxy_busy_buffers_size` against the buffers it is merged with. nginx refuses to load a config where

@@ -16,7 +16,7 @@ import type { MapBlock, Proxy, SplitBlock } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
 import type { IngressSpec } from '../resources.js';
-import { isDnsHostname, isWildcardHostname } from '../allowlist.js';
+import { isDnsHostname, isWildcardHostname } from '../checks/allowlist.js';
 import { annotationPrefix, type IngressAnnotations } from './annotations/index.js';
 import { digestOf, escapeLiteral, regexKey, type HttpExtensionRegistry } from './extensions.js';
 import type { CanaryClaim, CanaryPolicy, IngressContext, RouteClaim } from './claims.js';

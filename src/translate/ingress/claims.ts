@@ -11,7 +11,7 @@ import type { BackendPolicy, ResolvedBackend } from '../backends.js';
 import type { ReferenceGrants } from '../gateway/reference-grants.js';
 import type { Reporter } from '../report.js';
 import type { Resources } from '../resources.js';
-import type { ObjectRef, SecretFiles } from '../secrets.js';
+import type { ObjectRef, SecretFiles } from '../secrets/secret-files.js';
 import type { HeaderDefaults } from './header-configmaps.js';
 import type { ControllerSettings } from './configmap.js';
 import type { HttpExtensionRegistry } from './extensions.js';

@@ -20,7 +20,7 @@ import {
   onOrOff,
   parseSslProtocols,
   quoteKey,
-} from '../allowlist.js';
+} from '../checks/allowlist.js';
 import { busySizeFits, busySizeRange } from './busy-buffers.js';
 import { maxBodyBufferBytes, maxProxyBufferBytes, maxProxyBuffersTotalBytes, minProxyBufferBytes, maxTimeoutSeconds, minProxyBuffers, nextUpstream, nextUpstreamText } from './annotations/proxy.js';
 import { directiveSlices, httpDirectiveSlices } from './annotations/directive-slices.js';

@@ -6,7 +6,7 @@
  */
 import type { Proxy, ProxyTuning } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { quoteKey } from '../allowlist.js';
+import { quoteKey } from '../checks/allowlist.js';
 import { annotationPrefix, type IngressAnnotations } from './annotations/index.js';
 import { fastCgiValue, isFastCgiName } from './annotations/fastcgi.js';
 import type { IngressContext } from './claims.js';

@@ -4,7 +4,7 @@
  * `gzip-disable` (a regex over the User-Agent, or `msie6`). The values reach nginx checked here.
  */
 import { z } from 'zod';
-import { checkSafeRegex, textRegexAlphabet } from '../safe-regex.js';
+import { checkSafeRegex, textRegexAlphabet } from '../checks/safe-regex.js';
 
 /** ingress-nginx's gzipTypes (internal/ingress/controller/config/config.go). */
 export const defaultGzipTypes =

@@ -8,7 +8,7 @@
 import type { Header } from '../../model/nginx.js';
 import { compareStrings } from '../../model/order.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { isHeaderToken, quotedHeaderValue, quoteKey } from '../allowlist.js';
+import { isHeaderToken, quotedHeaderValue, quoteKey } from '../checks/allowlist.js';
 import type { Reporter } from '../report.js';
 import type { Resources } from '../resources.js';
 import type { NamespacedName } from './annotations/references.js';

@@ -6,7 +6,7 @@
  * sent to the backend, `$the_real_ip` the client address.
  */
 import { z } from 'zod';
-import { withBracedVariables } from '../allowlist.js';
+import { withBracedVariables } from '../checks/allowlist.js';
 
 const ingressNginxVariables: Readonly<Record<string, string>> = {
   req_id: 'i2n_request_id',

@@ -5,7 +5,7 @@
  */
 import type { VirtualHost } from '../../model/nginx.js';
 import { withFields } from '../../model/objects.js';
-import { compareAge } from '../precedence.js';
+import { compareAge } from '../settle/precedence.js';
 import type { Reporter } from '../report.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { annotationPrefix, parseIngressAnnotations } from './annotations/index.js';

@@ -6,7 +6,7 @@
  * work of a build is linear in the input however a tenant writes it, and no tenant can spend everyone's
  * reload on itself. Each location's own size is bounded by the value limits of its annotations.
  */
-import type { ContextMemo } from '../context-memo.js';
+import type { ContextMemo } from '../memo/context-memo.js';
 import type { Reporter } from '../report.js';
 import type { IngressSpec, Typed } from '../resources.js';
 import { annotationPrefix } from './annotations/index.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { goBool, goBoolText, isDnsHostname } from '../../allowlist.js';
+import { goBool, goBoolText, isDnsHostname } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 /**

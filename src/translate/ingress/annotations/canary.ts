@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { goBool, goBoolText, integerInRange, isHeaderName } from '../../allowlist.js';
-import { checkSafeRegex, textRegexAlphabet } from '../../safe-regex.js';
+import { goBool, goBoolText, integerInRange, isHeaderName } from '../../checks/allowlist.js';
+import { checkSafeRegex, textRegexAlphabet } from '../../checks/safe-regex.js';
 import { rule } from './rule.js';
 
 /**

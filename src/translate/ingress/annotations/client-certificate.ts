@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { goBool, goBoolText, integerInRange, isHttpUrl, isSafePath } from '../../allowlist.js';
-import { checkSafeRegex, textRegexAlphabet } from '../../safe-regex.js';
+import { goBool, goBoolText, integerInRange, isHttpUrl, isSafePath } from '../../checks/allowlist.js';
+import { checkSafeRegex, textRegexAlphabet } from '../../checks/safe-regex.js';
 import { secretReference, secretReferenceText, type SecretReference } from './references.js';
 import { rule } from './rule.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { goBool, goBoolText, integerInRange } from '../../allowlist.js';
+import { goBool, goBoolText, integerInRange } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { goBool, goBoolText, integerInRange, isDnsHostname, isSafePath, nginxSize, sizeInBytes } from '../../allowlist.js';
+import { goBool, goBoolText, integerInRange, isDnsHostname, isSafePath, nginxSize, sizeInBytes } from '../../checks/allowlist.js';
 import { maxProxyBufferBytes } from './proxy.js';
 import type { AnnotationRule } from './rule.js';
 

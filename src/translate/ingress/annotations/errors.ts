@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { goBool, goBoolText } from '../../allowlist.js';
+import { goBool, goBoolText } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 /** Error responses answered by another Service (`custom-http-errors`, `default-backend`). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { goBool, goBoolText, integerInRange, isHeaderName, isHostWithPort, isHttpUrl, isPathWithQuery } from '../../allowlist.js';
+import { goBool, goBoolText, integerInRange, isHeaderName, isHostWithPort, isHttpUrl, isPathWithQuery } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { withBracedVariables } from '../../allowlist.js';
+import { withBracedVariables } from '../../checks/allowlist.js';
 import { secretReference, type SecretReference } from './references.js';
 import { rule } from './rule.js';
 

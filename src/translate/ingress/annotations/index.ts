@@ -5,7 +5,7 @@
  */
 import type { Severity } from '../../../model/diagnostics.js';
 import { compareStrings } from '../../../model/order.js';
-import { describeRejectedValue, quoteKey } from '../../allowlist.js';
+import { describeRejectedValue, quoteKey } from '../../checks/allowlist.js';
 import { affinityAnnotations } from './affinity.js';
 import { backendProtocolAnnotations } from './backend-protocol.js';
 import { basicAuthAnnotations } from './basic-auth.js';

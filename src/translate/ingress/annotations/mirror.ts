@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isHostWithPort } from '../../allowlist.js';
+import { isHostWithPort } from '../../checks/allowlist.js';
 import { parseTargetUrl, type AuthUrl } from './external-auth.js';
 import { rule } from './rule.js';
 

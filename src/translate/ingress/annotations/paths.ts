@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { goBool, goBoolText, isDnsHostname, isHostWithPort, isHttpUrl, isSafePath, isWildcardHostname } from '../../allowlist.js';
+import { goBool, goBoolText, isDnsHostname, isHostWithPort, isHttpUrl, isSafePath, isWildcardHostname } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 /**

@@ -6,7 +6,7 @@ import {
   isDnsHostname,
   onOrOff,
   parseSslProtocols,
-} from '../../allowlist.js';
+} from '../../checks/allowlist.js';
 import { namespacedName, type NamespacedName } from './references.js';
 import { rule } from './rule.js';
 

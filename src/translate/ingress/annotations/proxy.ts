@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { integerInRange, isHttpUrl, isPathWithQuery, nginxSize, onOrOff } from '../../allowlist.js';
+import { integerInRange, isHttpUrl, isPathWithQuery, nginxSize, onOrOff } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 /**

@@ -1,4 +1,4 @@
-import { cidrList, cidrListText, integerInRange } from '../../allowlist.js';
+import { cidrList, cidrListText, integerInRange } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 /**

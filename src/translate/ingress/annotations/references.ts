@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isKubernetesName } from '../../allowlist.js';
+import { isKubernetesName } from '../../checks/allowlist.js';
 
 export interface NamespacedName {
   readonly namespace: string;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cipherListDescription, goBool, goBoolText, isCipherList } from '../../allowlist.js';
+import { cipherListDescription, goBool, goBoolText, isCipherList } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cidrList, cidrListText } from '../../allowlist.js';
+import { cidrList, cidrListText } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 /**

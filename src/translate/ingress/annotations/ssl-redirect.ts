@@ -1,4 +1,4 @@
-import { goBool, goBoolText } from '../../allowlist.js';
+import { goBool, goBoolText } from '../../checks/allowlist.js';
 import { rule } from './rule.js';
 
 export const sslRedirectAnnotations = {
