@@ -11,22 +11,24 @@ import { requireNginx } from '../support/nginx.js';
 import { freePorts } from '../support/ports.js';
 
 /**
- * The README's commands, run as the README writes them: the quick start's render and the nginx that
- * runs its output, the migration audit, and the steps of the "Review in CI" job on the helm-template
- * example. Only what cannot be the same here is replaced: ports and the run dir (so that runs on one
- * machine do not collide), the base checkout's path, and `ingress2nginx` (this checkout's build).
+ * The documentation's commands, run as the pages write them: the quick start's render and the nginx
+ * that runs its output (README.md), the migration audit (docs/migrating.md, and the one README.md
+ * shows), and the steps of the "Review in CI" job on the helm-template example (docs/review.md). Only
+ * what cannot be the same here is replaced: ports and the run dir (so that runs on one machine do not
+ * collide), the base checkout's path, and `ingress2nginx` (this checkout's build).
  */
 
 const repo = join(import.meta.dirname, '..', '..');
-const readme = readFileSync(join(repo, 'README.md'), 'utf8');
 
-/** The first fenced block of `language` after the line that contains `marker`. */
-function blockAfter(marker: string, language: string): string {
-  const start = readme.indexOf(marker);
-  expect(start, `README.md has no "${marker}"`).toBeGreaterThan(-1);
-  const open = readme.indexOf(`\n\`\`\`${language}\n`, start);
-  const close = readme.indexOf('\n```\n', open + 1);
-  return readme.slice(open + language.length + 5, close + 1);
+/** The first fenced block of `language` after the line of `page` that contains `marker`. */
+function blockAfter(page: string, marker: string, language: string): string {
+  const text = readFileSync(join(repo, page), 'utf8');
+  const start = text.indexOf(marker);
+  expect(start, `${page} has no "${marker}"`).toBeGreaterThan(-1);
+  const open = text.indexOf(`\n\`\`\`${language}\n`, start);
+  expect(open, `${page} has no ${language} block after "${marker}"`).toBeGreaterThan(-1);
+  const close = text.indexOf('\n```\n', open + 1);
+  return text.slice(open + language.length + 5, close + 1);
 }
 
 let work: string;
@@ -52,9 +54,9 @@ function bash(script: string, cwd: string, env: Record<string, string> = {}) {
   });
 }
 
-describe('README quick start: run the rendered config', () => {
+describe('README.md quick start: run the rendered config', () => {
   it('renders examples/ and nginx serves it with -p out/ -c nginx.conf', async () => {
-    const lines = blockAfter('Run the rendered config', 'sh').trim().split('\n');
+    const lines = blockAfter('README.md', 'Run the rendered config', 'sh').trim().split('\n');
     expect(lines).toHaveLength(2);
     const [httpPort, httpsPort] = await freePorts(2);
     // As `mkdir -p` makes it (mkdtemp's is private): nginx's workers reach the sockets in it.
@@ -113,12 +115,16 @@ function plainStatus(port: number, host: string): Promise<number | undefined> {
   });
 }
 
-describe('README "Migrating from ingress-nginx": the audit commands', () => {
+describe('docs/migrating.md: the audit commands', () => {
   it('run on the helm-template example (all but --cluster)', async () => {
     const cwd = join(work, 'audit');
     await cp(join(repo, 'examples', 'helm-template'), join(cwd, 'manifests'), { recursive: true });
-    const lines = blockAfter('ask it what\nit would do with yours', 'sh').trim().split('\n').filter((line) => !line.includes('--cluster'));
+    const lines = blockAfter('docs/migrating.md', 'ask it what\nit would do with yours', 'sh').trim().split('\n').filter((line) => !line.includes('--cluster'));
     expect(lines).toHaveLength(3);
+    // README.md's "Coming from ingress-nginx" shows the first of them: it is run here too.
+    const front = blockAfter('README.md', '## Coming from ingress-nginx', 'sh').trim().split('\n');
+    expect(front).toHaveLength(1);
+    expect(lines[0]!.replace(/\s+#.*$/, '')).toBe(front[0]);
     for (const line of lines) {
       const result = await bash(line, cwd);
       expect(result.exitCode, `${line}\n${result.stderr}`).toBe(0);
@@ -135,9 +141,9 @@ interface Step {
   readonly run?: string;
 }
 
-describe('README "Review in CI": the job on the helm-template example with a path added', () => {
+describe('docs/review.md "Review in CI": the job on the helm-template example with a path added', () => {
   it('validates clean, reports the added route with no risky change, writes the page, and passes', async () => {
-    const job = parse(blockAfter('## Review in CI', 'yaml')) as { jobs: { review: { steps: Step[] } } };
+    const job = parse(blockAfter('docs/review.md', '## Review in CI', 'yaml')) as { jobs: { review: { steps: Step[] } } };
     const steps = job.jobs.review.steps;
     const cwd = join(work, 'ci', 'repo');
     const base = join(work, 'ci', 'base');

@@ -16,7 +16,7 @@ import { eventually, ingress, namespace, service, tlsSecret } from '../support/s
  * deploy/ against the fake API server, with the arguments and RBAC that kubectl builds from it:
  * - the RBAC rules grant exactly the calls the sidecar makes, every option that adds calls turned on
  *   (nothing missing: a call not granted would fail in a cluster; nothing extra);
- * - the ways to move from ingress-nginx in the README: both controllers at once, Ingresses moving one
+ * - the ways to move from ingress-nginx in docs/migrating.md: both controllers at once, Ingresses moving one
  *   at a time to class ingress2nginx; or every Ingress at once, ingress2nginx serving class nginx
  *   (takeover-ingress-nginx/) without touching that IngressClass or the status ingress-nginx writes.
  * The sidecar runs as a process, with the Deployment's arguments and only what a test must change
