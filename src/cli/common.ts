@@ -92,7 +92,7 @@ export function withTranslateOptions(command: Command): Command {
     .option('--configmap <namespace/name>', 'controller ConfigMap (ingress-nginx keys)', parseNamespacedName)
     .option('--tcp-services-configmap <namespace/name>', 'ConfigMap of TCP services (ingress-nginx format: "port": "namespace/service:port[:PROXY][:PROXY]")', parseNamespacedName)
     .option('--udp-services-configmap <namespace/name>', 'ConfigMap of UDP services (ingress-nginx format: "port": "namespace/service:port")', parseNamespacedName)
-    .option('--allow-snippet-annotations', 'render snippet annotations and ConfigMap keys (raw nginx text: see "Snippets" in the README)', false)
+    .option('--allow-snippet-annotations', 'render snippet annotations and ConfigMap keys (raw nginx text: see docs/features.md, "Allowing snippets")', false)
     .option('--snippet-namespace <namespace>', 'with snippets allowed: only in this namespace (repeatable)', collectNamespace)
     .option('--snippet-namespace-selector <key=value,...>', 'with snippets allowed: only in namespaces with these labels', parseLabelSelector)
     .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)

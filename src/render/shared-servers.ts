@@ -134,7 +134,7 @@ export class BodyCache {
  * Hosts whose server blocks render to the same bytes share one, listing all their names. For TLS that is
  * one SSL context, and one load of the certificate per reload, instead of one per host: an Ingress that
  * names several hosts with the same paths and one certificate for them all is common, and every SSL
- * context costs nginx about half a millisecond at each reload (README, "Data plane and performance").
+ * context costs nginx about half a millisecond at each reload (docs/performance.md, "Config that loads fast at scale").
  * Comparing the rendered bytes, not the model, makes the rule exact: nginx answers each name as it did
  * from a block of its own. What tells the names of one block apart is its first name, which
  * `$server_name` and `server_name_in_redirect on` use (and the error log names): no template writes

@@ -11,7 +11,7 @@ const certificateVariable = 'i2n_certificate';
  * `--certificates-per-handshake`, every host, the default server choosing the certificate by SNI. One
  * SSL context per server, each loading its certificate whenever nginx loads the config, is half of a
  * reload at 10,000 hosts; per handshake, the nginx workers read the key file on every handshake, so
- * they must be allowed to (README, "Data plane and performance"). A host that asks for client
+ * they must be allowed to (docs/performance.md, "Config that loads fast at scale"). A host that asks for client
  * certificates always has its own: nginx sets the handshake's verification from the chosen server's
  * context, and a server without one would ask for nothing; so does one with `ssl-ciphers` or
  * `ssl-prefer-server-ciphers`, which are settings of the context.
