@@ -21,7 +21,7 @@ function cell(text: string): string {
 /** The reference in Markdown, between the markers. */
 export function annotationReference(): string {
   const families = new Map<string, AnnotationEntry[]>();
-  for (const entry of annotationCatalog) families.set(entry.family, [...(families.get(entry.family) ?? []), entry]);
+  for (const entry of annotationCatalog) families.set(entry.section, [...(families.get(entry.section) ?? []), entry]);
   const count = (status: CatalogStatus) => annotationCatalog.filter((entry) => entry.status === status).length;
   const lines = [
     referenceBegin,

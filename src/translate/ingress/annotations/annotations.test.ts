@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { annotationCatalog } from './catalog.js';
+import { annotationCatalog, catalogEntry, notImplementedAnnotations } from './catalog.js';
+import { allRules } from './families.js';
 import { implementedAnnotationNames, parseIngressAnnotations } from './index.js';
 
 const prefix = 'nginx.ingress.kubernetes.io/';
@@ -151,17 +152,31 @@ describe('parseIngressAnnotations', () => {
       expect(issues[0]?.message).toContain('differs from ingress-nginx on purpose');
     });
 
-    it('lists every implemented annotation in the catalog as supported or differing, and nothing else so', () => {
+    it('lists every implemented annotation (aliases too) in the catalog as supported or differing, and nothing else so', () => {
       const implemented = annotationCatalog.filter((entry) => entry.status === 'supported' || entry.status === 'differs').map((entry) => entry.name);
       expect([...implementedAnnotationNames].sort()).toEqual([...implemented].sort());
     });
 
-    it('has one entry per name, each with a note', () => {
+    it('describes an implemented annotation by its rule only, never again as an entry of its own', () => {
+      expect(notImplementedAnnotations.map((entry) => entry.name).filter((name) => implementedAnnotationNames.has(name))).toEqual([]);
+    });
+
+    it('has one entry per name, each with a note unless supported, and a note for every alias', () => {
       const names = annotationCatalog.map((entry) => entry.name);
       expect(new Set(names).size).toBe(names.length);
       for (const entry of annotationCatalog) {
         if (entry.status !== 'supported') expect(entry.note, entry.name).not.toBe('');
       }
+      for (const rule of allRules.filter((r) => r.aliases !== undefined)) expect(rule.aliasNote, rule.name).toMatch(/\S/);
+    });
+
+    it('words a default from the rule: its value, its ConfigMap key\'s default, or its own words', () => {
+      expect(catalogEntry('canary-weight')?.defaultValue).toBe('`0`');
+      expect(catalogEntry('auth-cache-duration')?.defaultValue).toBe('`200 202 401 5m`');
+      expect(catalogEntry('server-alias')?.defaultValue).toBe('');
+      expect(catalogEntry('proxy-body-size')?.defaultValue).toBe('ConfigMap `proxy-body-size` (`1m`)');
+      expect(catalogEntry('whitelist-source-range')?.defaultValue).toBe('ConfigMap `whitelist-source-range`');
+      expect(catalogEntry('cors-allow-origin')?.defaultValue).toBe('`*`');
     });
 
     it('quotes a hostile annotation name with its control characters escaped', () => {

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { goBool, goBoolText, integerInRange, isDnsHostname, isSafePath, nginxSize, sizeInBytes } from '../../checks/allowlist.js';
 import { maxProxyBufferBytes } from './proxy.js';
-import type { AnnotationRule } from './rule.js';
+import type { AnnotationRule, Section } from './rule.js';
 
 /**
  * Annotation families that set one nginx directive, with a ConfigMap key of the same name for the
  * default: each is one slice, registered in `directiveSlices`, and the slice is all there is to it. The
- * annotation parser and the ConfigMap parser read its schema, the catalog (so `audit` and the README's
- * annotation reference) its words, the model carries its value (`ProxyDefaults.directives` from the
+ * annotation parser and the ConfigMap parser read its schema, the catalog (so `audit` and the annotation
+ * reference) its words, the model carries its value (`ProxyDefaults.directives` from the
  * ConfigMap, `ProxyTuning.directives` from the annotation) and the templates render every one alike.
  */
 export interface DirectiveSlice {
@@ -23,8 +23,8 @@ export interface DirectiveSlice {
   readonly defaultValue: string;
   /** What it does here, for the catalog. */
   readonly note: string;
-  /** Heading of the README section its annotation is listed under. */
-  readonly family: string;
+  /** The reference heading its annotation is listed under. */
+  readonly section: Section;
 }
 
 export const directiveSlices: readonly DirectiveSlice[] = [
@@ -36,7 +36,7 @@ export const directiveSlices: readonly DirectiveSlice[] = [
     accepted: 'a size of 0 (no temporary files: a response larger than the buffers is passed on as it arrives) or from 1m, such as 1024m',
     defaultValue: '`1024m`',
     note: 'the most of a response buffered to a temporary file when it does not fit the buffers; sizes between 0 and 1m, which nginx refuses next to larger buffers, are refused',
-    family: 'Proxy tuning',
+    section: 'Proxy tuning',
   },
   {
     name: 'proxy-cookie-domain',
@@ -45,7 +45,7 @@ export const directiveSlices: readonly DirectiveSlice[] = [
     accepted: 'off, or "from to": the domain in the backend\'s Set-Cookie and the one to write instead (a domain, or $host)',
     defaultValue: '`off`',
     note: 'rewrites the `domain` attribute of the backend\'s `Set-Cookie` headers (`off`, or `from to`; `to` may be `$host`)',
-    family: 'Proxy tuning',
+    section: 'Proxy tuning',
   },
   {
     name: 'proxy-cookie-path',
@@ -54,7 +54,7 @@ export const directiveSlices: readonly DirectiveSlice[] = [
     accepted: 'off, or "from to": the path in the backend\'s Set-Cookie and the one to write instead (paths such as /app/ and /)',
     defaultValue: '`off`',
     note: 'rewrites the `path` attribute of the backend\'s `Set-Cookie` headers (`off`, or `from to`, both paths)',
-    family: 'Proxy tuning',
+    section: 'Proxy tuning',
   },
   {
     name: 'relative-redirects',
@@ -64,7 +64,7 @@ export const directiveSlices: readonly DirectiveSlice[] = [
     accepted: goBoolText,
     defaultValue: '`false`',
     note: 'redirects issued by nginx itself (`absolute_redirect off` when `true`) leave out the scheme and host',
-    family: 'Paths and redirects',
+    section: 'Paths and redirects',
   },
 ];
 
@@ -211,5 +211,8 @@ export const httpDirectiveSlices: readonly HttpDirectiveSlice[] = [
 
 /** The annotations of the slices, by name: absent means the ConfigMap's value (or nginx's default). */
 export const directiveAnnotations: { readonly [name: string]: AnnotationRule<string | undefined> } = Object.fromEntries(
-  directiveSlices.map((slice) => [slice.name, { name: slice.name, schema: slice.schema, defaultValue: undefined, accepted: slice.accepted }]),
+  directiveSlices.map(({ name, schema, accepted, section, note }): [string, AnnotationRule<string | undefined>] => [
+    name,
+    { name, section, status: 'supported', schema, defaultValue: undefined, configMapKey: name, accepted, note },
+  ]),
 );

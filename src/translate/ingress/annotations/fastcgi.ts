@@ -30,14 +30,20 @@ export function fastCgiValue(value: string): string | undefined {
 export const fastCgiAnnotations = {
   index: rule<string | undefined>({
     name: 'fastcgi-index',
+    section: 'Proxy tuning',
+    status: 'supported',
     schema: z.string().trim().refine(isFastCgiName),
     defaultValue: undefined,
     accepted: 'a file name of letters, digits and . - _ (such as index.php)',
+    note: 'with `backend-protocol: FCGI`: `fastcgi_index`, the file appended to a URI ending in `/` in `$fastcgi_script_name` (letters, digits, `.`, `-`, `_`). The backend gets nginx\'s standard FastCGI parameters (its `fastcgi_params` file, written out in the location); request headers of other annotations (`x-forwarded-prefix`, `auth-response-headers`) do not reach a FastCGI backend',
   }),
   paramsConfigMap: rule<SecretReference | undefined>({
     name: 'fastcgi-params-configmap',
+    section: 'Proxy tuning',
+    status: 'supported',
     schema: secretReference,
     defaultValue: undefined,
     accepted: 'the name of a ConfigMap, or namespace/name (lowercase DNS-1123 names)',
+    note: 'a ConfigMap (`name` or `namespace/name`; another namespace only with `--allow-cross-namespace-secrets`) of FastCGI parameters, each replacing the standard one of its name. As in ingress-nginx: names of letters, digits, `.`, `-`, `_`; values of those, `/` and nginx variables, here only those nginx has for every request (`$document_root`, `$fastcgi_script_name`, `$request_uri`, `$http_<name>`, …). A ConfigMap that is missing or has another value makes the paths answer 503',
   }),
 };

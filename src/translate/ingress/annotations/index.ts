@@ -6,32 +6,12 @@
 import type { Severity } from '../../../model/diagnostics.js';
 import { compareStrings } from '../../../model/order.js';
 import { describeRejectedValue, quoteKey } from '../../checks/allowlist.js';
-import { affinityAnnotations } from './affinity.js';
-import { backendProtocolAnnotations } from './backend-protocol.js';
-import { basicAuthAnnotations } from './basic-auth.js';
 import { canaryAnnotations } from './canary.js';
 import { catalogEntry } from './catalog.js';
-import { clientCertificateAnnotations } from './client-certificate.js';
-import { corsAnnotations } from './cors.js';
-import { customHeaderAnnotations } from './custom-headers.js';
-import { directiveAnnotations } from './directive-slices.js';
-import { errorAnnotations } from './errors.js';
-import { fastCgiAnnotations } from './fastcgi.js';
-import { authKeepaliveAnnotations, externalAuthAnnotations } from './external-auth.js';
-import { loadBalancingAnnotations } from './load-balancing.js';
-import { logAnnotations } from './logs.js';
-import { mirrorAnnotations } from './mirror.js';
-import { serverTlsAnnotations } from './server-tls.js';
-import { serviceUpstreamAnnotations } from './service-upstream.js';
-import { pathAnnotations } from './paths.js';
-import { proxySslAnnotations } from './proxy-ssl.js';
-import { proxyAnnotations } from './proxy.js';
-import { rateLimitAnnotations } from './rate-limit.js';
+import { allRules, families } from './families.js';
 import { annotationPrefix, type AnnotationRule, type RuleTable, type ValuesOf } from './rule.js';
 import { isSnippetKey, snippetRefusedReason } from './snippets.js';
-import { sourceRangeAnnotations } from './source-range.js';
 import { sslPassthroughAnnotations } from './ssl-passthrough.js';
-import { sslRedirectAnnotations } from './ssl-redirect.js';
 
 export { annotationPrefix } from './rule.js';
 export { backendProtocolNames, type BackendProtocolName } from './backend-protocol.js';
@@ -47,32 +27,6 @@ export interface AnnotationIssue {
   leavesOut: boolean;
 }
 
-/** Every annotation we implement, by family; each family file holds its rules. */
-const families = {
-  canary: canaryAnnotations,
-  tls: { ...sslPassthroughAnnotations, ...sslRedirectAnnotations, ...backendProtocolAnnotations },
-  proxySsl: proxySslAnnotations,
-  proxy: proxyAnnotations,
-  paths: pathAnnotations,
-  sourceRange: sourceRangeAnnotations,
-  basicAuth: basicAuthAnnotations,
-  clientCertificate: clientCertificateAnnotations,
-  externalAuth: externalAuthAnnotations,
-  authKeepalive: authKeepaliveAnnotations,
-  rateLimit: rateLimitAnnotations,
-  cors: corsAnnotations,
-  customHeaders: customHeaderAnnotations,
-  errors: errorAnnotations,
-  mirror: mirrorAnnotations,
-  serverTls: serverTlsAnnotations,
-  directives: directiveAnnotations,
-  affinity: affinityAnnotations,
-  loadBalancing: loadBalancingAnnotations,
-  logs: logAnnotations,
-  serviceUpstream: serviceUpstreamAnnotations,
-  fastCgi: fastCgiAnnotations,
-} as const;
-
 type Families = typeof families;
 
 export type IngressAnnotations = { [Family in keyof Families]: ValuesOf<Families[Family]> } & {
@@ -82,8 +36,6 @@ export type IngressAnnotations = { [Family in keyof Families]: ValuesOf<Families
    */
   httpLevelAnnotations: string[];
 };
-
-const allRules: readonly AnnotationRule<unknown>[] = Object.values(families).flatMap((family: RuleTable) => Object.values(family));
 
 /** Names (and aliases) of the annotations we implement, without the prefix. */
 export const implementedAnnotationNames: ReadonlySet<string> = new Set(allRules.flatMap((rule) => [rule.name, ...(rule.aliases ?? [])]));

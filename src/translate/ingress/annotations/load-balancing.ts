@@ -98,14 +98,21 @@ const algorithm = z
 export const loadBalancingAnnotations = {
   hashBy: rule<string | undefined>({
     name: 'upstream-hash-by',
+    section: 'Load balancing and affinity',
+    status: 'supported',
     schema: hashKey,
     defaultValue: undefined,
     accepted: 'nginx request variables ($request_uri, ${http_x_user}, $arg_id, $cookie_session, $binary_remote_addr, ...) joined with letters, digits, "-" and "_"',
+    note: '`hash … consistent` over the Service\'s endpoints (`--upstreams endpoints`): request variables (`$request_uri`, `${http_x_user}`, `$arg_id`, `$cookie_…`, `$binary_remote_addr`, ...) joined with letters, digits, `-`, `_`; any other variable is refused. Takes precedence over `load-balance`',
   }),
   algorithm: rule<LoadBalanceAlgorithm | undefined>({
     name: 'load-balance',
+    section: 'Load balancing and affinity',
+    status: 'differs',
     schema: algorithm,
     defaultValue: undefined,
+    defaultWords: '`round_robin`',
     accepted: 'round_robin, least_conn or ewma',
+    note: '`round_robin`, or `least_conn` (which older ingress-nginx releases had; needs `--upstreams endpoints`). `ewma` needs Lua: round-robin',
   }),
 };

@@ -7,6 +7,22 @@ import { rule } from './rule.js';
  * changed the URI, at notice level in the error log.
  */
 export const logAnnotations = {
-  accessLog: rule({ name: 'enable-access-log', schema: goBool, defaultValue: true, accepted: goBoolText }),
-  rewriteLog: rule({ name: 'enable-rewrite-log', schema: goBool, defaultValue: false, accepted: goBoolText }),
+  accessLog: rule({
+    name: 'enable-access-log',
+    section: 'Logging, tracing, WAF',
+    status: 'supported',
+    schema: goBool,
+    defaultValue: true,
+    accepted: goBoolText,
+    note: '`false` turns the access log (`--access-log`) off in the Ingress\'s locations; the cluster mode\'s request metrics still count their requests',
+  }),
+  rewriteLog: rule({
+    name: 'enable-rewrite-log',
+    section: 'Logging, tracing, WAF',
+    status: 'supported',
+    schema: goBool,
+    defaultValue: false,
+    accepted: goBoolText,
+    note: '`rewrite_log on` in the Ingress\'s locations (notice level, in the error log)',
+  }),
 };

@@ -36,21 +36,39 @@ const requestHostVariable = '$host';
 export const proxySslAnnotations = {
   secret: rule<NamespacedName | undefined>({
     name: 'proxy-ssl-secret',
+    section: 'TLS and backends',
+    status: 'supported',
     schema: namespacedName,
     defaultValue: undefined,
     accepted: 'namespace/name of a Secret, both parts lowercase DNS-1123 names',
     failsClosed: true,
+    note: '`namespace/name` of a Secret with `ca.crt` (and optionally `tls.crt`/`tls.key` to present); another namespace only with `--allow-cross-namespace-secrets`',
   }),
-  verify: rule({ name: 'proxy-ssl-verify', schema: onOrOff, defaultValue: false, accepted: 'on or off', failsClosed: true }),
+  verify: rule({
+    name: 'proxy-ssl-verify',
+    section: 'TLS and backends',
+    status: 'differs',
+    schema: onOrOff,
+    defaultValue: false,
+    defaultWords: '`off`',
+    accepted: 'on or off',
+    failsClosed: true,
+    note: '`on` without a CA is an error and the path answers 503 (never reached unverified); with `on`, `proxy_ssl_name` and SNI are always set (to the Service DNS name unless `proxy-ssl-name`)',
+  }),
   verifyDepth: rule({
     name: 'proxy-ssl-verify-depth',
+    section: 'TLS and backends',
+    status: 'supported',
     schema: integerInRange(1, maxProxySslVerifyDepth),
     defaultValue: 1,
     accepted: `an integer from 1 to ${maxProxySslVerifyDepth}`,
     failsClosed: true,
+    note: '1 to 100',
   }),
   name: rule<string | undefined>({
     name: 'proxy-ssl-name',
+    section: 'TLS and backends',
+    status: 'differs',
     // nginx allows any variables in proxy_ssl_name; we take a literal host name, or `$host`.
     schema: z
       .string()
@@ -58,24 +76,42 @@ export const proxySslAnnotations = {
       .toLowerCase()
       .refine((value) => value === requestHostVariable || isDnsHostname(value)),
     defaultValue: undefined,
+    defaultWords: 'the Service DNS name when verifying',
     accepted: 'a DNS host name (letters, digits, "-" and "."), or $host',
     failsClosed: true,
+    note: 'a DNS name, or `$host` (the request host); no other variables',
   }),
-  serverName: rule({ name: 'proxy-ssl-server-name', schema: onOrOff, defaultValue: false, accepted: 'on or off', failsClosed: true }),
+  serverName: rule({
+    name: 'proxy-ssl-server-name',
+    section: 'TLS and backends',
+    status: 'supported',
+    schema: onOrOff,
+    defaultValue: false,
+    defaultWords: '`off` (`on` when verifying)',
+    accepted: 'on or off',
+    failsClosed: true,
+    note: 'send SNI to the backend',
+  }),
   protocols: rule({
     name: 'proxy-ssl-protocols',
+    section: 'TLS and backends',
+    status: 'differs',
     schema: proxySslProtocols,
     // ingress-nginx defaults to "TLSv1 TLSv1.1 TLSv1.2"; we offer neither of the first two, and a
     // backend that speaks only TLS 1.3 must be reachable.
     defaultValue: 'TLSv1.2 TLSv1.3',
     accepted: `a space-separated list of ${proxySslProtocolsAllowed.join(', ')}`,
     failsClosed: true,
+    note: 'only TLSv1.2 and TLSv1.3 (ingress-nginx defaults to `TLSv1 TLSv1.1 TLSv1.2`, which cannot reach a TLS 1.3-only backend)',
   }),
   ciphers: rule({
     name: 'proxy-ssl-ciphers',
+    section: 'TLS and backends',
+    status: 'supported',
     schema: z.string().trim().refine(isCipherList),
     defaultValue: 'DEFAULT',
     accepted: cipherListDescription,
     failsClosed: true,
+    note: 'checked by OpenSSL before it reaches nginx',
   }),
 };

@@ -2,15 +2,48 @@ import type { z } from 'zod';
 
 export const annotationPrefix = 'nginx.ingress.kubernetes.io/';
 
-/** How one annotation is read: the whole of what adding an annotation takes, besides its field. */
+/** The headings the annotation reference lists annotations under, in its order. */
+export const sections = [
+  'TLS and backends',
+  'Access control',
+  'Canaries',
+  'Paths and redirects',
+  'Proxy tuning',
+  'CORS',
+  'Error pages',
+  'Load balancing and affinity',
+  'Logging, tracing, WAF',
+  'Snippets',
+] as const;
+export type Section = (typeof sections)[number];
+
+/**
+ * How one annotation is read, and how the catalog (so `audit` and the annotation reference) describes
+ * it: the whole of what adding an annotation takes, besides its field.
+ */
 export interface AnnotationRule<T> {
   /** Annotation name without the prefix, e.g. `ssl-redirect`. */
   readonly name: string;
   /**
    * Older names ingress-nginx still reads when this one is absent (`whitelist-source-range` for
-   * `allowlist-source-range`).
+   * `allowlist-source-range`). The catalog lists each with this rule's section, status and default.
    */
   readonly aliases?: readonly string[];
+  /** The catalog's note for the aliases. */
+  readonly aliasNote?: string;
+  /** The reference heading it is listed under. */
+  readonly section: Section;
+  /** `differs`: rendered with a difference from ingress-nginx on purpose, which `note` states. */
+  readonly status: 'supported' | 'differs';
+  /** What it does here, for the catalog; for `differs`, how it differs. */
+  readonly note: string;
+  /**
+   * The ConfigMap key whose value applies while the annotation is absent: the catalog gives that key's
+   * default (`defaultValue` is then `undefined`, the translator reads the ConfigMap).
+   */
+  readonly configMapKey?: string;
+  /** The default in words, where `defaultValue` (or `configMapKey`) does not say it as the catalog should. */
+  readonly defaultWords?: string;
   /** Parses the raw string; a value it rejects is reported and replaced by `defaultValue`. */
   readonly schema: z.ZodType<T>;
   /** The value when the annotation is absent (and, unless `fallbackValue` says otherwise, rejected). */

@@ -10,9 +10,22 @@ import { rule } from './rule.js';
 export const serverTlsAnnotations = {
   ciphers: rule<string | undefined>({
     name: 'ssl-ciphers',
+    section: 'TLS and backends',
+    status: 'supported',
     schema: z.string().trim().refine(isCipherList),
     defaultValue: undefined,
+    defaultWords: 'ConfigMap `ssl-ciphers`',
     accepted: cipherListDescription,
+    note: '`ssl_ciphers` of the host\'s server (TLS 1.2 and older), checked by OpenSSL; the oldest Ingress on the host that sets it decides (a newer one that asks otherwise gets a warning). The host gets an SSL context of its own, also with `--certificates-per-handshake`',
   }),
-  preferServerCiphers: rule<boolean | undefined>({ name: 'ssl-prefer-server-ciphers', schema: goBool, defaultValue: undefined, accepted: goBoolText }),
+  preferServerCiphers: rule<boolean | undefined>({
+    name: 'ssl-prefer-server-ciphers',
+    section: 'TLS and backends',
+    status: 'supported',
+    schema: goBool,
+    defaultValue: undefined,
+    defaultWords: '`on` (with ConfigMap `ssl-ciphers`)',
+    accepted: goBoolText,
+    note: '`ssl_prefer_server_ciphers` of the host\'s server, decided as `ssl-ciphers`',
+  }),
 };
