@@ -1,6 +1,7 @@
 /**
- * The README's annotation reference, generated from the catalog (`npm run docs` writes it; a test fails
- * when the README and the catalog disagree), so the table users read is the table the parser uses.
+ * The annotation reference of docs/annotations.md, generated from the catalog (`npm run docs` writes it;
+ * a test fails when the page and the catalog disagree), so the table users read is the table the parser
+ * uses.
  */
 import { annotationCatalog, configMapCatalog, type AnnotationEntry, type CatalogStatus } from '../translate/ingress/annotations/catalog.js';
 
@@ -50,10 +51,10 @@ export function annotationReference(): string {
   return lines.join('\n');
 }
 
-/** `readme` with the reference between the markers replaced; undefined when the markers are missing. */
-export function withReference(readme: string): string | undefined {
-  const begin = readme.indexOf(referenceBegin);
-  const end = readme.indexOf(referenceEnd);
+/** `page` (the text of docs/annotations.md) with the reference between the markers replaced; undefined when the markers are missing. */
+export function withReference(page: string): string | undefined {
+  const begin = page.indexOf(referenceBegin);
+  const end = page.indexOf(referenceEnd);
   if (begin === -1 || end === -1 || end < begin) return undefined;
-  return readme.slice(0, begin) + annotationReference() + readme.slice(end + referenceEnd.length);
+  return page.slice(0, begin) + annotationReference() + page.slice(end + referenceEnd.length);
 }

@@ -56,7 +56,7 @@ const snippets = 'Snippets';
 const snippetNote =
   'refused: raw nginx configuration is how ingress-nginx got CVE-2021-25742 and IngressNightmare (CVE-2025-1974); use the annotation or ConfigMap key for the behaviour (`audit` names it), or ask for one';
 const placedSnippetNote = (where: string) =>
-  `refused unless the operator allows snippets for the namespace (see "Allowing snippets"); then put ${where}, as ingress-nginx does. Raw nginx text is how ingress-nginx got CVE-2021-25742 and IngressNightmare (CVE-2025-1974): prefer the annotation that does the same (\`audit\` names it)`;
+  `refused unless the operator allows snippets for the namespace (see docs/features.md, "Allowing snippets"); then put ${where}, as ingress-nginx does. Raw nginx text is how ingress-nginx got CVE-2021-25742 and IngressNightmare (CVE-2025-1974): prefer the annotation that does the same (\`audit\` names it)`;
 
 export const notImplementedAnnotations: readonly NotImplementedEntry[] = [
   // ------------------------------------------------------------------ access control
@@ -205,7 +205,7 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
     key: 'allow-snippet-annotations',
     status: 'differs',
     defaultValue: '`false`',
-    note: 'allows the snippet annotations (and this ConfigMap\'s `main-snippet`, `http-snippet`, `stream-snippet`, `server-snippet`, `location-snippet`); ours: `--snippet-namespace` and `--snippet-namespace-selector` limit the annotations to chosen namespaces (see "Allowing snippets")',
+    note: 'allows the snippet annotations (and this ConfigMap\'s `main-snippet`, `http-snippet`, `stream-snippet`, `server-snippet`, `location-snippet`); ours: `--snippet-namespace` and `--snippet-namespace-selector` limit the annotations to chosen namespaces (see docs/features.md, "Allowing snippets")',
   },
   {
     key: 'annotations-risk-level',
