@@ -240,3 +240,6 @@ function backend(
     service: { namespace, name, port },
   };
 }
+
+/** What a location's backend is balanced by, and whether that is the affinity cookie. */
+export type Balancing = NonNullable<ResolvedBackend['balancing']>;

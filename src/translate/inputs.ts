@@ -4,6 +4,7 @@ import type { BackendPolicy } from './backends.js';
 import { SecretOrigins } from './cluster-provided.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './secrets/default-certificate.js';
 import { gatewayKinds } from './gateway/index.js';
+import { ReferenceGrants, referenceGrantSchema } from './reference-grants.js';
 import { defaultControllerSettings, parseControllerSettings, type ControllerSettings } from './ingress/configmap.js';
 import { objectId, type TranslateOptions } from './options.js';
 import { Reporter } from './report.js';
@@ -26,6 +27,8 @@ export interface Inputs {
   readonly configMapSnippets: ConfigMapSnippets;
   /** The header ConfigMaps the controller ConfigMap names. */
   readonly headers: HeaderDefaults;
+  /** Which cross-namespace references are allowed; read quietly (the Gateway API front end reports malformed ones). */
+  readonly referenceGrants: ReferenceGrants;
 }
 
 /**
@@ -52,7 +55,13 @@ export function readInputs(snapshot: Snapshot, options: TranslateOptions, report
   };
   const controller = options.configMap === undefined ? undefined : resources.configMaps.get(options.configMap)?.object;
   const headers = headerDefaults(settings, resources, controller, report);
-  return { objects, resources, settings, secrets, defaultTls, backendPolicy, snippetScope, configMapSnippets: configMapSnippetTexts, headers };
+  const referenceGrants = new ReferenceGrants(
+    objects.filter((object) => object.kind === 'ReferenceGrant').flatMap((object) => {
+      const parsed = referenceGrantSchema.safeParse(object.raw);
+      return parsed.success ? [{ object, spec: parsed.data.spec }] : [];
+    }),
+  );
+  return { objects, resources, settings, secrets, defaultTls, backendPolicy, snippetScope, configMapSnippets: configMapSnippetTexts, headers, referenceGrants };
 }
 
 /** Leaves out what nginx rejected (build/quarantine.ts), each with an error that carries nginx's words. */

@@ -441,3 +441,18 @@ function decodeSecretData(
   for (const [name, value] of Object.entries(stringData)) decoded.set(name, value);
   return decoded;
 }
+
+/** The label the API server puts on every Namespace (immutable, since Kubernetes 1.21). */
+const namespaceNameLabel = 'kubernetes.io/metadata.name';
+
+/**
+ * Labels of a namespace as a selector sees them: those of the Namespace object in the input, plus the
+ * `kubernetes.io/metadata.name` label the API server always sets. A namespace that is not in the input
+ * has only that one.
+ */
+export function namespaceLabels(
+  known: ReadonlyMap<string, Readonly<Record<string, string>>>,
+  namespace: string,
+): Readonly<Record<string, string>> {
+  return { ...(known.get(namespace) ?? {}), [namespaceNameLabel]: namespace };
+}

@@ -1,30 +1,22 @@
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
 import type { Handoff, NginxConfig } from '../model/nginx.js';
 import type { ResourceStatus } from '../model/status.js';
-import type { Snapshot, SourceObject } from '../sources/snapshot.js';
-import type { ResolvedBackend } from './backends.js';
+import type { Snapshot } from '../sources/snapshot.js';
 import { nginxConfig, StreamConfigMemo, type HostCopies, type UpstreamBlockMemo } from './dataplane/data-plane.js';
 import { ContextMemo } from './memo/context-memo.js';
 import { planGateways, type GatewayPlan } from './gateway/index.js';
 import { withPathConflicts } from './gateway/http-routes.js';
-import { ReferenceGrants } from './gateway/reference-grants.js';
-import { referenceGrantSchema } from './gateway/schemas.js';
-import { passthroughProxyProtocols, requestedProxyProtocol, type ProxyProtocolVersion } from './ingress/backend-proxy-protocol.js';
-import type { IngressContribution } from './ingress/claims.js';
-import { IngressClaimMemo, ingressClaimValue, type SharedIngressContext } from './ingress/claim-memo.js';
-import { ingressClassDecision } from './ingress/classes.js';
-import { HttpExtensionRegistry } from './ingress/extensions.js';
-import { claimantsOf, HostSettleMemo, keepOwnedClaims, mergeHosts, type MergedHosts } from './ingress/hosts.js';
-import { routeCountOf, withinSizeLimits, type RouteCountMemo } from './ingress/size-limits.js';
-import { nginxFeatures, type NginxFeatures } from './nginx-version.js';
+import { IngressClaimMemo } from './ingress/claim-memo.js';
+import { HostSettleMemo } from './settle/hosts.js';
+import { type MergedHosts } from './settle/settled.js';
+import { type RouteCountMemo } from './ingress/size-limits.js';
+import { nginxFeatures } from './nginx-version.js';
 import { type TranslateOptions } from './options.js';
-import { HostOwnership, hostOwners, type HostClaimant } from './settle/ownership.js';
-import { byString, compareAge } from './settle/precedence.js';
+import { byString } from './settle/precedence.js';
 import { Reporter } from './report.js';
-import { IndexMemo, type IngressSpec, type Typed } from './resources.js';
+import { IndexMemo } from './resources.js';
 import { SecretFiles, type Reference } from './secrets/secret-files.js';
-import { buildStream, type StreamInput, type StreamParts } from './settle/sni.js';
-import { StreamMemo } from './memo/stream-memo.js';
+import { StreamMemo } from './settle/sni-memo.js';
 import { RedirectServerMemo } from './dataplane/redirect-server.js';
 import { ResourceChangeCache } from './memo/resource-changes.js';
 import { streamServices, type StreamServices } from './dataplane/stream-services.js';
@@ -35,9 +27,10 @@ import { LocationFactsMemo } from './dataplane/location-facts.js';
 import { SortedMemo } from './memo/sorted-memo.js';
 import { ingressNames, servedCertificates, ServedListsMemo, type IngressName, type ServedCertificate } from './dataplane/served-lists.js';
 import { compareUpstreamNames } from './upstream-names.js';
-import { SnippetRegistry } from './ingress/snippets.js';
 
 import { readInputs, type Inputs } from './inputs.js';
+import { ingressClaims } from './ingress/index.js';
+import { settle } from './settle/index.js';
 
 /** Written into route and policy status as the controller that programs them. */
 export const controllerName = 'ingress2nginx.dev/controller';
@@ -98,16 +91,6 @@ export function newTranslateMemo(): TranslateMemo {
   };
 }
 
-/** The Ingress front end's output: the Ingresses of our class, and the claims each makes. */
-interface IngressClaims {
-  readonly ours: readonly Typed<IngressSpec>[];
-  readonly contributions: readonly IngressContribution[];
-  readonly proxyProtocolRequests: ReadonlyMap<SourceObject, ProxyProtocolVersion>;
-  readonly backends: Map<string, ResolvedBackend>;
-  readonly extensions: HttpExtensionRegistry;
-  readonly snippets: SnippetRegistry;
-}
-
 /**
  * snapshot → nginx model + diagnostics. Pure: no I/O, no clock (options.now), order-independent. Three
  * stages: the front ends turn resources into claims (Ingress) and a plan of ports (Gateway API), the
@@ -135,7 +118,32 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   });
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;
-  const settled = settle(inputs, ingress, gateways, options, report, { handoff, httpsSocket }, memo);
+  for (const backend of gateways.http.backends) ingress.backends.set(backend.upstream, backend);
+  const settled = settle(
+    {
+      contributions: [...ingress.contributions, gateways.http.contribution],
+      proxyProtocolRequests: ingress.proxyProtocolRequests,
+      backends: ingress.backends,
+      extensions: ingress.extensions,
+      gatewayPorts: gateways.ports,
+      objects: inputs.objects,
+      settings: { ...settings, firstNamespaceOwnsHost: options.firstNamespaceOwnsHost || settings.firstNamespaceOwnsHost },
+      secrets,
+      defaultTls: inputs.defaultTls,
+      httpsPort: options.httpsPort,
+      runDir: options.runDir,
+      handoff,
+      httpsSocket,
+      report,
+    },
+    memo,
+  );
+  // Allowed snippets go into the settled hosts' servers and locations (ingress/snippets.ts).
+  const hosts: MergedHosts = {
+    ...settled.hosts,
+    virtualHosts: ingress.snippets.place(settled.hosts.virtualHosts, report),
+    defaultLocations: settled.hosts.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
+  };
   const tcpUdp = tcpUdpServices(inputs, gateways, options, report);
   const built = nginxConfig({
     options,
@@ -146,7 +154,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     handoff,
     httpsSocket,
     defaultTls: inputs.defaultTls,
-    hosts: settled.hosts,
+    hosts,
     stream: settled.stream,
     backends: ingress.backends,
     extensions: ingress.extensions,
@@ -171,144 +179,6 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     certificates: memo ? memo.servedLists.servedCertificates(model, gateways.ports, secrets) : servedCertificates(model, gateways.ports, secrets),
     references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap], inputs.headers.configMaps),
   };
-}
-
-/** The Ingress front end: the Ingresses of our class, oldest first, each turned into its claims. */
-function ingressClaims(inputs: Inputs, options: TranslateOptions, features: NginxFeatures, report: Reporter, memo: TranslateMemo | undefined): IngressClaims {
-  const { objects, resources, settings, secrets, backendPolicy } = inputs;
-  const backends = new Map<string, ResolvedBackend>();
-  const extensions = new HttpExtensionRegistry();
-  const snippets = new SnippetRegistry(inputs.configMapSnippets['location-snippet']);
-  const context: SharedIngressContext = {
-    resources,
-    secrets,
-    backendPolicy,
-    allowCrossNamespaceSecrets: options.allowCrossNamespaceSecrets,
-    allowCrossNamespaceAuthUrl: options.allowCrossNamespaceAuthUrl ?? false,
-    settings,
-    headers: inputs.headers,
-    // Behind PROXY protocol with forwarded headers the client is in X-Forwarded-For (see the http maps).
-    clientAddress: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$remote_addr',
-    limitKey: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$binary_remote_addr',
-    snippetScope: inputs.snippetScope,
-    // Read quietly here: the Gateway API front end reports malformed ReferenceGrants.
-    referenceGrants: new ReferenceGrants(
-      objects.filter((object) => object.kind === 'ReferenceGrant').flatMap((object) => {
-        const parsed = referenceGrantSchema.safeParse(object.raw);
-        return parsed.success ? [{ object, spec: parsed.data.spec }] : [];
-      }),
-    ),
-  };
-  const ours = withinSizeLimits(
-    [...resources.ingresses]
-      .sort((a, b) => compareAge(a.object, b.object))
-      .filter((ingress) => {
-        const decision = ingressClassDecision(ingress, resources, options.ingressClass, options.watchIngressWithoutClass);
-        if (!decision.serve) report.info('ingress-class-skipped', ingress.object, `not ours: ${decision.reason}`);
-        return decision.serve;
-      }),
-    report,
-    memo ? memo.routeCounts.in('', routeCountOf) : routeCountOf,
-  );
-  const proxyProtocolRequests = new Map<SourceObject, ProxyProtocolVersion>();
-  const claimsOf = memo && !options.expectClusterProvided ? memo.ingressClaims.begin(claimContext(inputs, options), resources) : ingressClaimValue;
-  const contributions = ours.map((ingress): IngressContribution => {
-    const proxyProtocol = requestedProxyProtocol(ingress.object, features, report);
-    if (proxyProtocol === false) return { passthrough: [], tls: [], routes: [], canaries: [] };
-    if (proxyProtocol) proxyProtocolRequests.set(ingress.object, proxyProtocol);
-    // Each Ingress's claims are a value; the build takes in what making them produced, in Ingress order.
-    const value = claimsOf(ingress, context);
-    if (value.diagnostics.length > 0) report.diagnostics.push(...value.diagnostics);
-    value.backends.forEach((backend, upstream) => backends.set(upstream, backend));
-    extensions.absorb(value.extensions);
-    snippets.absorb(value.snippets);
-    secrets.replay(value.secrets);
-    return value.contribution;
-  });
-  return { ours, contributions, proxyProtocolRequests, backends, extensions, snippets };
-}
-
-/**
- * What the context every Ingress shares is made of, by identity: the options but the clock and the
- * quarantine (which act through the objects) and the cache of parsed key pairs (which changes no result),
- * and the objects the settings, header defaults, snippet scope and ReferenceGrants are read from. A claim
- * that reads anything else records it itself.
- */
-function claimContext(inputs: Inputs, options: TranslateOptions): unknown[] {
-  const configMap = (namespacedName: string | undefined) => (namespacedName === undefined ? undefined : inputs.resources.configMaps.get(namespacedName)?.object.raw);
-  return [
-    JSON.stringify({ ...options, now: undefined, quarantine: undefined, keyPairs: undefined }),
-    configMap(options.configMap),
-    ...inputs.headers.configMaps.map((ref) => configMap(`${ref.namespace}/${ref.name}`)),
-    ...inputs.objects.filter((o) => o.kind === 'Namespace' || o.kind === 'ReferenceGrant').map((o) => o.raw),
-  ];
-}
-
-/**
- * Settles the Ingress claims among themselves and against the TLSRoutes on the HTTPS port (whose
- * precedence the Gateway API front end has settled): first-namespace-owns-host, then hosts and paths,
- * then the SNI front that hands each name to its winner.
- */
-function settle(
-  inputs: Inputs,
-  ingress: IngressClaims,
-  gateways: GatewayPlan,
-  options: TranslateOptions,
-  report: Reporter,
-  handoff: { readonly handoff: Handoff; readonly httpsSocket: string },
-  memo?: Pick<TranslateMemo, 'hosts' | 'stream'>,
-): { hosts: MergedHosts; stream: StreamParts } {
-  const { settings, secrets, defaultTls, objects } = inputs;
-  const routes = new Map(objects.filter((o) => o.kind === 'TLSRoute').map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
-  const routeObject = (namespace: string, name: string) => routes.get(`${namespace}/${name}`);
-  const httpsRoutes = gateways.ports.filter((p) => p.port === options.httpsPort).flatMap((p) => p.routes);
-  // HTTPRoutes make claims of the Ingress kind: one routine settles both (ingress/hosts.ts).
-  const contributions = [...ingress.contributions, gateways.http.contribution];
-  for (const backend of gateways.http.backends) ingress.backends.set(backend.upstream, backend);
-  const claimants = (): HostClaimant[] => [
-    ...contributions.flatMap(claimantsOf),
-    ...httpsRoutes
-      .map((r) => ({ host: r.hostname, object: routeObject(r.route.namespace, r.route.name) }))
-      .filter((c): c is HostClaimant => c.object !== undefined),
-  ];
-  const ownsHosts = options.firstNamespaceOwnsHost || settings.firstNamespaceOwnsHost;
-  const ownership = ownsHosts ? new HostOwnership(hostOwners(claimants()), report) : undefined;
-  const merged = mergeHosts(
-    ownership ? contributions.map((c) => keepOwnedClaims(c, ownership)) : contributions,
-    {
-      sslRedirect: settings.sslRedirect,
-      trustForwardedProto: settings.useForwardedHeaders,
-      hsts: settings.hsts,
-      defaultTls,
-      routeHostnames: new Set(httpsRoutes.map((r) => r.hostname)),
-    },
-    secrets,
-    ingress.extensions,
-    report,
-    memo?.hosts,
-  );
-  for (const backend of merged.canaryBackends) ingress.backends.set(backend.upstream, backend);
-  // Allowed snippets go into the hosts' servers and locations (ingress/snippets.ts).
-  const hosts: MergedHosts = {
-    ...merged,
-    virtualHosts: ingress.snippets.place(merged.virtualHosts, report),
-    defaultLocations: merged.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
-  };
-  const streamInput: StreamInput = {
-    ...handoff,
-    httpsPort: options.httpsPort,
-    runDir: options.runDir,
-    acceptProxyProtocol: settings.useProxyProtocol,
-    trustedProxies: settings.proxyRealIpCidr,
-    passthrough: hosts.passthrough,
-    backendProxyProtocol: passthroughProxyProtocols(ingress.proxyProtocolRequests, hosts.passthrough, report),
-    terminated: hosts.terminated,
-    gatewayPorts: gateways.ports,
-    ...(ownership && { hostOwnership: ownership }),
-    routeObject,
-    report,
-  };
-  return { hosts, stream: memo ? memo.stream.build(streamInput) : buildStream(streamInput) };
 }
 
 /**

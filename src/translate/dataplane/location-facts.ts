@@ -60,7 +60,7 @@ function upstreamsOf(location: Location): string[] {
 
 /**
  * The facts of each host's locations by its locations array: the array of an unchanged host is the same
- * from one build to the next (translate/ingress/hosts.ts `HostSettleMemo`, and `LogLabelsMemo` after
+ * from one build to the next (translate/settle/hosts.ts `HostSettleMemo`, and `LogLabelsMemo` after
  * it), and the model is never changed in place, so a build after one change looks at the changed hosts'
  * locations only. The cluster mode keeps one across builds (translate.ts `TranslateMemo`).
  */

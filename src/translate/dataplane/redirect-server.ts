@@ -1,5 +1,5 @@
 import type { Location, PlainHttpAction, Proxy, RedirectServer, VirtualHost } from '../../model/nginx.js';
-import { acmeChallengePrefix } from '../ingress/hosts.js';
+import { acmeChallengePrefix } from '../settle/routes.js';
 import { mapKey } from '../checks/map-keys.js';
 import { withFields } from '../../model/objects.js';
 

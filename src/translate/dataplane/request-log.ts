@@ -71,7 +71,7 @@ export function withLogLabels(
 
 /**
  * The labelled locations of a host by its locations before (the same array while the host is unchanged,
- * translate/ingress/hosts.ts `HostSettleMemo`), for the logs one build asks for: a build after one change
+ * translate/settle/hosts.ts `HostSettleMemo`), for the logs one build asks for: a build after one change
  * labels the changed hosts only.
  */
 export type LogLabelsMemo = ContextMemo<readonly Location[], readonly Location[]>;

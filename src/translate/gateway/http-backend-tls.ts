@@ -2,7 +2,7 @@ import type { Proxy } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { internalErrorServer, type ResolvedBackend } from '../backends.js';
 import { key } from '../resources.js';
-import type { BackendTlsPlan } from './plan.js';
+import type { BackendTlsPlan } from '../settle/port-plan.js';
 import type { BackendTlsPolicies } from './policies.js';
 import type { ParentOutcome, RouteBackends } from './routes.js';
 import { terminateTraffic, type OnceReporter } from './traffic.js';

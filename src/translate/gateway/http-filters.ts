@@ -1,8 +1,8 @@
 import type { FieldPath } from '../../model/diagnostics.js';
 import type { Header, MapBlock } from '../../model/nginx.js';
-import type { ExtensionDefinition } from '../ingress/claims.js';
+import type { ExtensionDefinition } from '../settle/claims.js';
 import { isDnsHostname, isHeaderName, isHeaderToken, isSafePath, quotedHeaderValue } from '../checks/allowlist.js';
-import { digestOf, escapeLiteral } from '../ingress/extensions.js';
+import { digestOf, escapeLiteral } from '../settle/extensions.js';
 import type { HttpRouteFilter } from './schemas.js';
 
 /**

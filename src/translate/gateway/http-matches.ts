@@ -1,7 +1,7 @@
 import type { FieldPath } from '../../model/diagnostics.js';
 import type { Checked } from '../checks/allowlist.js';
 import { isHeaderName } from '../checks/allowlist.js';
-import type { RequestCondition, RequestMatch } from '../ingress/claims.js';
+import type { RequestCondition, RequestMatch } from '../settle/claims.js';
 import { checkSafeRegex, pathRegexAlphabet, textRegexAlphabet } from '../checks/safe-regex.js';
 import type { HttpRouteMatch } from './schemas.js';
 

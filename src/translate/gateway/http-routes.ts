@@ -4,8 +4,8 @@ import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../..
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../checks/allowlist.js';
 import { internalErrorServer, type ResolvedBackend } from '../backends.js';
-import type { IngressContribution, RequestMatch, RouteClaim, TlsClaim } from '../ingress/claims.js';
-import { locationsFor } from '../ingress/ingress.js';
+import type { IngressContribution, RequestMatch, RouteClaim, TlsClaim } from '../settle/claims.js';
+import { locationsFor } from '../settle/paths.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
@@ -15,11 +15,11 @@ import { upstreamName } from '../upstream-names.js';
 import { condition } from './conditions.js';
 import { requestMatchOf } from './http-matches.js';
 import { ruleFilters, rewrittenPath, type PathModifier, type RuleFilters } from './http-filters.js';
-import { digestOf } from '../ingress/extensions.js';
+import { digestOf } from '../settle/extensions.js';
 import { anyHostname } from './hostnames.js';
 import { carryingGateways, proxyOverTls, securedBackends, type SecuredBackends } from './http-backend-tls.js';
 import { ruleTimeouts } from './http-timeouts.js';
-import type { BackendTlsPlan } from './plan.js';
+import type { BackendTlsPlan } from '../settle/port-plan.js';
 import type { BackendTlsPolicies } from './policies.js';
 import type { OnceReporter } from './traffic.js';
 import type { Listener } from './listeners.js';
@@ -29,7 +29,7 @@ import type { BackendRef, HttpRouteRule, HttpRouteSpec } from './schemas.js';
 /**
  * The HTTPRoute front end: each rule's path matches become the same claims as an Ingress's paths (host,
  * path, precedence, backend), so that Ingresses and HTTPRoutes on one host are settled by one routine in
- * ingress/hosts.ts; an HTTPS listener adds a TLS claim for each host name with its certificate.
+ * settle/; an HTTPS listener adds a TLS claim for each host name with its certificate.
  */
 export interface HttpRouteClaims {
   readonly contribution: IngressContribution;

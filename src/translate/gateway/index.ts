@@ -8,16 +8,16 @@ import { condition } from './conditions.js';
 import { anyHostname } from './hostnames.js';
 import { readGatewayInputs, type GatewayInputs } from './inputs.js';
 import { evaluateListeners, listenerConditions, type Listener } from './listeners.js';
-import type { GatewayPlan } from './plan.js';
+import type { GatewayPlan } from '../settle/port-plan.js';
 import type { GatewayStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import { BackendTlsPolicies } from './policies.js';
-import { ReferenceGrants } from './reference-grants.js';
+import { ReferenceGrants } from '../reference-grants.js';
 import { attachRoute, resolveRouteBackends, routeHostnames } from './routes.js';
 import { httpRouteClaims } from './http-routes.js';
 import { settleClaims, type Claim } from './sni.js';
 import { OnceReporter, passthroughTraffic, terminateTraffic, withoutRuntimeNamesInSets } from './traffic.js';
 
-export type * from './plan.js';
+export type * from '../settle/port-plan.js';
 export { gatewayKinds } from './schemas.js';
 
 export interface GatewayContext {

@@ -10,14 +10,13 @@ import {
   gatewayKinds,
   gatewaySchema,
   httpRouteSchema,
-  referenceGrantSchema,
   routeParentsSchema,
   tlsRouteSchemas,
   type GatewaySpec,
   type HttpRouteSpec,
-  type ReferenceGrantSpec,
   type TlsRouteSpec,
 } from './schemas.js';
+import { referenceGrantSchema, type ReferenceGrantSpec } from '../reference-grants.js';
 
 /** A Gateway in the input. `spec` only for ours that passed validation. */
 export interface KnownGateway {

@@ -8,10 +8,11 @@ import { key, type Resources, type Typed } from '../resources.js';
 import type { SecretFiles, ObjectRef } from '../secrets/secret-files.js';
 import { condition, reportReason } from './conditions.js';
 import { checkHostname } from './hostnames.js';
-import { namespaceLabels, selectorMatches, selectorProblem } from './namespaces.js';
-import type { ListenerRef } from './plan.js';
+import { selectorMatches, selectorProblem } from './namespaces.js';
+import { namespaceLabels } from '../resources.js';
+import type { ListenerRef } from '../settle/port-plan.js';
 import type { Condition } from '../../model/status.js';
-import type { ReferenceGrants } from './reference-grants.js';
+import type { ReferenceGrants } from '../reference-grants.js';
 import { gatewayGroup, type GatewaySpec, type LabelSelector, type ListenerSpec } from './schemas.js';
 
 export const tlsRouteKind = { group: gatewayGroup, kind: 'TLSRoute' } as const;

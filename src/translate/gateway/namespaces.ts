@@ -1,20 +1,5 @@
 import type { LabelSelector } from './schemas.js';
 
-/** The label the API server puts on every Namespace (immutable, since Kubernetes 1.21). */
-const namespaceNameLabel = 'kubernetes.io/metadata.name';
-
-/**
- * Labels of a namespace as a selector sees them: those of the Namespace object in the input, plus the
- * `kubernetes.io/metadata.name` label the API server always sets. A namespace that is not in the input
- * has only that one.
- */
-export function namespaceLabels(
-  known: ReadonlyMap<string, Readonly<Record<string, string>>>,
-  namespace: string,
-): Readonly<Record<string, string>> {
-  return { ...(known.get(namespace) ?? {}), [namespaceNameLabel]: namespace };
-}
-
 /** metav1.LabelSelector: every matchLabels entry and every expression must hold; an empty selector matches all. */
 export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
   const has = (k: string) => Object.prototype.hasOwnProperty.call(labels, k);

@@ -8,7 +8,7 @@ import { key, type Resources } from '../resources.js';
 import type { SecretFiles, ObjectRef } from '../secrets/secret-files.js';
 import { condition, reportReason } from './conditions.js';
 import { parseWith } from '../resources.js';
-import type { BackendTlsPlan } from './plan.js';
+import type { BackendTlsPlan } from '../settle/port-plan.js';
 import type { Condition, PolicyStatus } from '../../model/status.js';
 import type { RouteBackend } from './routes.js';
 import { backendTlsPolicySchema, gatewayGroup, policyTargetsSchema } from './schemas.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { object, v1 } from '../../../test/support/gateway.js';
-import { namespaceLabels, selectorMatches, selectorProblem } from './namespaces.js';
-import { ReferenceGrants } from './reference-grants.js';
-import type { ReferenceGrantSpec } from './schemas.js';
+import { selectorMatches, selectorProblem } from './namespaces.js';
+import { namespaceLabels } from '../resources.js';
+import { ReferenceGrants, type ReferenceGrantSpec } from '../reference-grants.js';
 
 function grant(namespace: string, spec: ReferenceGrantSpec) {
   return { object: object(v1, 'ReferenceGrant', namespace, 'grant', { spec }), spec };

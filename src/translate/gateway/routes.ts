@@ -9,7 +9,7 @@ import type { SourceObject } from '../../sources/snapshot.js';
 import type { KnownGateway, TlsRouteInput } from './inputs.js';
 import type { Listener } from './listeners.js';
 import type { Condition, ParentStatus } from '../../model/status.js';
-import type { ReferenceGrants } from './reference-grants.js';
+import type { ReferenceGrants } from '../reference-grants.js';
 import { gatewayGroup, type BackendRef, type ParentReferenceSpec } from './schemas.js';
 
 /** A backendRef that resolved to a Service port. */

@@ -237,11 +237,3 @@ export const backendTlsPolicySchema = z.object({
 
 export type BackendTlsPolicySpec = z.infer<typeof backendTlsPolicySchema>['spec'];
 
-export const referenceGrantSchema = z.object({
-  spec: z.object({
-    from: z.array(z.object({ group: z.string(), kind: z.string().min(1), namespace: z.string().min(1) })).min(1).max(16),
-    to: z.array(z.object({ group: z.string(), kind: z.string().min(1), name: z.string().min(1).optional() })).min(1).max(16),
-  }),
-});
-
-export type ReferenceGrantSpec = z.infer<typeof referenceGrantSchema>['spec'];

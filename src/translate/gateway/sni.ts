@@ -4,7 +4,7 @@ import { resourceName } from '../report.js';
 import { compareSpecificity, intersectHostnames } from './hostnames.js';
 import type { TlsRouteInput } from './inputs.js';
 import type { Listener } from './listeners.js';
-import type { PortPlan, SniRoutePlan } from './plan.js';
+import type { PortPlan, SniRoutePlan } from '../settle/port-plan.js';
 import type { OnceReporter, Traffic } from './traffic.js';
 
 /** A (listener, route) pair asking for the connections of one host name on one port. */

@@ -3,7 +3,7 @@ import { byString } from '../settle/precedence.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import { key } from '../resources.js';
-import type { BackendTlsPlan, WeightedBackend } from './plan.js';
+import type { BackendTlsPlan, WeightedBackend } from '../settle/port-plan.js';
 import type { BackendTlsPolicies } from './policies.js';
 import type { RouteBackend, RouteBackends } from './routes.js';
 

@@ -13,8 +13,8 @@ import { isDnsHostname, isIpAddress, isWildcardHostname } from '../checks/allowl
 import { externalNameProblem, resolveServiceBackend } from '../backends.js';
 import { mapKey } from '../checks/map-keys.js';
 import type { AuthUrl } from './annotations/external-auth.js';
-import { digestOf, escapeLiteral } from './extensions.js';
-import type { IngressContext } from './claims.js';
+import { digestOf, escapeLiteral } from '../settle/extensions.js';
+import type { IngressContext } from './context.js';
 
 /**
  * How nginx reaches the auth service. A Service in the input (by its cluster DNS name) is reached like

@@ -1,8 +1,9 @@
+import type { FieldPath } from '../../model/diagnostics.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { describeRejectedValue } from '../checks/allowlist.js';
-import type { PassthroughRoute } from './hosts.js';
 import type { NginxFeatures } from '../nginx-version.js';
 import { type Reporter } from '../report.js';
+import type { ProxyProtocolVersion } from '../settle/claims.js';
 
 /**
  * `ingress2nginx.dev/backend-proxy-protocol: "v1" | "v2"` (ours, not ingress-nginx's): the passthrough
@@ -14,9 +15,7 @@ import { type Reporter } from '../report.js';
  */
 export const backendProxyProtocolAnnotation = 'ingress2nginx.dev/backend-proxy-protocol';
 
-export type ProxyProtocolVersion = 'v1' | 'v2';
-
-const field = ['metadata', 'annotations', backendProxyProtocolAnnotation];
+export const backendProxyProtocolField: FieldPath = ['metadata', 'annotations', backendProxyProtocolAnnotation];
 
 /**
  * The version an Ingress asks for, or `undefined` without the annotation. A value that cannot be honoured
@@ -38,14 +37,14 @@ export function requestedProxyProtocol(
       'backend-proxy-protocol-unsupported',
       object,
       'PROXY protocol v2 to backends needs nginx 1.31.4 or later (stream "proxy_protocol v2"); the nginx this config is rendered for (--nginx-version) writes version 1 only. Use "v1" (servers that read PROXY headers mostly accept both versions), or render for a newer nginx',
-      field,
+      backendProxyProtocolField,
     );
   } else {
     report.error(
       'backend-proxy-protocol-invalid',
       object,
       `${backendProxyProtocolAnnotation} must be "v1" or "v2" (it ${describeRejectedValue(raw)})`,
-      field,
+      backendProxyProtocolField,
     );
   }
   report.error(
@@ -56,33 +55,3 @@ export function requestedProxyProtocol(
   return false;
 }
 
-/**
- * The PROXY protocol version for each passthrough host whose winning Ingress asks for one. An Ingress that
- * asks but wins no passthrough host (it terminates TLS, or older claims took its hosts) is told that
- * nothing is sent.
- */
-export function passthroughProxyProtocols(
-  requested: ReadonlyMap<SourceObject, ProxyProtocolVersion>,
-  routes: readonly PassthroughRoute[],
-  report: Reporter,
-): Map<string, ProxyProtocolVersion> {
-  const byHost = new Map<string, ProxyProtocolVersion>();
-  const served = new Set<SourceObject>();
-  for (const route of routes) {
-    const version = requested.get(route.owner);
-    if (version === undefined) continue;
-    served.add(route.owner);
-    // Without a usable backend the host's connections are closed, and the Ingress is told so already.
-    if (route.backend) byHost.set(route.host, version);
-  }
-  for (const object of requested.keys()) {
-    if (served.has(object)) continue;
-    report.warning(
-      'backend-proxy-protocol-ignored',
-      object,
-      'PROXY protocol to backends applies to ssl-passthrough hosts only, and this Ingress serves none (it terminates TLS, or older Ingresses hold its hosts): no PROXY header is sent',
-      field,
-    );
-  }
-  return byHost;
-}

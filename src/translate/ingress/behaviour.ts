@@ -34,11 +34,13 @@ import { maxProxyBuffersTotalBytes } from './annotations/proxy.js';
 import { busySizeRange, locationBusySize } from './busy-buffers.js';
 import { fastCgiSettings } from './fastcgi-params.js';
 import { directiveSlices } from './annotations/directive-slices.js';
-import { digestOf, escapeLiteral, regexKey } from './extensions.js';
+import { digestOf, escapeLiteral, regexKey } from '../settle/extensions.js';
 import { upstreamName } from '../upstream-names.js';
-import { headerEntries, literalDollarVariable } from './header-configmaps.js';
+import { headerEntries } from './header-configmaps.js';
+import { literalDollarVariable } from '../settle/extensions.js';
 import { compareStrings } from '../../model/order.js';
-import type { ClientCertificateRequest, IngressBehaviour, IngressContext } from './claims.js';
+import type { ClientCertificateRequest } from '../settle/claims.js';
+import type { IngressBehaviour, IngressContext } from './context.js';
 
 /** Where the internal auth locations live: no Ingress path may be under it (internal-locations.ts). */
 const authEndpointPrefix = `${internalLocationPrefix}auth/`;
@@ -384,11 +386,6 @@ function requestLimits({ object, annotations, ctx, references }: Sections): {
     ctx.report.warning('limit-allowlist-without-limit', object, 'limit-whitelist has no effect without limit-rps, limit-rpm or limit-connections', annotationField('limit-whitelist'));
   }
   return { rateLimits, ...(connectionLimit && { connectionLimit }) };
-}
-
-/** The location adds response headers, which in nginx replaces the server's `add_header` (HSTS). */
-export function addsResponseHeaders(behaviour: LocationBehaviour): boolean {
-  return behaviour.cors !== undefined || behaviour.externalAuth !== undefined || behaviour.stickyCookie !== undefined || (behaviour.responseHeaders ?? []).length > 0;
 }
 
 /**

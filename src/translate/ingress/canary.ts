@@ -12,15 +12,13 @@
  * backend, tuning); the canary's own annotations other than `canary-*` have no effect.
  */
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { MapBlock, Proxy, SplitBlock } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
+import { resolveServiceBackend } from '../backends.js';
 import type { IngressSpec } from '../resources.js';
 import { isDnsHostname, isWildcardHostname } from '../checks/allowlist.js';
 import { annotationPrefix, type IngressAnnotations } from './annotations/index.js';
-import { digestOf, escapeLiteral, regexKey, type HttpExtensionRegistry } from './extensions.js';
-import type { CanaryClaim, CanaryPolicy, IngressContext, RouteClaim } from './claims.js';
-import { balancedVariant } from './stickiness.js';
+import type { CanaryClaim, CanaryPolicy } from '../settle/claims.js';
+import type { IngressContext } from './context.js';
 
 /** The paths a canary Ingress offers to split; what it cannot take part in is reported. */
 export function translateCanary(object: SourceObject, spec: IngressSpec, annotations: IngressAnnotations, ctx: IngressContext): CanaryClaim[] {
@@ -88,129 +86,3 @@ export function translateCanary(object: SourceObject, spec: IngressSpec, annotat
   return claims;
 }
 
-/** What a canary does to one main location: its new proxy, and the canary's backend to declare. */
-export interface CanarySplitResult {
-  readonly proxy: Proxy;
-  readonly canaryBackend: ResolvedBackend;
-}
-
-/** `canary-by-header`: its value, its pattern, or `always`/`never`. */
-function headerEntries(policy: CanaryPolicy, canaryTarget: string, mainTarget: string): MapBlock['entries'] {
-  if (policy.headerValue !== undefined) return [{ key: regexKey(`^${escapeLiteral(policy.headerValue)}$`), value: canaryTarget }];
-  if (policy.headerPattern !== undefined) return [{ key: regexKey(policy.headerPattern), value: canaryTarget }];
-  return [
-    { key: regexKey('^always$'), value: canaryTarget },
-    { key: regexKey('^never$'), value: mainTarget },
-  ];
-}
-
-/**
- * Splits `main`'s traffic with `canary`. The canary's backend is reached with the main location's
- * protocol and TLS settings, in an upstream of its own; a backend verified by the name chosen for it
- * (verify on, no `proxy-ssl-name`) is verified by its own name.
- */
-export function splitWithCanary(
-  main: RouteClaim & { readonly proxy: Proxy; readonly backend: ResolvedBackend },
-  canary: CanaryClaim,
-  extensions: HttpExtensionRegistry,
-): CanarySplitResult {
-  const mainProxy = main.proxy;
-  const policy = canary.policy;
-  const tlsSuffix = mainProxy.ssl ? (/_tls_[0-9a-f]+/.exec(main.backend.upstream)?.[0] ?? '') : '';
-  const tlsBackend: ResolvedBackend = { ...canary.backend, upstream: `${canary.backend.upstream}${tlsSuffix}` };
-  // The canary is balanced as its main, unless affinity-canary-behavior: legacy leaves the cookie out of it.
-  const balancing = main.backend.balancing;
-  const sticky = balancing?.cookieAffinity === true && policy.affinity === 'sticky';
-  const canaryBackend = balancing && (sticky || !balancing.cookieAffinity) ? balancedVariant(tlsBackend, balancing) : tlsBackend;
-  const target = (backend: ResolvedBackend) => backend.runtimeName ?? backend.upstream;
-  const mainTarget = target(main.backend);
-  const canaryTarget = target(canaryBackend);
-  const id = digestOf(main.host, main.modifier, main.path);
-  const prefix = `i2n_canary_${id}`;
-  const comment = `canary Ingress ${canary.ingress.metadata.namespace}/${canary.ingress.metadata.name} for ${main.comment}`;
-
-  // ingress-nginx counts the weight out of canary-weight-total when that is above 100, else out of 100.
-  const total = policy.weightTotal > 100 ? policy.weightTotal : 100;
-  const share = Math.round((Math.min(policy.weight, total) / total) * 10_000) / 100;
-  const splits: SplitBlock[] = [];
-  let next: string;
-  if (share <= 0) next = mainTarget;
-  else if (share >= 100) next = canaryTarget;
-  else {
-    // With sticky affinity the split is keyed by the affinity cookie (or the request id its Set-Cookie hands out): a client keeps its side.
-    const source = sticky && balancing.hashKey !== undefined ? balancing.hashKey : '${request_id}';
-    splits.push({ comment, source, variable: `${prefix}_weight`, share: String(share), value: canaryTarget, rest: mainTarget });
-    next = `$${prefix}_weight`;
-  }
-  const maps: MapBlock[] = [];
-  if (policy.cookie !== undefined) {
-    const name = `(?i:${escapeLiteral(policy.cookie)})`;
-    maps.push({
-      comment,
-      source: '$http_cookie',
-      variable: `${prefix}_cookie`,
-      entries: [
-        { key: regexKey(`(^|;\\s*)${name}=always(;|$)`), value: canaryTarget },
-        { key: regexKey(`(^|;\\s*)${name}=never(;|$)`), value: mainTarget },
-      ],
-      defaultValue: next,
-    });
-    next = `$${prefix}_cookie`;
-  }
-  if (policy.header !== undefined) {
-    const source = `$http_${policy.header.toLowerCase().replaceAll('-', '_')}`;
-    maps.push({ comment, source, variable: `${prefix}_header`, entries: headerEntries(policy, canaryTarget, mainTarget), defaultValue: next });
-    next = `$${prefix}_header`;
-  }
-
-  const variable = next.startsWith('$') ? next : undefined;
-  const canaryPart = { upstream: canaryBackend.upstream, comment, ...(variable && { reference: variable.slice(1) }) };
-  let proxy: Proxy;
-  if (variable === undefined && share <= 0) {
-    // Weight 0 and neither header nor cookie: the canary takes no request; the main proxy stays.
-    proxy = mainProxy;
-  } else if (variable === undefined) {
-    // The weight alone sends every request to the canary.
-    proxy = {
-      ...withoutResolve(mainProxy),
-      ...(canaryBackend.runtimeName !== undefined
-        ? { resolve: canaryBackend.runtimeName, pass: passTo(mainProxy.scheme, '$i2n_backend') }
-        : { pass: passTo(mainProxy.scheme, next) }),
-      ...(mainProxy.ssl && main.implicitSslName && { ssl: { ...mainProxy.ssl, name: canary.backend.serviceDnsName } }),
-      canary: canaryPart,
-    };
-  } else {
-    let sslNameVariable: string | undefined;
-    if (mainProxy.ssl && main.implicitSslName) {
-      sslNameVariable = `${prefix}_ssl_name`;
-      maps.push({
-        comment,
-        source: variable,
-        variable: sslNameVariable,
-        entries: [{ key: regexKey(`^${escapeLiteral(canaryTarget)}$`), value: canary.backend.serviceDnsName }],
-        defaultValue: mainProxy.ssl.name ?? main.backend.serviceDnsName,
-      });
-    }
-    proxy = {
-      ...withoutResolve(mainProxy),
-      pass: passTo(mainProxy.scheme, variable),
-      canary: canaryPart,
-      // proxy_ssl_name takes variables: each backend is verified by the name of its own Service.
-      ...(sslNameVariable !== undefined && mainProxy.ssl && { ssl: { ...mainProxy.ssl, name: `$${sslNameVariable}` } }),
-    };
-  }
-  if (variable !== undefined) extensions.define(variable.slice(1), { maps, splits });
-  return { proxy, canaryBackend };
-}
-
-/** The proxy without its own per-request name: the split decides the backend now. */
-function withoutResolve(proxy: Proxy): Proxy {
-  const copy: { -readonly [Key in keyof Proxy]: Proxy[Key] } = { ...proxy };
-  delete copy.resolve;
-  return copy;
-}
-
-/** `proxy_pass`/`grpc_pass` take a URL; `fastcgi_pass` (no scheme) the address alone. */
-export function passTo(scheme: string, target: string): string {
-  return scheme === '' ? target : `${scheme}://${target}`;
-}

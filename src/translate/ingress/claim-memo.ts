@@ -5,8 +5,9 @@ import { Reporter } from '../report.js';
 import type { IngressSpec, Resources, Typed } from '../resources.js';
 import type { ResourceChangeCache, ResourceChanges, ResourceMapKind } from '../memo/resource-changes.js';
 import type { SecretEffects } from '../secrets/secret-files.js';
-import type { IngressContext, IngressContribution } from './claims.js';
-import { HttpExtensionRegistry } from './extensions.js';
+import type { IngressContribution } from '../settle/claims.js';
+import type { IngressContext } from './context.js';
+import { HttpExtensionRegistry } from '../settle/extensions.js';
 import { translateIngress } from './ingress.js';
 import { SnippetRegistry } from './snippets.js';
 

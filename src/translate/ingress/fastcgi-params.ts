@@ -9,7 +9,7 @@ import type { SourceObject } from '../../sources/snapshot.js';
 import { quoteKey } from '../checks/allowlist.js';
 import { annotationPrefix, type IngressAnnotations } from './annotations/index.js';
 import { fastCgiValue, isFastCgiName } from './annotations/fastcgi.js';
-import type { IngressContext } from './claims.js';
+import type { IngressContext } from './context.js';
 
 type FastCgi = NonNullable<Proxy['fastcgi']>;
 

@@ -13,9 +13,7 @@ import type { Reporter } from '../report.js';
 import type { Resources } from '../resources.js';
 import type { NamespacedName } from './annotations/references.js';
 import type { ControllerSettings } from './configmap.js';
-
-/** A geo variable that holds `$`: how a tenant's `$` reaches a header value without naming a variable. */
-export const literalDollarVariable = 'i2n_dollar';
+import { literalDollarVariable } from '../settle/extensions.js';
 
 /** Response headers nginx writes itself: `add_header` would send a second one beside it, never replace it. */
 const ownResponseHeaders = new Set(['connection', 'content-length', 'date', 'keep-alive', 'server', 'trailer', 'transfer-encoding', 'upgrade']);

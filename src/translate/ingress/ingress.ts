@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { BackendProtocol, ErrorPageLocation, Location, LocationBehaviour, Proxy, ProxySsl, ProxyTuning } from '../../model/nginx.js';
+import type { BackendProtocol, ErrorPageLocation, Location, LocationBehaviour, Proxy, ProxySsl } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isKubernetesName, isSafePath, isWildcardHostname } from '../checks/allowlist.js';
 import { resolveServiceBackend, type ResolvedBackend } from '../backends.js';
@@ -13,16 +13,20 @@ import { allowedSnippets } from './snippets.js';
 import { highestGroupReference } from './annotations/paths.js';
 import { buildBehaviour } from './behaviour.js';
 import { balanced } from './stickiness.js';
-import { passTo, translateCanary } from './canary.js';
+import { translateCanary } from './canary.js';
+import { passTo } from '../settle/canaries.js';
 import { fastCgiTuning } from './fastcgi-params.js';
-import type { IngressBehaviour, IngressContext, IngressContribution, PassthroughClaim, RouteClaim, TlsClaim, WeakClaim } from './claims.js';
+import type { ServerTlsAsk, IngressContribution, PassthroughClaim, RouteClaim, TlsClaim, WeakClaim } from '../settle/claims.js';
+import type { IngressBehaviour, IngressContext } from './context.js';
 import { withAddedFields, withFields } from '../../model/objects.js';
+import { locationsFor } from '../settle/paths.js';
+import { defaultRedirectProblem, withoutDefaultRedirect } from '../settle/canaries.js';
 
 const empty: IngressContribution = { passthrough: [], tls: [], routes: [], canaries: [] };
 
 const annotationField = (name: string): FieldPath => ['metadata', 'annotations', annotationPrefix + name];
 
-/** What one Ingress asks for. Conflicts between Ingresses are settled later, in hosts.ts. */
+/** What one Ingress asks for. Conflicts between Ingresses are settled later, in settle/. */
 export function translateIngress(ingress: Typed<IngressSpec>, ctx: IngressContext): IngressContribution {
   const { object, spec } = ingress;
   const read = parseIngressAnnotations(object.metadata.annotations);
@@ -63,7 +67,19 @@ export function translateIngress(ingress: Typed<IngressSpec>, ctx: IngressContex
   }
   return annotations.tls.sslPassthrough
     ? translatePassthrough(object, spec, annotations, ctx)
-    : translateTerminating(object, spec, annotations, ctx);
+    : withServerTlsAsk(translateTerminating(object, spec, annotations, ctx), annotations.serverTls);
+}
+
+/** The server-level TLS annotations ride on the route claims, for settle to decide per host. */
+function withServerTlsAsk(contribution: IngressContribution, serverTls: IngressAnnotations['serverTls']): IngressContribution {
+  const { ciphers, preferServerCiphers } = serverTls;
+  if (ciphers === undefined && preferServerCiphers === undefined) return contribution;
+  const serverTlsAsk: ServerTlsAsk = {
+    ...(ciphers !== undefined && { ciphers }),
+    ...(preferServerCiphers !== undefined && { preferServerCiphers }),
+    field: annotationField(ciphers !== undefined ? 'ssl-ciphers' : 'ssl-prefer-server-ciphers'),
+  };
+  return { ...contribution, routes: contribution.routes.map((route) => ({ ...route, serverTls: serverTlsAsk })) };
 }
 
 function translatePassthrough(
@@ -502,24 +518,6 @@ function checkedRegexPath(path: string, object: SourceObject, field: FieldPath, 
   return undefined;
 }
 
-/**
- * nginx locations for an Ingress path. Prefix matching is element-wise: `/foo` matches `/foo` and
- * `/foo/bar` but not `/foobar`, which takes an exact location plus a `/foo/` prefix location.
- */
-export function locationsFor(
-  pathType: 'Exact' | 'Prefix' | 'ImplementationSpecific',
-  path: string,
-): { modifier: '=' | ''; path: string; exact: boolean }[] {
-  if (pathType === 'Exact') return [{ modifier: '=', path, exact: true }];
-  if (pathType === 'ImplementationSpecific') return [{ modifier: '', path, exact: false }];
-  const trimmed = path.replace(/\/+$/, '');
-  if (trimmed === '') return [{ modifier: '', path: '/', exact: false }];
-  return [
-    { modifier: '=', path: trimmed, exact: false },
-    { modifier: '', path: `${trimmed}/`, exact: false },
-  ];
-}
-
 function checkedHost(raw: string, object: SourceObject, field: FieldPath, ctx: IngressContext): string | undefined {
   if (isDnsHostname(raw) || isWildcardHostname(raw)) return raw;
   ctx.report.error(
@@ -617,17 +615,6 @@ function backendFor(
     return { proxy: withoutDefaultRedirect(proxy), backend: proxied.backend, implicitSslName: proxied.implicitSslName };
   }
   return { proxy, backend: proxied.backend, implicitSslName: proxied.implicitSslName };
-}
-
-export const defaultRedirectProblem =
-  'proxy-redirect-from: default rewrites redirects from the proxy_pass address, which nginx cannot do when it chooses the backend per request (a name it resolves then, or a canary split); the backend\'s redirects are passed unchanged';
-
-/** The proxy without `proxy_redirect default`, for a `proxy_pass` with variables. */
-export function withoutDefaultRedirect(proxy: Proxy): Proxy {
-  if (!proxy.tuning) return proxy;
-  const tuning: { -readonly [Key in keyof ProxyTuning]: ProxyTuning[Key] } = { ...proxy.tuning };
-  delete tuning.redirect;
-  return { ...proxy, tuning };
 }
 
 /** Protocol and TLS to one backend: the part of the proxy that a canary backend shares with its main. */

@@ -1,7 +1,7 @@
 import type { AuthEndpoint, Location, VirtualHost } from '../../model/nginx.js';
 import { compareStrings } from '../../model/order.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { namespaceLabels } from '../gateway/namespaces.js';
+import { namespaceLabels } from '../resources.js';
 import type { SnippetOptions } from '../options.js';
 import { compareAge } from '../settle/precedence.js';
 import type { Reporter } from '../report.js';
@@ -108,7 +108,7 @@ export function allowedSnippets(
     report.warning(
       'snippet-in-use',
       object,
-      `${used.join(', ')}: raw nginx text from this Ingress goes into nginx.conf as written. Only nginx -t checks it; whoever may edit this Ingress can change what nginx does for every host (see "Allowing snippets" in the README, and audit for annotations that replace them)`,
+      `${used.join(', ')}: raw nginx text from this Ingress goes into nginx.conf as written. Only nginx -t checks it; whoever may edit this Ingress can change what nginx does for every host (see docs/features.md, "Allowing snippets", and audit for annotations that replace them)`,
       ['metadata', 'annotations', annotationPrefix + used[0]!],
     );
   }

@@ -17,13 +17,12 @@ import type { FieldPath } from '../../model/diagnostics.js';
 import type { LocationBehaviour, MapBlock, Proxy } from '../../model/nginx.js';
 import { withFields } from '../../model/objects.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import type { ResolvedBackend } from '../backends.js';
+import type { Balancing } from '../backends.js';
 import { annotationPrefix, type IngressAnnotations } from './annotations/index.js';
-import type { IngressContext, RouteClaim } from './claims.js';
-import { digestOf, escapeLiteral, regexKey } from './extensions.js';
-
-/** What a location's backend is balanced by, and whether that is the affinity cookie. */
-export type Balancing = NonNullable<ResolvedBackend['balancing']>;
+import type { RouteClaim } from '../settle/claims.js';
+import type { IngressContext } from './context.js';
+import { digestOf, escapeLiteral, regexKey } from '../settle/extensions.js';
+import { balancedVariant } from '../settle/canaries.js';
 
 type Target = Pick<RouteClaim, 'proxy' | 'backend' | 'implicitSslName'>;
 
@@ -34,13 +33,6 @@ function requested(annotations: IngressAnnotations): { balancing: Balancing; ann
   if (loadBalancing.hashBy !== undefined) return { balancing: { hashKey: loadBalancing.hashBy }, annotation: 'upstream-hash-by' };
   if (loadBalancing.algorithm === 'least_conn') return { balancing: { leastConn: true }, annotation: 'load-balance' };
   return undefined;
-}
-
-/** The upstream block of `backend` balanced by `balancing`, named after both. */
-export function balancedVariant(backend: ResolvedBackend, balancing: Balancing): ResolvedBackend {
-  const suffix = balancing.hashKey !== undefined ? `_hash_${digestOf(balancing.hashKey)}` : '_least_conn';
-  const how = balancing.cookieAffinity ? 'by its affinity cookie' : balancing.hashKey !== undefined ? `by upstream-hash-by ${balancing.hashKey}` : 'to the least busy endpoint';
-  return withFields(backend, { upstream: `${backend.upstream}${suffix}`, balancing, description: `${backend.description}, balanced ${how}` });
 }
 
 /**

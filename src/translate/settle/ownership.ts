@@ -1,6 +1,7 @@
 import type { SourceObject } from '../../sources/snapshot.js';
 import { compareAge } from './precedence.js';
 import { resourceName, type Reporter } from '../report.js';
+import type { IngressContribution } from './claims.js';
 
 /** Someone asking for a host name: an Ingress rule, `spec.tls` or passthrough, or a TLSRoute. */
 export interface HostClaimant {
@@ -48,4 +49,23 @@ export class HostOwnership {
     }
     return false;
   }
+}
+
+/** Every host this Ingress asks for, for `first-namespace-owns-host`. */
+export function claimantsOf(contribution: IngressContribution): HostClaimant[] {
+  return [...contribution.passthrough, ...contribution.tls, ...contribution.routes]
+    .filter((claim) => claim.host !== '' && !('weak' in claim && claim.weak))
+    .map((claim) => ({ host: claim.host, object: claim.ingress }));
+}
+
+/** `first-namespace-owns-host`: drops this Ingress's claims on hosts another namespace owns, saying so once per host. */
+export function keepOwnedClaims(contribution: IngressContribution, ownership: HostOwnership): IngressContribution {
+  const owned = <T extends { readonly host: string; readonly ingress: SourceObject }>(claim: T): boolean =>
+    claim.host === '' || ownership.allows(claim.host, claim.ingress, `host ${claim.host}`, 'this Ingress\'s rules for it are not rendered');
+  return {
+    passthrough: contribution.passthrough.filter(owned),
+    tls: contribution.tls.filter(owned),
+    routes: contribution.routes.filter(owned),
+    canaries: contribution.canaries,
+  };
 }

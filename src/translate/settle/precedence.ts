@@ -52,3 +52,7 @@ export function groupInOrder<T>(items: readonly T[], keyOf: (item: T) => string)
   }
   return groups;
 }
+
+export function uniqueIngresses(ingresses: readonly SourceObject[]): SourceObject[] {
+  return [...new Set(ingresses)].sort(compareAge);
+}

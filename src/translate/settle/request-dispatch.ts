@@ -1,6 +1,6 @@
 import type { MapBlock } from '../../model/nginx.js';
-import type { RouteClaim } from '../ingress/claims.js';
-import { digestOf, type HttpExtensionRegistry } from '../ingress/extensions.js';
+import type { RouteClaim } from './claims.js';
+import { digestOf, type HttpExtensionRegistry } from './extensions.js';
 import { compareAge } from './precedence.js';
 import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';

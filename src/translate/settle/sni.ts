@@ -12,9 +12,9 @@ import type {
 } from '../../model/nginx.js';
 import type { BackendShare, Claim as ClaimProvenance, Provenance, SniRouteOrigin } from '../../model/provenance.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import type { ProxyProtocolVersion } from '../ingress/backend-proxy-protocol.js';
-import type { PortPlan, SniRoutePlan, WeightedBackend } from '../gateway/plan.js';
-import type { PassthroughRoute, TerminatedHost } from '../ingress/hosts.js';
+import type { ProxyProtocolRequest, ProxyProtocolVersion } from './claims.js';
+import type { PortPlan, SniRoutePlan, WeightedBackend } from './port-plan.js';
+import type { PassthroughRoute, TerminatedHost } from './settled.js';
 import { byString, compareAge, groupInOrder } from './precedence.js';
 import { compareStrings } from '../../model/order.js';
 import { losersOf, provenanceOf } from './provenance.js';
@@ -504,4 +504,35 @@ function nextPowerOfTwo(n: number): number {
   let power = 1;
   while (power < n) power *= 2;
   return power;
+}
+
+/**
+ * The PROXY protocol version for each passthrough host whose winning Ingress asks for one. An Ingress that
+ * asks but wins no passthrough host (it terminates TLS, or older claims took its hosts) is told that
+ * nothing is sent.
+ */
+export function passthroughProxyProtocols(
+  requested: ReadonlyMap<SourceObject, ProxyProtocolRequest>,
+  routes: readonly PassthroughRoute[],
+  report: Reporter,
+): Map<string, ProxyProtocolVersion> {
+  const byHost = new Map<string, ProxyProtocolVersion>();
+  const served = new Set<SourceObject>();
+  for (const route of routes) {
+    const request = requested.get(route.owner);
+    if (request === undefined) continue;
+    served.add(route.owner);
+    // Without a usable backend the host's connections are closed, and the Ingress is told so already.
+    if (route.backend) byHost.set(route.host, request.version);
+  }
+  for (const [object, { field }] of requested) {
+    if (served.has(object)) continue;
+    report.warning(
+      'backend-proxy-protocol-ignored',
+      object,
+      'PROXY protocol to backends applies to ssl-passthrough hosts only, and this Ingress serves none (it terminates TLS, or older Ingresses hold its hosts): no PROXY header is sent',
+      field,
+    );
+  }
+  return byHost;
 }

@@ -5,7 +5,7 @@ import { rule } from './rule.js';
 /**
  * `ssl-ciphers` and `ssl-prefer-server-ciphers`: TLS settings of the host's server, not of the
  * Ingress's paths (ingress-nginx puts them in the server block); the oldest Ingress on a host that sets
- * one decides it (ingress/server-tls.ts).
+ * one decides it (settle/server-tls.ts).
  */
 export const serverTlsAnnotations = {
   ciphers: rule<string | undefined>({

@@ -3,7 +3,7 @@ import type { TlsFiles } from '../../model/files.js';
 import type { ServicePortRef } from '../../model/provenance.js';
 import type { ResourceStatus } from '../../model/status.js';
 import type { ResolvedBackend } from '../backends.js';
-import type { IngressContribution } from '../ingress/claims.js';
+import type { IngressContribution } from './claims.js';
 
 /**
  * What the Gateway API resources ask of the data plane, decided and validated, before it is merged
@@ -16,7 +16,7 @@ export interface GatewayPlan {
   readonly statuses: readonly ResourceStatus[];
   /**
    * HTTPRoutes on HTTP and HTTPS listeners, as claims of the same kind as an Ingress's (settled with them
-   * in ingress/hosts.ts), and the upstream blocks they may use.
+   * in settle/), and the upstream blocks they may use.
    */
   readonly http: { readonly contribution: IngressContribution; readonly backends: readonly ResolvedBackend[] };
 }

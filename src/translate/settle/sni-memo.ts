@@ -1,7 +1,7 @@
 import type { Diagnostic } from '../../model/diagnostics.js';
 import { sameValue } from '../../model/objects.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { buildStream, type StreamInput, type StreamParts } from '../settle/sni.js';
+import { buildStream, type StreamInput, type StreamParts } from './sni.js';
 
 /**
  * The stream parts of the last build, for the next: the cluster mode builds the stream for every change,

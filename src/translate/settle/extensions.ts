@@ -64,3 +64,6 @@ export function regexKey(regex: string, caseInsensitive = false): string {
 export function escapeLiteral(text: string): string {
   return text.replace(/[.^$|?*+()[\]{}\\/]/g, (character) => `\\${character}`);
 }
+
+/** A geo variable that holds `$`: how a tenant's `$` reaches a header value without naming a variable. */
+export const literalDollarVariable = 'i2n_dollar';

@@ -1,5 +1,5 @@
-import type { Typed } from '../resources.js';
-import type { ReferenceGrantSpec } from './schemas.js';
+import { z } from 'zod';
+import type { Typed } from './resources.js';
 
 export interface GroupKind {
   /** '' for the core API group. */
@@ -38,3 +38,13 @@ export class ReferenceGrants {
     );
   }
 }
+
+/** A ReferenceGrant's spec as both front ends read it (the Ingress front end for auth-url's Service). */
+export const referenceGrantSchema = z.object({
+  spec: z.object({
+    from: z.array(z.object({ group: z.string(), kind: z.string().min(1), namespace: z.string().min(1) })).min(1).max(16),
+    to: z.array(z.object({ group: z.string(), kind: z.string().min(1), name: z.string().min(1).optional() })).min(1).max(16),
+  }),
+});
+
+export type ReferenceGrantSpec = z.infer<typeof referenceGrantSchema>['spec'];

@@ -1,48 +1,14 @@
 /**
- * What the Ingress front end makes of one Ingress: claims on names (a host for passthrough or TLS, a
- * host and path for a location, a path to split for a canary), each with what it references, settled
- * against every other resource's claims in hosts.ts. Types only, so that the front end's files import
- * them without importing each other.
+ * The claim vocabulary every front end speaks: claims on names (a host for passthrough or TLS, a host
+ * and path for a location, a path to split for a canary), each with what it references and what settling
+ * needs of the resource's settings, so that settle never reads an annotation. The Ingress front end makes
+ * them from an Ingress, the Gateway API front end from an HTTPRoute's rules. Types only.
  */
 import type { FieldPath } from '../../model/diagnostics.js';
-import type { HttpExtensions, Location, LocationBehaviour, PlainHttpAction, Proxy, ProxyTuning } from '../../model/nginx.js';
+import type { HttpExtensions, Location, LocationBehaviour, PlainHttpAction, Proxy } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import type { BackendPolicy, ResolvedBackend } from '../backends.js';
-import type { ReferenceGrants } from '../gateway/reference-grants.js';
-import type { Reporter } from '../report.js';
-import type { Resources } from '../resources.js';
-import type { ObjectRef, SecretFiles } from '../secrets/secret-files.js';
-import type { HeaderDefaults } from './header-configmaps.js';
-import type { ControllerSettings } from './configmap.js';
-import type { HttpExtensionRegistry } from './extensions.js';
-import type { SnippetRegistry, SnippetScope } from './snippets.js';
-
-export interface IngressContext {
-  readonly resources: Resources;
-  readonly secrets: SecretFiles;
-  readonly report: Reporter;
-  readonly backendPolicy: BackendPolicy;
-  readonly allowCrossNamespaceSecrets: boolean;
-  /** `auth-url` may name another namespace's Service without a ReferenceGrant. */
-  readonly allowCrossNamespaceAuthUrl: boolean;
-  /** Every backend resolved so far, by upstream name. */
-  readonly backends: Map<string, ResolvedBackend>;
-  /** The controller ConfigMap: defaults for the annotations. */
-  readonly settings: ControllerSettings;
-  /** The header ConfigMaps the controller ConfigMap names, and which names `custom-headers` may set. */
-  readonly headers: HeaderDefaults;
-  /** http-level blocks the locations refer to. */
-  readonly extensions: HttpExtensionRegistry;
-  /** The client address as access checks see it: `$remote_addr`, or `$i2n_client_addr` behind PROXY protocol with forwarded headers. */
-  readonly clientAddress: string;
-  /** The rate-limit key for a client: `$binary_remote_addr`, or `$i2n_client_addr`. */
-  readonly limitKey: string;
-  /** Which cross-namespace references are allowed (auth-url to another namespace's Service). */
-  readonly referenceGrants: ReferenceGrants;
-  /** Where snippets are allowed, and the allowed snippets of each Ingress. */
-  readonly snippetScope: SnippetScope;
-  readonly snippets: SnippetRegistry;
-}
+import type { ResolvedBackend } from '../backends.js';
+import type { ObjectRef } from '../secrets/secret-files.js';
 
 export interface Claim {
   readonly ingress: SourceObject;
@@ -111,8 +77,17 @@ export interface RouteClaim extends Claim {
   readonly requestMatch?: RequestMatch;
   /** http-level blocks the location's values name (an HTTPRoute filter's maps): defined when the claim is settled. */
   readonly definitions?: readonly ExtensionDefinition[];
+  /** The Ingress's `ssl-ciphers` / `ssl-prefer-server-ciphers`: server-level, settled per host (server-tls.ts). */
+  readonly serverTls?: ServerTlsAsk;
   /** A location that hands each request to the named location of the claim whose match it meets (request-dispatch.ts). */
   readonly dispatch?: { readonly variable: string; readonly references: readonly string[] };
+}
+
+/** What an Ingress asks of its hosts' server TLS, and the annotation that asks it. */
+export interface ServerTlsAsk {
+  readonly ciphers?: string;
+  readonly preferServerCiphers?: boolean;
+  readonly field: FieldPath;
 }
 
 /**
@@ -157,28 +132,6 @@ export interface ClientCertificateRequest {
   readonly secret: string;
 }
 
-/** The per-Ingress part of every location of the Ingress. */
-export interface IngressBehaviour {
-  readonly behaviour: LocationBehaviour;
-  /** `custom-headers` names a ConfigMap that cannot be used: the locations answer 503, as ingress-nginx denies them. */
-  readonly denied?: true;
-  /** Locations the behaviour needs beside its own on each host (the auth endpoint). */
-  readonly companions: readonly Location[];
-  readonly clientCertificate?: ClientCertificateRequest;
-  /** Request headers to the backend besides the standard ones. */
-  readonly headers: readonly { readonly name: string; readonly value: string }[];
-  /** `upstream-vhost`, else undefined (the client's host is sent). */
-  readonly host?: string;
-  /** `backend-protocol: FCGI`: its parameters and index. */
-  readonly fastcgi?: Proxy['fastcgi'];
-  /** `connection-proxy-header`, else undefined (`upgrade` for WebSocket requests, empty otherwise). */
-  readonly connectionHeader?: Proxy['connectionHeader'];
-  readonly tuning?: ProxyTuning;
-  readonly httpVersion: '1.0' | '1.1';
-  /** Names of the http-level groups (zones, maps) the behaviour refers to. */
-  readonly references: readonly string[];
-}
-
 export interface CanaryPolicy {
   readonly weight: number;
   readonly weightTotal: number;
@@ -200,4 +153,12 @@ export interface CanaryClaim {
   /** The canary's Service, before the main location's TLS settings are applied to it. */
   readonly backend: ResolvedBackend;
   readonly policy: CanaryPolicy;
+}
+
+export type ProxyProtocolVersion = 'v1' | 'v2';
+
+/** An Ingress's ask for a PROXY protocol header to its passthrough backends, and where it asks. */
+export interface ProxyProtocolRequest {
+  readonly version: ProxyProtocolVersion;
+  readonly field: FieldPath;
 }
