@@ -27,6 +27,8 @@ beforeAll(async () => {
     configMapManifest('ingress-nginx', 'controller', {
       'worker-processes': '1',
       'allow-snippet-annotations': 'true',
+      // ingress-nginx 1.12+'s default, High, refuses snippet annotations.
+      'annotations-risk-level': 'Critical',
       'http-snippet': 'map $http_x_probe $i2n_test_probe { default "none"; "1" "seen"; }',
       'stream-snippet': `server { listen ${streamPort}; return "from stream-snippet\\n"; }`,
       'location-snippet': 'add_header X-Every-Location yes always;',

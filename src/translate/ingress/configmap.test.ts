@@ -34,7 +34,7 @@ describe('parseControllerSettings', () => {
       maxWorkerConnections: 16384,
       firstNamespaceOwnsHost: false,
       allowSnippetAnnotations: false,
-      annotationsRiskLevel: 'Critical',
+      annotationsRiskLevel: undefined,
       httpRedirectCode: 308,
       computeFullForwardedFor: false,
       generateRequestId: true,

@@ -50,7 +50,8 @@ interface TableSettings {
   maxWorkerConnections: number;
   firstNamespaceOwnsHost: boolean;
   allowSnippetAnnotations: boolean;
-  annotationsRiskLevel: 'Low' | 'Medium' | 'High' | 'Critical';
+  /** Undefined when the ConfigMap does not set it: snippets.ts gives the default, which depends on what allows snippets. */
+  annotationsRiskLevel: 'Low' | 'Medium' | 'High' | 'Critical' | undefined;
   httpRedirectCode: RedirectCode;
   computeFullForwardedFor: boolean;
   generateRequestId: boolean;
@@ -250,12 +251,12 @@ const settingTable: SettingTable = {
     defaultValue: false,
     accepted: trueOrFalseText,
   },
-  // ingress-nginx: AnnotationsRiskLevel High (1.12+), which refuses snippets (Critical). Ours is Critical, so
-  // that allow-snippet-annotations alone allows them, as before 1.12; a lower level set here refuses them.
+  // ingress-nginx: AnnotationsRiskLevel High (1.12+), which refuses snippets (Critical). Unset, snippets.ts
+  // applies High where this ConfigMap's allow-snippet-annotations allows them, Critical where our flag does.
   annotationsRiskLevel: {
     key: 'annotations-risk-level',
     schema: z.string().trim().pipe(z.enum(['Low', 'Medium', 'High', 'Critical'])),
-    defaultValue: 'Critical',
+    defaultValue: undefined,
     accepted: 'Low, Medium, High or Critical',
   },
   // ingress-nginx: HTTPRedirectCode 308; it accepts 301, 302, 307 and 308.

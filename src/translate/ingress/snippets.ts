@@ -15,8 +15,8 @@ import type { ControllerSettings } from './configmap.js';
  * Snippets, when the operator allows them: `--allow-snippet-annotations` or the controller ConfigMap's
  * `allow-snippet-annotations: "true"` (ingress-nginx's names), for the namespaces `--snippet-namespace`
  * names or `--snippet-namespace-selector` selects (a scope ingress-nginx never had; all namespaces when
- * neither is given). An `annotations-risk-level` below `Critical`, when the ConfigMap sets one, keeps
- * snippet annotations refused, as in ingress-nginx 1.12 and later. Allowed snippets go where ingress-nginx
+ * neither is given). An `annotations-risk-level` below `Critical` keeps snippet annotations refused, as in
+ * ingress-nginx 1.12 and later, whose default `High` applies where the ConfigMap key is what allows them. Allowed snippets go where ingress-nginx
  * puts them; everything else about them stays refused (snippets.ts in annotations/ says why).
  */
 
@@ -42,7 +42,10 @@ export function snippetScope(
   namespaces: ReadonlyMap<string, Readonly<Record<string, string>>>,
 ): SnippetScope {
   const allowed = (options?.allow ?? false) || settings.allowSnippetAnnotations;
-  const risk = settings.annotationsRiskLevel;
+  // ingress-nginx 1.12+ defaults the level to High where its ConfigMap key allows snippets; our flag
+  // allows them at Critical, and a level the ConfigMap sets applies to both.
+  const risk = settings.annotationsRiskLevel ?? (options?.allow ? 'Critical' : 'High');
+  const riskSource = settings.annotationsRiskLevel === undefined ? 'default' : 'set';
   const listed = new Set(options?.namespaces ?? []);
   const selector = options?.namespaceSelector;
   const scoped = listed.size > 0 || selector !== undefined;
@@ -55,8 +58,11 @@ export function snippetScope(
     allowed,
     refusal(namespace) {
       if (!allowed) return 'snippets are off (allow them with --allow-snippet-annotations or the ConfigMap key allow-snippet-annotations: "true", for chosen namespaces with --snippet-namespace or --snippet-namespace-selector)';
-      if (risk !== 'Critical') {
+      if (risk !== 'Critical' && riskSource === 'set') {
         return `the ConfigMap's annotations-risk-level is ${JSON.stringify(risk)}, and snippet annotations are Critical (as in ingress-nginx 1.12 and later)`;
+      }
+      if (risk !== 'Critical') {
+        return 'the ConfigMap\'s allow-snippet-annotations allows them, but its annotations-risk-level is not set and defaults to "High", as in ingress-nginx 1.12 and later, and snippet annotations are Critical; set annotations-risk-level: "Critical" in the ConfigMap, or pass --allow-snippet-annotations';
       }
       if (scoped && !listed.has(namespace) && !selected(namespace)) {
         return `snippets are allowed only in the namespaces of --snippet-namespace and --snippet-namespace-selector, and ${namespace} is not one of them`;

@@ -77,6 +77,18 @@ describe('parseIngressAnnotations', () => {
     });
   });
 
+  describe('spellings ingress-nginx reads', () => {
+    it.each(['false', 'FALSE', ' false '])('reads proxy-ssl-verify and proxy-ssl-server-name %j as off, with an info', (raw) => {
+      const { value, issues } = parse({ 'proxy-ssl-verify': raw, 'proxy-ssl-server-name': raw });
+      expect(value.proxySsl.verify).toBe(false);
+      expect(value.proxySsl.serverName).toBe(false);
+      const spelled = issues.filter((issue) => issue.code === 'annotation-spelling');
+      expect(spelled.map((issue) => [issue.severity, issue.leavesOut])).toEqual([['info', false], ['info', false]]);
+      expect(spelled[0]?.message).toContain('read as "off"');
+      expect(issues.filter((issue) => issue.severity === 'error')).toEqual([]);
+    });
+  });
+
   describe('what guards access fails closed', () => {
     it.each([
       ['canary', 'maybe'],

@@ -210,8 +210,8 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
   {
     key: 'annotations-risk-level',
     status: 'differs',
-    defaultValue: '`Critical`',
-    note: 'read for snippets only: below `Critical` the snippet annotations stay refused. ingress-nginx 1.12+ defaults to `High`; ours is `Critical`, so that `allow-snippet-annotations` alone allows them, as before 1.12',
+    defaultValue: '`High`, as in ingress-nginx 1.12+ (`Critical` where `--allow-snippet-annotations` allows snippets)',
+    note: 'read for snippets only: below `Critical` the snippet annotations stay refused, so `allow-snippet-annotations: "true"` alone allows only this ConfigMap\'s own snippets, as in ingress-nginx 1.12+; a level set here applies with `--allow-snippet-annotations` too (see docs/features.md, "Allowing snippets")',
   },
   ...directiveSlices.map(({ name, defaultValue, note }): ConfigMapEntry => ({ key: name, status: 'supported', defaultValue, note })),
   ...httpDirectiveSlices.map(({ name, defaultValue, note, status }): ConfigMapEntry => ({ key: name, status: status ?? 'supported', defaultValue, note })),

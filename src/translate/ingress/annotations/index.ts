@@ -164,6 +164,18 @@ function readAnnotation<T>(rule: AnnotationRule<T>, annotations: Readonly<Record
   const raw = annotations[key]!;
   const parsed = rule.schema.safeParse(raw);
   if (parsed.success) return parsed.data;
+  const respelled = rule.spellings?.[raw.trim().toLowerCase()];
+  const reread = respelled === undefined ? undefined : rule.schema.safeParse(respelled);
+  if (reread?.success) {
+    issues.push({
+      severity: 'info',
+      code: 'annotation-spelling',
+      annotation: key,
+      message: `${quoteKey(key)} is ${JSON.stringify(raw.trim())}, read as ${JSON.stringify(respelled)}, as ingress-nginx reads it; write ${JSON.stringify(respelled)}.`,
+      leavesOut: false,
+    });
+    return reread.data;
+  }
   // Our refinements explain what is wrong in words of their own, never by quoting the value.
   const problem = parsed.error.issues.find((issue) => issue.code === 'custom' && issue.message !== zodDefaultMessage)?.message;
   const fallback = rule.failsClosed

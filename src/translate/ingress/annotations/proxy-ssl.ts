@@ -53,7 +53,9 @@ export const proxySslAnnotations = {
     defaultWords: '`off`',
     accepted: 'on or off',
     failsClosed: true,
-    note: '`on` without a CA is an error and the path answers 503 (never reached unverified); with `on`, `proxy_ssl_name` and SNI are always set (to the Service DNS name unless `proxy-ssl-name`)',
+    // ingress-nginx's parser falls back to `off` for any value but on/off: `false` means what it says there.
+    spellings: { false: 'off' },
+    note: '`on` without a CA is an error and the path answers 503 (never reached unverified); with `on`, `proxy_ssl_name` and SNI are always set (to the Service DNS name unless `proxy-ssl-name`); `false` is read as `off`, as in ingress-nginx, and `true` is refused (ingress-nginx reads it as `off`, which would leave the backend unverified)',
   }),
   verifyDepth: rule({
     name: 'proxy-ssl-verify-depth',
@@ -90,7 +92,8 @@ export const proxySslAnnotations = {
     defaultWords: '`off` (`on` when verifying)',
     accepted: 'on or off',
     failsClosed: true,
-    note: 'send SNI to the backend',
+    spellings: { false: 'off' },
+    note: 'send SNI to the backend; `false` is read as `off`, as in ingress-nginx',
   }),
   protocols: rule({
     name: 'proxy-ssl-protocols',

@@ -60,6 +60,11 @@ export interface AnnotationRule<T> {
    * leaves the Ingress out instead of falling back, so that a typo never opens a backend.
    */
   readonly failsClosed?: boolean;
+  /**
+   * Other spellings ingress-nginx's parser gives a meaning, lowercased, with the spelling of ours they
+   * mean (`false` for `off` where its parser falls back to `off`): read as that, with an info.
+   */
+  readonly spellings?: Readonly<Record<string, string>>;
 }
 
 /** A family's rules, by field name. */

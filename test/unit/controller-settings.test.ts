@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { SourceObject } from '../../src/sources/snapshot.js';
+import type { TranslateOptions } from '../../src/translate/options.js';
+import { translate } from '../../src/translate/translate.js';
+import { configMap, object, service } from '../support/gateway.js';
+import { testTranslateOptions } from '../support/options.js';
+
+/**
+ * What the controller itself decides (issue 38): the spellings of ingress-nginx's parsers, the risk
+ * level that follows from what allows snippets, and operator settings that never take the site down.
+ */
+
+const controller = 'ingress-nginx/controller';
+const options: TranslateOptions = testTranslateOptions({ configMap: controller });
+
+function ingress(name: string, host: string, annotations: Record<string, string> = {}): SourceObject {
+  const base = object('networking.k8s.io/v1', 'Ingress', 'web', name, {
+    spec: {
+      ingressClassName: 'nginx',
+      rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'app', port: { number: 80 } } } }] } }],
+    },
+  });
+  const full = Object.fromEntries(Object.entries(annotations).map(([key, value]) => [`nginx.ingress.kubernetes.io/${key}`, value]));
+  return { ...base, metadata: { ...base.metadata, annotations: full } };
+}
+
+const app = service('web', 'app', '10.96.0.10', [{ port: 80 }]);
+
+function run(objects: readonly SourceObject[], extra: Partial<TranslateOptions> = {}) {
+  return translate({ objects }, { ...options, ...extra });
+}
+
+const served = (result: ReturnType<typeof run>) => result.model.http.virtualHosts.map((host) => host.serverName);
+
+describe('spellings ingress-nginx accepts', () => {
+  it('renders an Ingress with proxy-ssl-verify: "false", as off, with an info', () => {
+    const result = run([app, ingress('tls-backend', 'a.example.test', { 'backend-protocol': 'HTTPS', 'proxy-ssl-verify': 'false' })]);
+    expect(served(result)).toEqual(['a.example.test']);
+    expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(result.diagnostics.find((d) => d.code === 'annotation-spelling')).toMatchObject({ severity: 'info', field: 'metadata.annotations["nginx.ingress.kubernetes.io/proxy-ssl-verify"]' });
+  });
+});
+
+describe('the risk level follows what allows snippets', () => {
+  const snippet = { 'configuration-snippet': 'add_header X-Snippet yes;' };
+
+  it('refuses a configuration-snippet when the ConfigMap allows snippets without a risk level, naming the level', () => {
+    const result = run([app, configMap('ingress-nginx', 'controller', { 'allow-snippet-annotations': 'true' }), ingress('snippet', 'a.example.test', snippet)]);
+    expect(served(result)).toEqual([]);
+    const refused = result.diagnostics.find((d) => d.code === 'snippet-refused');
+    expect(refused?.message).toContain('annotations-risk-level');
+    expect(refused?.message).toContain('"High"');
+  });
+
+  it('allows it with annotations-risk-level: Critical, or with --allow-snippet-annotations', () => {
+    const critical = run([app, configMap('ingress-nginx', 'controller', { 'allow-snippet-annotations': 'true', 'annotations-risk-level': 'Critical' }), ingress('snippet', 'a.example.test', snippet)]);
+    expect(served(critical)).toEqual(['a.example.test']);
+    const flag = run([app, ingress('snippet', 'a.example.test', snippet)], { snippets: { allow: true } });
+    expect(served(flag)).toEqual(['a.example.test']);
+  });
+
+  it('keeps a level the ConfigMap sets, with the flag too', () => {
+    const result = run([app, configMap('ingress-nginx', 'controller', { 'annotations-risk-level': 'High' }), ingress('snippet', 'a.example.test', snippet)], { snippets: { allow: true } });
+    expect(served(result)).toEqual([]);
+  });
+});
