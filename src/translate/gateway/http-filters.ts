@@ -2,6 +2,7 @@ import type { FieldPath } from '../../model/diagnostics.js';
 import type { Header, MapBlock } from '../../model/nginx.js';
 import type { ExtensionDefinition } from '../settle/claims.js';
 import { isDnsHostname, isHeaderName, isHeaderToken, isSafePath, quotedHeaderValue } from '../checks/allowlist.js';
+import { isReservedHeader, reservedHeaderText } from '../checks/header-names.js';
 import { digestOf, escapeLiteral } from '../settle/extensions.js';
 import type { HttpRouteFilter } from './schemas.js';
 
@@ -46,7 +47,7 @@ export function ruleFilters(filters: readonly HttpRouteFilter[], at: FieldPath):
     const field: FieldPath = [...at, index];
     const spec = filter as Record<string, unknown>;
     if (filter.type === 'RequestHeaderModifier') {
-      const modifier = headerModifier(spec.requestHeaderModifier, [...field, 'requestHeaderModifier']);
+      const modifier = headerModifier(spec.requestHeaderModifier, [...field, 'requestHeaderModifier'], 'request');
       if (!modifier.ok) return modifier;
       for (const { name, value } of modifier.value.set) requestHeaders.push({ name, value });
       for (const { name, value } of modifier.value.add) {
@@ -57,7 +58,7 @@ export function ruleFilters(filters: readonly HttpRouteFilter[], at: FieldPath):
       }
       for (const name of modifier.value.remove) requestHeaders.push({ name, value: '""' });
     } else if (filter.type === 'ResponseHeaderModifier') {
-      const modifier = headerModifier(spec.responseHeaderModifier, [...field, 'responseHeaderModifier']);
+      const modifier = headerModifier(spec.responseHeaderModifier, [...field, 'responseHeaderModifier'], 'response');
       if (!modifier.ok) return modifier;
       // nginx adds response headers beside the backend's: each one changed hides the backend's first.
       hiddenHeaders.push(...modifier.value.set.map((h) => h.name), ...modifier.value.add.map((h) => h.name), ...modifier.value.remove);
@@ -107,8 +108,11 @@ interface HeaderModifier {
   readonly remove: readonly string[];
 }
 
-/** `set`, `add` and `remove` of a header modifier: names as tokens, values quoted (no `$`: no variable is expanded). */
-function headerModifier(raw: unknown, at: FieldPath): Result<HeaderModifier> {
+/**
+ * `set`, `add` and `remove` of a header modifier: names as tokens and none that frames the message
+ * (checks/header-names.ts), values quoted (no `$`: no variable is expanded).
+ */
+function headerModifier(raw: unknown, at: FieldPath, direction: 'request' | 'response'): Result<HeaderModifier> {
   const spec = (raw ?? {}) as { set?: unknown; add?: unknown; remove?: unknown };
   const lists: Record<'set' | 'add', Header[]> = { set: [], add: [] };
   for (const kind of ['set', 'add'] as const) {
@@ -117,6 +121,7 @@ function headerModifier(raw: unknown, at: FieldPath): Result<HeaderModifier> {
     for (const [index, entry] of entries.entries()) {
       const { name, value } = (entry ?? {}) as { name?: unknown; value?: unknown };
       if (typeof name !== 'string' || !isHeaderToken(name)) return fail('header name is not an HTTP token', [...at, kind, index, 'name']);
+      if (isReservedHeader(name, direction)) return fail(`header ${name} ${reservedHeaderText}`, [...at, kind, index, 'name']);
       if (typeof value !== 'string' || value.includes('$')) return fail(`header ${name} value must be text without "$"`, [...at, kind, index, 'value']);
       const quoted = quotedHeaderValue(value, 'literal', 'unused');
       if (!quoted.ok) return fail(`header ${name} value ${quoted.problem}`, [...at, kind, index, 'value']);
@@ -127,6 +132,7 @@ function headerModifier(raw: unknown, at: FieldPath): Result<HeaderModifier> {
   if (!Array.isArray(remove) || remove.length > 16) return fail('remove must be a list of at most 16 header names', [...at, 'remove']);
   for (const [index, name] of remove.entries()) {
     if (typeof name !== 'string' || !isHeaderToken(name)) return fail('header name is not an HTTP token', [...at, 'remove', index]);
+    if (isReservedHeader(name, direction)) return fail(`header ${name} ${reservedHeaderText}`, [...at, 'remove', index]);
   }
   return { ok: true, value: { set: lists.set, add: lists.add, remove: remove as string[] } };
 }
@@ -173,4 +179,16 @@ export function rewrittenPath(modifier: PathModifier, matched: string): { regex:
   const replacement = modifier.prefix.replace(/\/+$/, '');
   if (replacement === '') return { regex: `^${prefix}/?(.*)$`, target: '/$1' };
   return { regex: `^${prefix}(/.*)?$`, target: `${replacement}$1` };
+}
+
+/**
+ * `rewrittenPath` over the raw request URI, query included (`$request_uri`, still percent-encoded, so
+ * no byte of it ends a header line): the path after the prefix is `$1`, the query `$2`. A raw URI that
+ * spells the prefix encoded does not match and is redirected as it came.
+ */
+export function redirectedRequestUri(modifier: PathModifier & { type: 'ReplacePrefixMatch' }, matched: string): { regex: string; target: string } {
+  const prefix = escapeLiteral(matched.replace(/\/+$/, ''));
+  const replacement = modifier.prefix.replace(/\/+$/, '');
+  if (replacement === '') return { regex: `^${prefix}/?([^?]*)(\\?.*)?$`, target: '/$1$2' };
+  return { regex: `^${prefix}(/[^?]*)?(\\?.*)?$`, target: `${replacement}$1$2` };
 }

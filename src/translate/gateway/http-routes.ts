@@ -14,7 +14,7 @@ import type { ObjectRef } from '../secrets/secret-files.js';
 import { upstreamName } from '../upstream-names.js';
 import { condition } from './conditions.js';
 import { requestMatchOf } from './http-matches.js';
-import { ruleFilters, rewrittenPath, type PathModifier, type RuleFilters } from './http-filters.js';
+import { redirectedRequestUri, ruleFilters, rewrittenPath, type PathModifier, type RuleFilters } from './http-filters.js';
 import { digestOf } from '../settle/extensions.js';
 import { anyHostname } from './hostnames.js';
 import { carryingGateways, proxyOverTls, securedBackends, type SecuredBackends } from './http-backend-tls.js';
@@ -370,7 +370,8 @@ function redirectPath(raw: unknown): { ok: true; value: PathModifier } | { ok: f
 
 /**
  * A redirect's fields on one path: the request's URI kept, a full path replaced (the query kept), or the
- * matched prefix replaced, by a map of `$uri` whose regex and replacement `rewrittenPath` gives.
+ * matched prefix replaced, by a map of the raw `$request_uri` (`redirectedRequestUri`). Never the decoded
+ * `$uri`: its `%0d%0a` would end the `Location` header and start one the client wrote.
  */
 function redirectFields(
   redirect: { readonly code: number; readonly url: string; readonly path?: PathModifier },
@@ -380,11 +381,17 @@ function redirectFields(
   const modifier = redirect.path;
   if (!modifier) return { behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}$request_uri` } } };
   if (modifier.type === 'ReplaceFullPath') return { behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}${modifier.path}$is_args$args` } } };
-  const { regex, target } = rewrittenPath(modifier, path.value);
+  const { regex, target } = redirectedRequestUri(modifier, path.value);
   const variable = `i2n_redirect_${digestOf(regex, target)}`;
-  const map: MapBlock = { comment: `the path of a redirect from prefix ${path.value}`, source: '$uri', variable, entries: [{ key: `"~${regex}"`, value: `"${target}"` }], defaultValue: '$uri' };
+  const map: MapBlock = {
+    comment: `the path of a redirect from prefix ${path.value}`,
+    source: '$request_uri',
+    variable,
+    entries: [{ key: `"~${regex}"`, value: `"${target}"` }],
+    defaultValue: '$request_uri',
+  };
   return {
-    behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}\${${variable}}$is_args$args` } },
+    behaviour: { ...none, redirect: { code: redirect.code, url: `${redirect.url}\${${variable}}` } },
     definitions: [{ reference: variable, blocks: { maps: [map] } }],
   };
 }

@@ -34,6 +34,9 @@ const standardParams: FastCgi['params'] = [
   ['SERVER_PORT', '$server_port'],
   ['SERVER_NAME', '$server_name'],
   ['REDIRECT_STATUS', '200'],
+  // nginx passes every request header as HTTP_<NAME>; a client's `Proxy:` would become HTTP_PROXY, which
+  // CGI libraries take for their outgoing proxy (httpoxy). Setting the parameter drops the header.
+  ['HTTP_PROXY', '""'],
 ].map(([name, value]) => ({ name: name!, value: value! }));
 
 /** The FastCGI settings, `denied` when the ConfigMap cannot be used; undefined for another protocol. */

@@ -9,21 +9,18 @@ import type { Header } from '../../model/nginx.js';
 import { compareStrings } from '../../model/order.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isHeaderToken, quotedHeaderValue, quoteKey } from '../checks/allowlist.js';
+import { isReservedHeader, reservedHeaderText } from '../checks/header-names.js';
 import type { Reporter } from '../report.js';
 import type { Resources } from '../resources.js';
 import type { NamespacedName } from './annotations/references.js';
 import type { ControllerSettings } from './configmap.js';
 import { literalDollarVariable } from '../settle/extensions.js';
 
-/** Response headers nginx writes itself: `add_header` would send a second one beside it, never replace it. */
-const ownResponseHeaders = new Set(['connection', 'content-length', 'date', 'keep-alive', 'server', 'trailer', 'transfer-encoding', 'upgrade']);
+/** Response headers nginx writes itself beside the framing ones: `add_header` would send a second one beside it, never replace it. */
+const ownResponseHeaders = new Set(['date', 'server']);
 
-/** Request headers every proxied request already carries (requestHeaders.hbs): a second one would be sent beside ours. */
+/** Request headers every proxied request already carries (requestHeaders.hbs) beside the framing ones: a second one would be sent beside ours. */
 const ownRequestHeaders = new Set([
-  'connection',
-  'host',
-  'proxy',
-  'upgrade',
   'x-forwarded-for',
   'x-forwarded-host',
   'x-forwarded-port',
@@ -66,6 +63,7 @@ export function headerEntries(data: Readonly<Record<string, string>>, direction:
     const value = quotedHeaderValue(data[key] ?? '', variables, literalDollarVariable);
     let problem: string | undefined;
     if (!isHeaderToken(key)) problem = 'is not a header name (an RFC 9110 token starting with a letter or digit)';
+    else if (isReservedHeader(key, direction)) problem = reservedHeaderText;
     else if (reserved.has(lower)) problem = direction === 'response' ? 'is a header nginx writes itself, which cannot be replaced' : 'is a header ingress2nginx already sends to every backend (see the ConfigMap keys that set it)';
     else if (seen.has(lower)) problem = 'is set twice (header names are case-insensitive)';
     else if (!value.ok) problem = `has a value that ${value.problem}`;

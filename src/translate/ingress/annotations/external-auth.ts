@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { goBool, goBoolText, integerInRange, isHeaderName, isHostWithPort, isHttpUrl, isPathWithQuery } from '../../checks/allowlist.js';
+import { isReservedHeader, reservedHeaderText } from '../../checks/header-names.js';
 import { rule } from './rule.js';
 
 /**
@@ -97,6 +98,11 @@ const headerList = z.string().transform((value, context) => {
   const headers = value.split(',').map((header) => header.trim()).filter((header) => header !== '');
   if (headers.length === 0 || headers.length > 32 || !headers.every(isHeaderName)) {
     context.addIssue({ code: 'custom', message: 'is not a list of header names' });
+    return z.NEVER;
+  }
+  const reserved = headers.find((header) => isReservedHeader(header, 'request'));
+  if (reserved !== undefined) {
+    context.addIssue({ code: 'custom', message: `names ${reserved}, which ${reservedHeaderText}` });
     return z.NEVER;
   }
   return [...new Set(headers)];
