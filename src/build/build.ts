@@ -1,3 +1,9 @@
+/**
+ * The one build step, the whole pipeline and nothing else: snapshot + options → translate → render →
+ * files, model, diagnostics and statuses (`build`); with nginx -t and the quarantine of what nginx
+ * rejects (staged-build.ts, quarantine.ts). Every front end (CLI, bench, cluster mode, reports) calls it;
+ * it imports translate/, render/ and apply/, and nothing imports it back but those front ends.
+ */
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { generationPlaceholder, mainConfigName, type NginxConfig } from '../model/nginx.js';

@@ -1,3 +1,9 @@
+/**
+ * translate: snapshot → nginx model + diagnostics, pure. The outline of its stages: the inputs
+ * (inputs.ts), the front ends' claims (ingress/, gateway/), settling (settle/), and the data plane
+ * (dataplane/). checks/ (allow-lists), secrets/ (key material) and memo/ (what a build reuses from the
+ * last) serve them all.
+ */
 import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
 import type { Handoff, NginxConfig } from '../model/nginx.js';
 import type { ResourceStatus } from '../model/status.js';

@@ -2,7 +2,8 @@
  * Allow-lists for every user-supplied value that can reach nginx syntax (design §6). Each check says
  * what a value may be made of, never what it may not: nginx's own metacharacters (`;`, `{`, `}`, quotes,
  * `#`, `$`, whitespace, backslash) fall outside every character class below, so a value that passes can
- * be placed into a directive unquoted.
+ * be placed into a directive unquoted. The checks/ folder holds these checks on tenant values (addresses,
+ * the safe regex grammar and its cost, snippet text, map keys); it imports nothing else of translate/.
  */
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';

@@ -1,7 +1,9 @@
 /**
  * The data plane: the settled claims (the plan) → the nginx model. Upstreams, extensions and the key,
  * CA and user files come from the winners only: an upstream block is written for a location that uses
- * it, a file for a name the config holds (`filesNamedBy`).
+ * it, a file for a name the config holds (`filesNamedBy`). The dataplane/ folder runs after settle/ and
+ * may import it, the front ends' settings and the shared ground; nothing in translate/ imports it but
+ * translate.ts.
  */
 import { withLogLabels, type LogLabelsMemo } from './request-log.js';
 import type { ContextMemo } from '../memo/context-memo.js';

@@ -1,3 +1,9 @@
+/**
+ * The Gateway API front end: Gateways, TLSRoutes, HTTPRoutes, BackendTLSPolicies and ReferenceGrants →
+ * a plan of ports whose SNI names are settled among the routes (settle/port-plan.ts), the HTTPRoutes'
+ * claims of the Ingress kind (http-routes.ts), and the status of every object that is ours. It may import
+ * settle/ (the claim vocabulary) and the shared ground of translate/, never ingress/.
+ */
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { BackendPolicy } from '../backends.js';
 import { byString } from '../settle/precedence.js';

@@ -1,7 +1,9 @@
 /**
  * Values made from objects, kept while the object lives and the context they were made in (a key of what
  * else they read) is the same: the cluster mode keeps one across builds, so an unchanged object's value
- * is the same object again, which what comes after can reuse by identity.
+ * is the same object again, which what comes after can reuse by identity. The memo/ folder holds the
+ * generic memos of the incremental build; each stage keeps its own beside it (settle/hosts.ts,
+ * settle/sni-memo.ts, ingress/claim-memo.ts). It imports only the shared ground.
  */
 export class ContextMemo<Key extends object, Value> {
   private context: string | undefined;

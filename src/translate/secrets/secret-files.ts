@@ -1,3 +1,9 @@
+/**
+ * Key material: Secrets and ConfigMaps checked before anything names them (PEM parses, key matches,
+ * certificate covers the host and is valid at `now`), and the files written from them (mode 0600). The
+ * folder holds the certificate and private-key readers and the cache of parsed key pairs; it imports only
+ * checks/ and the shared ground of translate/.
+ */
 import { createHash, X509Certificate } from 'node:crypto';
 import type { OutputFile, TlsFiles } from '../../model/files.js';
 import { compareStrings } from '../../model/order.js';
