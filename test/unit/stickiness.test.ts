@@ -88,6 +88,10 @@ describe('upstream-hash-by: the safe grammar', () => {
     ['$', 'variable'],
     ['$i2n_best_host', 'variable'],
     ['$upstream_addr', 'variable'],
+    // The docs promise request variables only (issue 37): not the machine's name, not a regex capture.
+    ['$hostname', 'variable'],
+    ['$request_uri$1', 'variable'],
+    ['${1}', 'variable'],
     ['$request_urix', 'variable'],
     ['plain-text', 'no variable'],
     ['{$host}', 'character'],

@@ -10,7 +10,8 @@ import { rule } from './rule.js';
 /**
  * Variables a hash key may name: what nginx knows for every request before it picks an endpoint
  * (core, realip, SSL), besides the prefixes below. Anything else is refused here rather than by
- * `nginx -t` ("unknown variable"), and none of our own `i2n_` variables is reachable.
+ * `nginx -t` ("unknown variable"), and none of our own `i2n_` variables is reachable. Not `$hostname`
+ * (the machine's name, alike for every request) nor regex captures (`$1`: whatever regex ran last).
  */
 const requestVariables = new Set([
   'args',
@@ -19,7 +20,6 @@ const requestVariables = new Set([
   'content_type',
   'document_uri',
   'host',
-  'hostname',
   'http2',
   'https',
   'is_args',
@@ -70,7 +70,6 @@ export function hashKeyVariables(value: string): { ok: true; variables: string[]
 }
 
 function isRequestVariable(name: string): boolean {
-  if (/^[1-9]$/.test(name)) return true;
   if (requestVariables.has(name)) return true;
   return requestVariablePrefixes.some((prefix) => name.startsWith(prefix) && /^[a-z0-9_]+$/i.test(name.slice(prefix.length)));
 }
