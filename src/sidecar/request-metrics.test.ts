@@ -132,10 +132,13 @@ describe('request lines', () => {
         'h|r1|099|GET|80|0.001|100|0.000|0.001|0.001||shop.example.test',
         'h|nope|200|GET|80|0.001|100|0.000|0.001|0.001||shop.example.test',
         'x|r1',
-        's|unknown.example.test|200|10|20|0.5',
+        'c|200|10|20|0.5|unknown.example.test',
+        'c|200|10|20',
+        // The format before the SNI moved last: its lines are not read.
+        's|vault.example.test|200|10|20|0.5',
       ].join('\n'),
     );
-    expect(dropped).toEqual(['malformed', 'malformed', 'malformed', 'unknown-route', 'malformed', 'unknown-server-name']);
+    expect(dropped).toEqual(['malformed', 'malformed', 'malformed', 'unknown-route', 'malformed', 'unknown-server-name', 'malformed', 'malformed']);
     expect(samples(metrics).size).toBe(0);
   });
 
@@ -147,7 +150,7 @@ describe('request lines', () => {
 
   it('count passthrough connections per SNI name served, with bytes both ways and the session duration', () => {
     const { metrics } = counting();
-    metrics.handleLines(['s|vault.example.test|200|100|2000|1.500', 's|vault.example.test|502|10|0|0.001', 's|a.db.example.test|200|5|6|0.020'].join('\n'));
+    metrics.handleLines(['c|200|100|2000|1.500|vault.example.test', 'c|502|10|0|0.001|vault.example.test', 'c|200|5|6|0.020|a.db.example.test'].join('\n'));
     const s = samples(metrics);
     const vault = `${constant},server_name="vault.example.test"`;
     expect(s.get(`ingress2nginx_passthrough_connections_total{${vault},status="200"}`)).toBe(1);

@@ -196,7 +196,7 @@ export class RequestMetrics {
   handleLines(text: string): void {
     for (const line of text.split('\n')) {
       if (line.startsWith('h|')) this.handleRequest(line);
-      else if (line.startsWith('s|')) this.handleConnection(line);
+      else if (line.startsWith('c|')) this.handleConnection(line);
       else this.options.onLineDropped('malformed');
     }
   }
@@ -254,8 +254,21 @@ export class RequestMetrics {
     return { series, method: method !== loggedMethod, host: servedHost === undefined };
   }
 
+  /**
+   * One passthrough line: `c|status|received|sent|duration|sni`. The SNI is the client's own bytes (nginx
+   * escapes only control bytes, quotes and backslashes), so it comes last and is the rest of the line:
+   * a bar in it stays in it and cannot move another field.
+   */
   private handleConnection(line: string): void {
-    const [, sni = '', status = '', received = '', sent = '', duration = ''] = line.split('|');
+    const fields: string[] = [];
+    let start = 2;
+    for (let at = line.indexOf('|', start); at >= 0 && fields.length < 4; at = line.indexOf('|', start)) {
+      fields.push(line.slice(start, at));
+      start = at + 1;
+    }
+    if (fields.length < 4) return this.options.onLineDropped('malformed');
+    const [status = '', received = '', sent = '', duration = ''] = fields;
+    const sni = line.slice(start);
     const serverName = this.servedName(sni, this.passthroughNames);
     if (serverName === undefined) return this.options.onLineDropped('unknown-server-name');
     let series = this.connections.get(serverName);

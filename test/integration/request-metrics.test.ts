@@ -196,6 +196,18 @@ describe('request metrics', () => {
     expect(await sidecar.metrics()).not.toContain('a.db.example.test');
   });
 
+  it("never counts a forged SNI under another name: a bar in the client's name stays in the name (issue 37)", async () => {
+    const vault = { ...controller, server_name: 'vault.example.test' };
+    const db = { ...controller, server_name: '*.db.example.test' };
+    const before = await sidecar.metric('ingress2nginx_passthrough_received_bytes_total', vault);
+    const dbBefore = await sidecar.metric('ingress2nginx_passthrough_session_duration_seconds_count', db);
+    // Routed by the wildcard *.db.example.test; read the old way, its first field was vault's name.
+    const forged = 'vault.example.test|200|3000000000|3000000000|1|x.db.example.test';
+    expect((await tlsProbe({ port: sidecar.httpsPort, servername: forged, send: 'hello\n' })).outcome).not.toBe('error');
+    expect(await eventually(() => sidecar.metric('ingress2nginx_passthrough_session_duration_seconds_count', db), (n) => n >= dbBefore + 1)).toBe(dbBefore + 1);
+    expect(await sidecar.metric('ingress2nginx_passthrough_received_bytes_total', vault)).toBe(before);
+  });
+
   it('exports nginx\'s connections, requests and processes, and the reloads, under ingress-nginx\'s names', async () => {
     const sample = (name: string, labels: Record<string, string> = {}) => sidecar.metric(`nginx_ingress_controller_${name}`, { ...controller, ...labels });
     expect(await sample('nginx_process_num_procs')).toBeGreaterThanOrEqual(2);
