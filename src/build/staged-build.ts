@@ -5,6 +5,7 @@ import type { TranslateOptions } from '../translate/options.js';
 import { checkConfig, type NginxCheck } from '../apply/check.js';
 import { buildChecked } from './quarantine.js';
 import type { OutputFolder, Staged } from '../apply/write.js';
+import { busyPortProblem, type ListenedPort } from './listen-ports.js';
 
 export interface StagedBuild {
   readonly result: BuildResult;
@@ -28,6 +29,11 @@ export interface StageBuildContext {
   readonly serving?: ReadonlySet<string>;
   /** Stops a search in progress (the process is stopping): the next check throws. */
   readonly signal?: AbortSignal;
+  /**
+   * Ports another process holds (a reload failed on them after `nginx -t` passed): a config that binds
+   * one fails the check as a config nginx refuses does, so the search leaves out whoever asks for it.
+   */
+  readonly busyPorts?: readonly ListenedPort[];
 }
 
 /**
@@ -42,7 +48,7 @@ export async function stageBuild(
   snapshot: Snapshot,
   options: TranslateOptions,
   nginxBin: string | undefined,
-  { first, serving, signal }: StageBuildContext = {},
+  { first, serving, signal, busyPorts = [] }: StageBuildContext = {},
 ): Promise<StagedBuild> {
   if (nginxBin === undefined) {
     const result = first ?? build(snapshot, options);
@@ -63,7 +69,9 @@ export async function stageBuild(
       }
       const staged = await folder.stage(candidate.files);
       stagings.set(candidate, staged);
-      const nginx = await checkConfig(staged.dir, candidate.model.runDir, nginxBin);
+      const checked = await checkConfig(staged.dir, candidate.model.runDir, nginxBin);
+      const busy = checked.ok ? busyPortProblem(candidate.model, busyPorts) : undefined;
+      const nginx = busy === undefined ? checked : { ok: false, output: busy };
       if (!nginx.ok) firstRejected ??= candidate;
       return { ok: nginx.ok, output: nginx.output.split(resolve(staged.dir)).join(folder.rejectedDir) };
     },

@@ -10,6 +10,8 @@ import { ChangeCoalescer } from './coalesce.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { waitForGeneration, type NginxDriver } from './nginx.js';
+import { addedPorts, listenedPorts, type ListenedPort } from '../build/listen-ports.js';
+import { portsInUse } from './port-probe.js';
 
 /** What the reconciler reads the cluster through (the cluster source, or a test's stand-in). */
 export interface SnapshotSource {
@@ -107,6 +109,8 @@ export class Reconciler {
    * blames one that has not changed since for a newcomer's failure.
    */
   private servedVersions = new Map<string, string>();
+  /** The ports the config nginx serves binds; unknown for a config adopted at start until a round builds it again. */
+  private servedPorts: readonly ListenedPort[] | undefined;
   /** Resources nginx rejected, kept out while they stay at the same resourceVersion. */
   private quarantine = new Map<string, { resourceVersion: string; message: string }>();
   /** Errors reported in the log by the last round, so that each is logged when it appears, not every round. */
@@ -198,6 +202,7 @@ export class Reconciler {
     if (first.generation === this.applied?.generation && this.serving) {
       metrics.renderDuration.observe(phases.buildMs / 1000);
       this.refused = undefined;
+      this.servedPorts = listenedPorts(first.model);
       await this.finish({ result: first, diagnostics: first.diagnostics, applied: true });
       return;
     }
@@ -213,7 +218,8 @@ export class Reconciler {
       reloadFailed = await this.reloadFirst(snapshot, first, phases);
       if (!reloadFailed || this.stopped) return;
     }
-    await this.checkedRound(snapshot, options, first, phases, reloadFailed);
+    const busy = reloadFailed ? await this.busyPorts(first) : [];
+    await this.checkedRound(snapshot, options, first, phases, reloadFailed, busy);
   }
 
   /**
@@ -249,15 +255,25 @@ export class Reconciler {
   /**
    * Stages the build, checks it with `nginx -t` (leaving out what nginx rejects), then writes and
    * reloads it. After a reload-first that failed (`reloadFailed`), a config that passes the check
-   * unchanged is not reloaded again: nginx refused it for a reason the check cannot see.
+   * unchanged is not reloaded again: nginx refused it for a reason the check cannot see. A config that
+   * binds one of `busyPorts` fails the check too, so what asks for a port another process holds is
+   * searched out and left out; a reload that fails after the check looks for such ports once.
    */
-  private async checkedRound(snapshot: Snapshot, options: TranslateOptions, first: BuildResult, phases: Phases, reloadFailed: ReloadOutcome | undefined): Promise<void> {
+  private async checkedRound(
+    snapshot: Snapshot,
+    options: TranslateOptions,
+    first: BuildResult,
+    phases: Phases,
+    reloadFailed: ReloadOutcome | undefined,
+    busyPorts: readonly ListenedPort[] = [],
+  ): Promise<void> {
     const { folder, log, metrics } = this.options;
     const checking = performance.now();
     const built = await stageBuild(folder, snapshot, options, this.options.nginxBin, {
       first,
       serving: unchangedSinceServed(this.servedVersions, snapshot),
       signal: this.stopping.signal,
+      busyPorts,
     });
     phases.checkMs = performance.now() - checking;
     if (this.stopped) return;
@@ -307,7 +323,25 @@ export class Reconciler {
     this.refused = { generation: first.generation, failure };
     log.error(`${failure}; restoring the last good config`, { generation: result.generation });
     await this.restore(commit, result.model.controlSocket);
+    if (busyPorts.length === 0 && !this.stopped) {
+      const busy = await this.busyPorts(result);
+      if (busy.length > 0) return this.checkedRound(snapshot, options, first, phases, reload, busy);
+    }
     await this.finish({ result, diagnostics: result.diagnostics, applied: false, failure });
+  }
+
+  /**
+   * The ports `result` binds anew that another process in the Pod holds: the usual reason a reload fails
+   * though `nginx -t` passed (it never binds). Ports nginx binds already are not probed; while it serves
+   * a config whose ports are not known (adopted at start), none is.
+   */
+  private async busyPorts(result: BuildResult): Promise<ListenedPort[]> {
+    if (this.serving && this.servedPorts === undefined) return [];
+    const busy = await portsInUse(addedPorts(listenedPorts(result.model), this.servedPorts ?? []));
+    if (busy.length > 0) {
+      this.options.log.warn('the config binds ports another process holds; leaving out what asks for them', { ports: busy.map((p) => `${p.port}/${p.protocol}`) });
+    }
+    return busy;
   }
 
   /** nginx serves `result`: forget the files it replaced, count and log it. */
@@ -321,6 +355,7 @@ export class Reconciler {
     const { folder, log, metrics } = this.options;
     await folder.dropPrevious(commit);
     this.applied = { generation: result.generation };
+    this.servedPorts = listenedPorts(result.model);
     this.servedVersions = servedVersions(snapshot, this.quarantine);
     this.refused = undefined;
     this.lastReloadTook = true;

@@ -120,8 +120,13 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
   const controller = { namespace: io.env['POD_NAMESPACE'] ?? access.namespace, class: options.translate.ingressClass, pod: io.env['POD_NAME'] ?? hostname() };
   const requests = await startRequestMetrics(options, controller, nginx.configureArguments, metrics, cleanups);
+  // The Pod's own ports: no Gateway listener or TCP service may take them (nginx -t never binds, the reload would fail).
+  const reservedPorts = new Map(options.translate.reservedPorts);
+  const reserveMetricsPort = (port: number) => reservedPorts.set(port, `the sidecar's metrics and probes port (--metrics-address ${options.metricsHost}:${port})`);
+  if (options.metricsPort !== 0) reserveMetricsPort(options.metricsPort);
   const translate = {
     ...options.translate,
+    reservedPorts,
     ...requests?.translate,
     // One cache for every build: a Secret's pair is parsed again only when its texts change.
     keyPairs: new KeyPairCache(),
@@ -198,6 +203,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     serveMetrics(metrics, { healthy: () => true, ready: () => reconciler.ready }, options.metricsHost, options.metricsPort),
   );
   cleanups.push(() => server.close());
+  reserveMetricsPort(server.port);
   io.onListening?.(server.port);
   log.info('metrics and probes listening', { address: `${options.metricsHost}:${server.port}` });
   if (stop.aborted) return;

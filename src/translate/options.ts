@@ -18,6 +18,11 @@ export interface TranslateOptions {
   readonly udpServicesConfigMap?: string;
   /** Snippets, off unless allowed (see ingress/snippets.ts). */
   readonly snippets?: SnippetOptions;
+  /**
+   * `namespace/name` of the Service (its first port) that answers what no Ingress path matches and the
+   * controller ConfigMap's `custom-http-errors` (`--default-backend-service`); else nginx answers 404.
+   */
+  readonly defaultBackendService?: string;
   /** `namespace/name` of the default certificate Secret, if any; else the bundled fallback. */
   readonly defaultCertificate?: string;
   /**
@@ -51,6 +56,12 @@ export interface TranslateOptions {
   readonly upstreams?: 'service' | 'endpoints';
   readonly httpPort: number;
   readonly httpsPort: number;
+  /**
+   * Ports the Pod already uses besides nginx's (the sidecar's metrics and probes port), with what uses
+   * each: no Gateway listener or TCP/UDP service may take one. `nginx -t` never binds, so only the
+   * reload would find out, and nginx refuses every reload after that.
+   */
+  readonly reservedPorts?: ReadonlyMap<number, string>;
   /** Absolute directory for pid file, unix sockets and temp files. */
   readonly runDir: string;
   readonly nginxVersion: string;

@@ -25,7 +25,7 @@ import { SecretFiles, type Reference } from './secrets/secret-files.js';
 import { StreamMemo } from './settle/sni-memo.js';
 import { RedirectServerMemo } from './dataplane/redirect-server.js';
 import { ResourceChangeCache } from './memo/resource-changes.js';
-import { streamServices, type StreamServices } from './dataplane/stream-services.js';
+import { streamServices, tcpServicePorts, type StreamServices } from './dataplane/stream-services.js';
 import type { NamespacedName } from './ingress/annotations/references.js';
 import { VirtualHostMemo } from './memo/virtual-host-memo.js';
 import type { LogLabelsMemo } from './dataplane/request-log.js';
@@ -109,6 +109,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   const features = nginxFeatures(options.nginxVersion);
   const ingress = ingressClaims(inputs, options, features, report, memo);
   const gateways = planGateways({
+    operatorPorts: operatorPorts(inputs, options),
     objects: inputs.objects,
     resources: inputs.resources,
     secrets,
@@ -212,6 +213,7 @@ function tcpUdpServices(inputs: Inputs, gateways: GatewayPlan, options: Translat
     ...(options.udpServicesConfigMap !== undefined && { udp: options.udpServicesConfigMap }),
     reservedPorts: new Map([
       ...gateways.ports.map((p): [number, string] => [p.port, 'a Gateway listener port']),
+      ...(options.reservedPorts ?? []),
       [options.httpsPort, 'the HTTPS port (--https-port)'],
       [options.httpPort, 'the HTTP port (--http-port)'],
     ]),
@@ -219,4 +221,16 @@ function tcpUdpServices(inputs: Inputs, gateways: GatewayPlan, options: Translat
     trustedProxies: inputs.settings.proxyRealIpCidr,
     report,
   });
+}
+
+/**
+ * Ports a Gateway listener may not take: operator configuration outranks tenants. The TCP services'
+ * ports (those on the HTTP and HTTPS ports are refused themselves) and the Pod's own ports.
+ */
+function operatorPorts(inputs: Inputs, options: TranslateOptions): Map<number, string> {
+  const tcp = tcpServicePorts(inputs.resources, options.tcpServicesConfigMap).filter((port) => port !== options.httpPort && port !== options.httpsPort);
+  return new Map([
+    ...tcp.map((port): [number, string] => [port, `a TCP service port of ConfigMap ${options.tcpServicesConfigMap ?? ''} (--tcp-services-configmap)`]),
+    ...(options.reservedPorts ?? []),
+  ]);
 }

@@ -36,6 +36,18 @@ export interface StreamServices {
 
 type Protocol = StreamService['protocol'];
 
+/**
+ * The ports the TCP services ConfigMap gives out, whatever their entries say: the operator holds them,
+ * so a Gateway listener may not take one (the entry's own checks come later, in `streamServices`).
+ */
+export function tcpServicePorts(resources: Resources, tcp: string | undefined): number[] {
+  const configMap = tcp === undefined ? undefined : resources.configMaps.get(tcp);
+  return Object.keys(configMap?.spec ?? {})
+    .filter((port) => portKey.test(port) && Number(port) <= 65535)
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
 /** A port as ingress-nginx's key: decimal, without leading zeros (two spellings of one port would collide). */
 const portKey = /^[1-9][0-9]{0,4}$/;
 

@@ -48,6 +48,11 @@ export interface GatewayContext {
   /** Where the http servers listen: HTTP and HTTPS listeners are served on these ports only. */
   readonly httpPort?: number;
   readonly httpsPort?: number;
+  /**
+   * Ports the operator's configuration holds (the Pod's own ports, TCP services), with what holds each:
+   * a listener there is not accepted (PortUnavailable), since operator configuration outranks tenants.
+   */
+  readonly operatorPorts?: ReadonlyMap<number, string>;
   /** nginx's run directory (the server answering 500 for unusable HTTPRoute backends listens there). */
   readonly runDir?: string;
 }
@@ -69,6 +74,7 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     plainHttpPorts: ctx.plainHttpPorts ?? [],
     ...(ctx.httpPort !== undefined && { httpPort: ctx.httpPort }),
     ...(ctx.httpsPort !== undefined && { httpsPort: ctx.httpsPort }),
+    operatorPorts: ctx.operatorPorts ?? new Map(),
   });
   const policies = new BackendTlsPolicies(inputs.policies, ctx);
   const once = new OnceReporter(report);

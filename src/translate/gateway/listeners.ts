@@ -59,6 +59,8 @@ export interface ListenerContext {
   /** Where the http servers listen (`--http-port`, `--https-port`): HTTP and HTTPS listeners are served there only. */
   readonly httpPort?: number;
   readonly httpsPort?: number;
+  /** Ports the operator's configuration holds, with what holds each: no listener is accepted there. */
+  readonly operatorPorts: ReadonlyMap<number, string>;
 }
 
 const noConflicts = condition('Conflicted', 'False', 'NoConflicts', 'No conflicts');
@@ -100,7 +102,7 @@ function evaluateListener(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index
   } as const;
 
   const protocol = spec.protocol.toUpperCase();
-  const unusable = protocolProblem(protocol, spec, ctx);
+  const unusable = protocolProblem(protocol, spec, ctx) ?? operatorPortProblem(spec, ctx);
   if (unusable) {
     reportReason(ctx.report, object, unusable.reason, `listener ${spec.name}: ${unusable.message}`, [...path, unusable.field]);
     return {
@@ -333,6 +335,16 @@ function protocolProblem(
         field: 'protocol',
       };
   }
+}
+
+/**
+ * A port the operator's configuration holds (a TCP service, the sidecar's own ports) is not the tenant's
+ * to take: the listener is not accepted, with the Gateway API's reason for a port that cannot be used.
+ */
+function operatorPortProblem(spec: ListenerSpec, ctx: ListenerContext): { reason: string; message: string; field: 'port' } | undefined {
+  const holder = ctx.operatorPorts.get(spec.port);
+  if (holder === undefined) return undefined;
+  return { reason: 'PortUnavailable', message: `port ${spec.port} is ${holder}, which the operator's configuration holds; move the listener to another port`, field: 'port' };
 }
 
 /** `allowedRoutes.namespaces`: Same (default), All, or Selector over the labels of Namespaces in the input. */

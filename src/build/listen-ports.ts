@@ -1,0 +1,42 @@
+import type { NginxConfig } from '../model/nginx.js';
+
+/** A port nginx binds on every address (`listen PORT`), by protocol. */
+export interface ListenedPort {
+  readonly port: number;
+  readonly protocol: 'tcp' | 'udp';
+}
+
+/**
+ * The ports a config makes nginx bind, sorted: plain HTTP, HTTPS when it is not behind the SNI front, the
+ * SNI fronts, and the TCP/UDP services. Unix sockets and the loopback addresses that share a front's port
+ * are left out: nginx binds nothing more for them that another process could hold.
+ */
+export function listenedPorts(model: NginxConfig): ListenedPort[] {
+  const tcp = [
+    model.http.httpPort,
+    ...model.http.httpsListeners.filter((l) => /^[0-9]+$/.test(l.address)).map((l) => Number(l.address)),
+    ...model.stream.frontends.map((f) => f.port),
+    ...model.stream.services.filter((s) => !s.udp).map((s) => s.port),
+  ];
+  const udp = model.stream.services.filter((s) => s.udp).map((s) => s.port);
+  const ports = [...new Set(tcp)].map((port): ListenedPort => ({ port, protocol: 'tcp' }));
+  ports.push(...[...new Set(udp)].map((port): ListenedPort => ({ port, protocol: 'udp' })));
+  return ports.sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : a.protocol > b.protocol ? 1 : 0));
+}
+
+/** The ports of `ports` that `served` does not bind already. */
+export function addedPorts(ports: readonly ListenedPort[], served: readonly ListenedPort[]): ListenedPort[] {
+  const known = new Set(served.map((p) => `${p.protocol}/${p.port}`));
+  return ports.filter((p) => !known.has(`${p.protocol}/${p.port}`));
+}
+
+/**
+ * Why nginx could not load `model` when another process holds one of `busy`: a reload binds every new
+ * port and fails with "Address already in use", which `nginx -t` never sees (it binds nothing).
+ */
+export function busyPortProblem(model: NginxConfig, busy: readonly ListenedPort[]): string | undefined {
+  const held = new Set(busy.map((p) => `${p.protocol}/${p.port}`));
+  const clash = listenedPorts(model).find((p) => held.has(`${p.protocol}/${p.port}`));
+  if (!clash) return undefined;
+  return `port ${clash.port} (${clash.protocol}) is in use by another process in the Pod: nginx's reload cannot bind it (Address already in use), which nginx -t does not check`;
+}
