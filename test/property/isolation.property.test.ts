@@ -9,7 +9,8 @@ import type { Location, NginxConfig } from '../../src/model/nginx.js';
 import { build } from '../../src/build/build.js';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import type { TranslateOptions } from '../../src/translate/options.js';
-import { configMap, gateway, object, passthrough, tlsRoute } from '../support/gateway.js';
+import { listenedPorts } from '../../src/build/listen-ports.js';
+import { configMap, gateway, object, passthrough, terminate, tlsRoute } from '../support/gateway.js';
 import { checkBuiltFiles, requireNginx } from '../support/nginx.js';
 import { createCa, issueCertificate } from '../support/pki.js';
 import { daysFromTestNow, testTranslateOptions } from '../support/options.js';
@@ -22,7 +23,9 @@ import { daysFromTestNow, testTranslateOptions } from '../support/options.js';
  *   wildcard claim stays terminated;
  * - an Ingress about which nothing is reported is served as written;
  * - with first-namespace-owns-host, every location of a host (Ingress or HTTPRoute) is of the namespace
- *   of the oldest resource that asks for the host.
+ *   of the oldest resource that asks for the host;
+ * - operator ports outrank tenants: no tenant Gateway listener takes a port of the TCP services
+ *   ConfigMap, and nothing nginx binds is a port the Pod already uses (`reservedPorts`).
  * `I2N_PROPERTY_RUNS` sets the number of cases (`npm run test:property` runs many more).
  */
 
@@ -176,8 +179,31 @@ interface HttpRouteCase {
 /** Paths no HTTPRoute may serve: they must be refused, and must not take anything with them. */
 const hostileRoutePaths = [`/${marker}"`, `/a;${marker}`, `/${marker} {`];
 
+/** A tenant's Gateway listener on a port that may be nginx's, the operator's or the Pod's. */
+interface ListenerCase {
+  readonly namespace: (typeof namespaces)[number];
+  readonly port: (typeof listenerPorts)[number];
+  readonly mode: 'Passthrough' | 'Terminate';
+  readonly hostname?: string;
+}
+
+/** The Pod's metrics port, reserved. */
+const metricsPort = 10254;
+/**
+ * Ports a tenant listener may ask for: the HTTP port, the operator's, free ones, the metrics port (not
+ * the HTTPS port, where a tenant's host name would change who holds the names the checks above follow).
+ */
+const listenerPorts = [80, 5432, 8443, 9443, metricsPort] as const;
+
+/** TCP/UDP services entries: valid, broken, and hostile ones (with the marker) in keys and values. */
+const streamKeys = ['80', '443', '5432', '8443', '9443', '10254', '0053', marker] as const;
+const streamValues = ['team-a/web:80', 'team-b/web:443:PROXY', 'team-c/web:80::PROXY', 'team-a/missing:80', 'team-a/web', `team-a/web:80:${marker}`, `${marker}/web:80`, `team-a/web:${marker}`];
+
 interface World {
   readonly ingresses: readonly IngressCase[];
+  readonly listeners: readonly ListenerCase[];
+  readonly tcpServices: Readonly<Record<string, string>>;
+  readonly udpServices: Readonly<Record<string, string>>;
   readonly routes: readonly RouteCase[];
   readonly httpRoutes: readonly HttpRouteCase[];
   readonly externalName: string;
@@ -221,9 +247,27 @@ const httpRouteCase: fc.Arbitrary<HttpRouteCase> = fc.record(
   { requiredKeys: ['namespace', 'created', 'hostnames', 'paths', 'service'] },
 );
 
+const listenerCase: fc.Arbitrary<ListenerCase> = fc.record(
+  {
+    namespace: fc.constantFrom(...namespaces),
+    port: fc.constantFrom(...listenerPorts),
+    mode: fc.constantFrom('Passthrough', 'Terminate'),
+    hostname: fc.constantFrom(...exactHosts.filter((h) => h !== 'default' && h !== 'include'), ...wildcardHosts),
+  },
+  { requiredKeys: ['namespace', 'port', 'mode'] },
+);
+
+const streamEntries = fc
+  .subarray([...streamKeys], { maxLength: 4 })
+  .chain((keys) => fc.tuple(...keys.map((k) => fc.constantFrom(...streamValues).map((v) => [k, v] as const))))
+  .map((pairs) => Object.fromEntries(pairs));
+
 const world: fc.Arbitrary<World> = fc.record(
   {
     ingresses: fc.array(ingressCase, { minLength: 1, maxLength: 8 }),
+    listeners: fc.array(listenerCase, { maxLength: 3 }),
+    tcpServices: streamEntries,
+    udpServices: streamEntries,
     routes: fc.array(routeCase, { maxLength: 3 }),
     httpRoutes: fc.array(httpRouteCase, { maxLength: 4 }),
     externalName: fc.constantFrom(...externalNames),
@@ -253,10 +297,16 @@ const world: fc.Arbitrary<World> = fc.record(
       { requiredKeys: [] },
     ),
   },
-  { requiredKeys: ['ingresses', 'routes', 'httpRoutes', 'externalName'] },
+  { requiredKeys: ['ingresses', 'listeners', 'tcpServices', 'udpServices', 'routes', 'httpRoutes', 'externalName'] },
 );
 
-const options: TranslateOptions = testTranslateOptions({ resolvers: ['127.0.0.1:9'], runDir });
+const options: TranslateOptions = testTranslateOptions({
+  resolvers: ['127.0.0.1:9'],
+  runDir,
+  tcpServicesConfigMap: 'infra/tcp-services',
+  udpServicesConfigMap: 'infra/udp-services',
+  reservedPorts: new Map([[metricsPort, "the sidecar's metrics port"]]),
+});
 
 let pems: Record<(typeof secrets)[number], { cert: string; key: string }>;
 let scratch: string;
@@ -340,6 +390,14 @@ function toObjects(w: World): SourceObject[] {
       { name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
     ]),
   );
+  w.listeners.forEach((l, index) => {
+    const listener =
+      l.mode === 'Passthrough'
+        ? passthrough(`l${index}`, l.port, l.hostname, { allowedRoutes: { namespaces: { from: 'All' } } })
+        : terminate(`l${index}`, l.port, l.hostname, [{ name: 'good' }], { allowedRoutes: { namespaces: { from: 'All' } } });
+    objects.push(gateway(l.namespace, `gw-${index}`, [listener], { creationTimestamp: timestamps[index % timestamps.length] }));
+  });
+  objects.push(configMap('infra', 'tcp-services', { ...w.tcpServices }), configMap('infra', 'udp-services', { ...w.udpServices }));
   w.httpRoutes.forEach((r, index) => {
     const rules = r.paths.map((value) => ({
       matches: [{ path: { type: 'PathPrefix', value } }],
@@ -527,6 +585,18 @@ function chooseLocation(locations: readonly Location[], uri: string): Location |
   return regex ?? prefix;
 }
 
+/**
+ * Operator configuration outranks tenants: no SNI front (a Gateway listener's port, or the HTTPS port)
+ * is on a port the TCP services ConfigMap gives out, except nginx's own HTTP and HTTPS ports, which those
+ * entries may not take; nothing nginx binds is a port the Pod already uses.
+ */
+function checkOperatorPorts(w: World, model: NginxConfig): void {
+  const own = [options.httpPort, options.httpsPort];
+  const operator = Object.keys(w.tcpServices).filter((port) => /^[1-9][0-9]*$/.test(port) && !own.includes(Number(port)));
+  for (const frontend of model.stream.frontends) expect(operator, `SNI front on the TCP service port ${frontend.port}`).not.toContain(String(frontend.port));
+  for (const port of listenedPorts(model)) expect(options.reservedPorts?.has(port.port), `nginx binds the reserved port ${port.port}`).toBe(false);
+}
+
 describe('random mixes of valid and broken resources', () => {
   it(`always load, never leak input text into nginx.conf, never lose a host to a newer claim (${runs} cases)`, async () => {
     const nginx = requireNginx();
@@ -545,6 +615,7 @@ describe('random mixes of valid and broken resources', () => {
           expect(file.contents.includes(marker) || file.path.includes(marker), file.path).toBe(false);
         }
         checkOwnership(w, result.model, result.diagnostics);
+        checkOperatorPorts(w, result.model);
         checkCleanIngresses(w, result.model, result.diagnostics);
         const check = await checkBuiltFiles(result.files, runDir);
         expect(check.output).toBe('');
