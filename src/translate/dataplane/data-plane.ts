@@ -11,6 +11,7 @@ import type { OutputFile, TlsFiles } from '../../model/files.js';
 import {
   generationPlaceholder,
   type CertificateMap,
+  type ControllerErrorPages,
   type Directive,
   type ForwardedHeaders,
   type Handoff,
@@ -23,6 +24,7 @@ import {
 } from '../../model/nginx.js';
 import { withFields } from '../../model/objects.js';
 import { internalErrorServer, type ResolvedBackend } from '../backends.js';
+import { authKeepaliveShares } from './auth-keepalive.js';
 import { directiveSlices, httpDirectiveSlices } from '../ingress/annotations/directive-slices.js';
 import { hstsHeaderValue, type ControllerSettings } from '../ingress/configmap.js';
 import type { HttpExtensionRegistry } from '../settle/extensions.js';
@@ -79,6 +81,8 @@ export interface DataPlaneInput {
   readonly snippets: ConfigMapSnippets & { readonly streamSnippets: readonly string[] };
   /** The header ConfigMaps the controller ConfigMap names (`add-headers`, `proxy-set-headers`, `hide-headers`). */
   readonly headers: HeaderDefaults;
+  /** The controller ConfigMap's `custom-http-errors`, answered by the controller's default backend. */
+  readonly controllerErrorPages?: ControllerErrorPages;
   /** What the builds before this one labelled (the cluster mode keeps one). */
   readonly logLabels?: LogLabelsMemo;
   /** What the builds before this one found in each host's locations (the cluster mode keeps one). */
@@ -184,7 +188,11 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     input.redirectServer,
   );
   // The default server's and every host's; the hosts after sharing hold the same locations arrays.
-  const facts = [factsOf(hosts.defaultLocations), ...hosts.virtualHosts.map((host) => factsOf(host.locations))];
+  const facts = [
+    factsOf(hosts.defaultLocations),
+    ...hosts.virtualHosts.map((host) => factsOf(host.locations)),
+    ...(input.controllerErrorPages ? [factsOf(input.controllerErrorPages.locations)] : []),
+  ];
   const serverNameHash = hashSizes(hosts.virtualHosts.map((h) => h.serverName));
   const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
   const hstsHeader = hstsHeaderValue(settings);
@@ -219,6 +227,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
       rejectHandshake: settings.sslRejectHandshake,
       locations: hosts.defaultLocations,
     },
+    ...(input.controllerErrorPages && { controllerErrorPages: input.controllerErrorPages }),
     virtualHosts: shared.virtualHosts,
     ...(shared.redirectServer && { redirectServer: shared.redirectServer }),
     notFoundServerNames: shared.notFoundServerNames,
@@ -336,6 +345,7 @@ function httpUpstreams(
     .map((name) => backends.get(name))
     .filter((backend): backend is ResolvedBackend => backend !== undefined && backend.runtimeName === undefined);
   const keepalive = keepalivePerUpstream(settings.upstreamKeepaliveConnections, upstreams.length);
+  const authShares = authKeepaliveShares(upstreams);
   const block = (backend: ResolvedBackend): HttpUpstream => ({
     name: backend.upstream,
     ...(backend.balancing?.hashKey !== undefined && { hashKey: backend.balancing.hashKey }),
@@ -343,9 +353,12 @@ function httpUpstreams(
     servers: backend.servers,
     keepalive,
     ...backend.keepalive,
+    ...(backend.keepalive && { keepalive: authShares.get(backend.upstream) ?? backend.keepalive.keepalive }),
     comment: backend.description,
   });
-  return upstreams.map(memo ? memo.in(String(keepalive), block) : block);
+  const memoized = memo ? memo.in(String(keepalive), block) : block;
+  // An auth block's share depends on its namespace's other auth blocks: never kept across builds.
+  return upstreams.map((backend) => (backend.keepalive ? block(backend) : memoized(backend)));
 }
 
 /** Upstream names in `compareUpstreamNames` order: from the last build's order with a memo, else sorted. */

@@ -252,7 +252,7 @@ export const authKeepaliveAnnotations = {
     schema: integerInRange(0, 10_000),
     defaultValue: 0,
     accepted: 'an integer from 0 (off) to 10000',
-    note: 'above 0, an auth service that is a Service of the input gets an upstream block of its own keeping this many idle connections (with `auth-keepalive-requests` and `auth-keepalive-timeout`), as ingress-nginx builds it; another target (an address, a name looked up per request) gets a connection per subrequest, with a warning. With `0`, a Service target is still reached through its Service\'s block, kept alive as ConfigMap `upstream-keepalive-connections` says (ingress-nginx opens a connection per subrequest). Connections are reused when the auth service answers without a body, as auth services do',
+    note: 'above 0, an auth service that is a Service of the input gets an upstream block of its own keeping this many idle connections (with `auth-keepalive-requests` and `auth-keepalive-timeout`), as ingress-nginx builds it. nginx allocates every block\'s connections when it loads the config, so the auth blocks of one namespace (the auth Service\'s) keep 10,000 connections at most together, and all namespaces\' 32,000: past that each block\'s count is scaled down alike (never below 1); another target (an address, a name looked up per request) gets a connection per subrequest, with a warning. With `0`, a Service target is still reached through its Service\'s block, kept alive as ConfigMap `upstream-keepalive-connections` says (ingress-nginx opens a connection per subrequest). Connections are reused when the auth service answers without a body, as auth services do',
   }),
   requests: rule({
     name: 'auth-keepalive-requests',
