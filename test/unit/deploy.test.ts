@@ -49,6 +49,7 @@ const models: Record<string, { module: string; name: string }> = {
   Service: { module: 'v1/Service', name: 'Service' },
   Deployment: { module: 'apps/v1/Deployment', name: 'Deployment' },
   PodDisruptionBudget: { module: 'policy/v1/PodDisruptionBudget', name: 'PodDisruptionBudget' },
+  NetworkPolicy: { module: 'networking.k8s.io/v1/NetworkPolicy', name: 'NetworkPolicy' },
   IngressClass: { module: 'networking.k8s.io/v1/IngressClass', name: 'IngressClass' },
   ClusterRole: { module: 'rbac.authorization.k8s.io/v1/ClusterRole', name: 'ClusterRole' },
   ClusterRoleBinding: { module: 'rbac.authorization.k8s.io/v1/ClusterRoleBinding', name: 'ClusterRoleBinding' },
@@ -208,6 +209,30 @@ describe('deploy/ for a first day in production', () => {
     expect(expandedArgs(containerOf(deploymentOf(base), 'ingress2nginx'))).toEqual(expect.arrayContaining(['--ingress-class=ingress2nginx', '--update-status=true']));
     expect(classes(takeover)).toEqual([]);
     expect(expandedArgs(containerOf(deploymentOf(takeover), 'ingress2nginx'))).toEqual(expect.arrayContaining(['--ingress-class=nginx', '--update-status=false']));
+  });
+
+  it("keeps /metrics (every tenant's hosts and rates) to the monitoring namespace and every other port open, in both kustomizations", () => {
+    for (const manifests of [base, takeover]) {
+      const deployment = deploymentOf(manifests);
+      const policy = manifests.find((m) => m.kind === 'NetworkPolicy') as Manifest & {
+        spec: { podSelector: unknown; policyTypes: string[]; ingress: { from?: unknown[]; ports: { protocol: string; port: number | string; endPort?: number }[] }[] };
+      };
+      expect(policy, 'a NetworkPolicy').toBeDefined();
+      expect(policy.spec.podSelector).toEqual({ matchLabels: deployment.spec.selector.matchLabels });
+      expect(policy.spec.policyTypes).toEqual(['Ingress']);
+      const sidecar = containerOf(deployment, 'ingress2nginx') as Container & { ports: { name: string; containerPort: number }[] };
+      const metrics = sidecar.ports.find((p) => p.name === 'metrics')!.containerPort;
+      const address = expandedArgs(sidecar).find((arg) => arg.startsWith('--metrics-address'));
+      expect(address === undefined ? 10254 : Number(address.split(':').pop())).toBe(metrics);
+      const opens = (rule: (typeof policy.spec.ingress)[number], protocol: string, port: number) =>
+        rule.ports.some((p) => p.protocol === protocol && (p.port === port || (p.port === 'metrics' && port === metrics) || (typeof p.port === 'number' && p.port <= port && port <= (p.endPort ?? p.port))));
+      const fromAnywhere = policy.spec.ingress.filter((rule) => rule.from === undefined);
+      const fromMonitoring = policy.spec.ingress.filter((rule) => rule.from !== undefined);
+      for (const port of [1, 80, 443, 5432, metrics - 1, metrics + 1, 65535]) expect(fromAnywhere.some((rule) => opens(rule, 'TCP', port)), `TCP ${port}`).toBe(true);
+      expect(fromAnywhere.some((rule) => opens(rule, 'UDP', 53))).toBe(true);
+      expect(fromAnywhere.some((rule) => opens(rule, 'TCP', metrics)), 'metrics open to all').toBe(false);
+      expect(fromMonitoring).toEqual([{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ protocol: 'TCP', port: 'metrics' }] }]);
+    }
   });
 
   it('binds its RBAC to the ServiceAccount the Deployment runs as', () => {
