@@ -96,6 +96,7 @@ const help: Readonly<Record<string, string>> = {
   'proxy-ssl-secret-invalid': 'The proxy-ssl-secret is missing or its ca.crt / client certificate is invalid; the backend answers 503.',
   'proxy-ssl-verify-without-ca': 'proxy-ssl-verify is on without a CA; the backend answers 503 rather than being reached unverified.',
   'stream-service-invalid': 'A TCP/UDP services ConfigMap entry is not "port": "namespace/service:port[:PROXY][:PROXY]"; that port is not served, the other entries are.',
+  'forwarded-headers-trust-all': 'use-forwarded-headers or use-proxy-protocol is on while proxy-real-ip-cidr trusts every peer (its default): any client chooses the address that source ranges, limits and logs see. Set proxy-real-ip-cidr to your load balancers.',
   'stream-service-port-clash': 'A TCP/UDP services entry takes the HTTP or HTTPS port, a port the Pod already uses (the sidecar\'s metrics port), or (UDP) a Gateway listener\'s; that entry is not served. A Gateway listener never takes a TCP entry\'s port: the operator\'s entry wins.',
   'stream-service-backend': 'The Service port of a TCP/UDP services entry cannot be used (missing, another protocol, no endpoints); that port is not served.',
   'stream-service-proxy-ignored': 'PROXY protocol fields apply to TCP services only; in the UDP ConfigMap they are ignored, as ingress-nginx ignores them.',

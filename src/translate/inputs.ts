@@ -12,6 +12,7 @@ import { IndexMemo, indexResources, withoutDuplicates, type Resources } from './
 import { SecretFiles } from './secrets/secret-files.js';
 import { KeyPairCache } from './secrets/key-pairs.js';
 import { headerDefaults, type HeaderDefaults } from './ingress/header-configmaps.js';
+import { forwardedTrustWarnings } from './ingress/forwarded-trust.js';
 import { ingressSnippetScope, withoutSnippetKeys, configMapSnippets, type ConfigMapSnippets, type SnippetScope } from './ingress/snippets.js';
 
 /** What every front end reads: the objects left after duplicates and quarantine, indexed, and the settings. */
@@ -102,6 +103,7 @@ function controllerSettings(
   for (const issue of withoutSnippetKeys(parsed.issues, scope)) report.add(issue.severity, issue.code, configMap.object, issue.message, ['data', issue.key]);
   const snippets = configMapSnippets(configMap.spec, scope);
   for (const problem of snippets.problems) report.error('snippet-invalid', configMap.object, problem.message, ['data', problem.key]);
+  forwardedTrustWarnings(parsed.value, configMap.object, report);
   return { settings: parsed.value, snippets: snippets.snippets, snippetScope: scope };
 }
 
