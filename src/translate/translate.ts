@@ -36,6 +36,7 @@ import { compareUpstreamNames } from './upstream-names.js';
 
 import { readInputs, type Inputs } from './inputs.js';
 import { ingressClaims } from './ingress/index.js';
+import { NamespaceBudget } from './checks/size-budget.js';
 import { settle } from './settle/index.js';
 
 /** Written into route and policy status as the controller that programs them. */
@@ -107,7 +108,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   const inputs = readInputs(snapshot, options, report, memo?.index);
   const { settings, secrets } = inputs;
   const features = nginxFeatures(options.nginxVersion);
-  const ingress = ingressClaims(inputs, options, features, report, memo);
+  // One budget of what nginx must load per namespace, for the Ingresses and then the routes.
+  const sizeBudget = new NamespaceBudget();
+  const ingress = ingressClaims(inputs, options, features, report, memo, sizeBudget);
   const gateways = planGateways({
     operatorPorts: operatorPorts(inputs, options),
     objects: inputs.objects,
@@ -122,6 +125,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
     runDir: options.runDir,
+    sizeBudget,
   });
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;

@@ -12,6 +12,9 @@ import { resourceName } from '../report.js';
 import type { Typed } from '../resources.js';
 import type { ObjectRef } from '../secrets/secret-files.js';
 import { upstreamName } from '../upstream-names.js';
+import { NamespaceBudget, unitsOf } from '../checks/size-budget.js';
+import { compareAge } from '../settle/precedence.js';
+import { httpRouteBudgetWords, httpRouteLoadCost } from './http-route-size.js';
 import { condition } from './conditions.js';
 import { requestMatchOf } from './http-matches.js';
 import { redirectedRequestUri, ruleFilters, rewrittenPath, type PathModifier, type RuleFilters } from './http-filters.js';
@@ -44,6 +47,8 @@ export interface HttpRouteContext extends RouteContext, AttachContext {
   /** BackendTLSPolicies, shared with the TLSRoute Terminate backends (statuses, conflicts). */
   readonly policies: BackendTlsPolicies;
   readonly once: OnceReporter;
+  /** The build's per-namespace budget, shared with the Ingresses (checks/size-budget.ts); one of its own without. */
+  readonly budget?: NamespaceBudget;
 }
 
 /** What a rule's requests go to: a proxy, or a status when nothing can serve them. */
@@ -65,11 +70,18 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
   const claims: RouteClaim[] = [];
   const backends = new Map<string, ResolvedBackend>();
   const statuses: RouteStatus[] = [];
-  for (const route of routes) {
+  const budget = ctx.budget ?? new NamespaceBudget();
+  // Oldest first: a newer route cannot take an older one's share of its namespace's budget.
+  for (const route of [...routes].sort((a, b) => compareAge(a.object, b.object))) {
     const object = route.object;
     const rules = route.spec.rules?.length ? route.spec.rules : [{}];
     const resolved = rules.map((rule, index) => resolveBackendRefs(object, rule.backendRefs ?? [], ['spec', 'rules', index], ctx));
     const outcomes = attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx);
+    const attached = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
+    if (outcomes.length > 0 && !budget.admit(object, unitsOf(httpRouteLoadCost(route.spec, attached.size)), httpRouteBudgetWords, ctx.report)) {
+      statuses.push(tooLargeStatus(object, outcomes));
+      continue;
+    }
     const secured = resolved.map((backends) => securedBackends(object, backends, carryingGateways(outcomes), ctx.policies, ctx.once));
     const unsupported: string[] = [];
     const targets = rules.map((rule, index) => ruleTarget(object, rule, index, (secured[index] as SecuredBackends).backends, ctx, unsupported));
@@ -85,7 +97,7 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
       name: object.metadata.name,
       parents: outcomes.map((o): ParentStatus => ({ ...o.status, conditions: [...o.status.conditions, ...partial] })),
     });
-    const hosts = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
+    const hosts = attached;
     for (const target of targets) if ('backend' in target) backends.set(target.backend.upstream, target.backend);
     for (const target of targets) if ('mirror' in target && target.mirror) backends.set(target.mirror.backend.upstream, target.mirror.backend);
     for (const [host, attachment] of hosts) {
@@ -99,6 +111,17 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     contribution: { passthrough: [], tls, routes: claims, canaries: [] },
     backends: [...backends.values()],
     statuses,
+  };
+}
+
+/** A route past its budget is not served: every parent says so. */
+function tooLargeStatus(object: SourceObject, outcomes: readonly { readonly status: ParentStatus }[]): RouteStatus {
+  const refused = condition('Accepted', 'False', 'UnsupportedValue', 'the route asks nginx to load more than one object, or its namespace, may (see the httproute-too-large or namespace-too-large diagnostic)');
+  return {
+    kind: 'HTTPRoute',
+    namespace: object.metadata.namespace,
+    name: object.metadata.name,
+    parents: outcomes.map((o): ParentStatus => ({ ...o.status, conditions: o.status.conditions.map((c) => (c.type === 'Accepted' ? refused : c)) })),
   };
 }
 

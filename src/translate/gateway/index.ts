@@ -20,6 +20,7 @@ import { BackendTlsPolicies } from './policies.js';
 import { ReferenceGrants } from '../reference-grants.js';
 import { attachRoute, resolveRouteBackends, routeHostnames } from './routes.js';
 import { httpRouteClaims } from './http-routes.js';
+import type { NamespaceBudget } from '../checks/size-budget.js';
 import { settleClaims, type Claim } from './sni.js';
 import { OnceReporter, passthroughTraffic, terminateTraffic, withoutRuntimeNamesInSets } from './traffic.js';
 
@@ -55,6 +56,8 @@ export interface GatewayContext {
   readonly operatorPorts?: ReadonlyMap<number, string>;
   /** nginx's run directory (the server answering 500 for unusable HTTPRoute backends listens there). */
   readonly runDir?: string;
+  /** The build's per-namespace budget, which the Ingresses have drawn on first (checks/size-budget.ts). */
+  readonly sizeBudget?: NamespaceBudget;
 }
 
 /**
@@ -133,6 +136,7 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     runDir: ctx.runDir ?? '/run/ingress2nginx',
     policies,
     once,
+    ...(ctx.sizeBudget && { budget: ctx.sizeBudget }),
   });
   const all = [...listeners.values()].flat();
   // HTTP and HTTPS listeners are the http servers' (settled with the Ingress paths), not the SNI front's.

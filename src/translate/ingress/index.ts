@@ -21,6 +21,7 @@ import { ingressClassDecision } from './classes.js';
 import type { ControllerSettings } from './configmap.js';
 import type { HeaderDefaults } from './header-configmaps.js';
 import { routeCountOf, withinSizeLimits, type RouteCountMemo } from './size-limits.js';
+import { NamespaceBudget } from '../checks/size-budget.js';
 import { SnippetRegistry, type ConfigMapSnippets, type SnippetScope } from './snippets.js';
 
 /** What the Ingress front end reads of the build's inputs (translate/inputs.ts makes them). */
@@ -59,6 +60,7 @@ export function ingressClaims(
   features: NginxFeatures,
   report: Reporter,
   memo: IngressFrontEndMemo | undefined,
+  budget: NamespaceBudget = new NamespaceBudget(),
 ): IngressClaims {
   const { resources, settings, secrets, backendPolicy } = inputs;
   const backends = new Map<string, ResolvedBackend>();
@@ -88,6 +90,7 @@ export function ingressClaims(
       }),
     report,
     memo ? memo.routeCounts.in('', routeCountOf) : routeCountOf,
+    budget,
   );
   const proxyProtocolRequests = new Map<SourceObject, ProxyProtocolRequest>();
   const claimsOf = memo && !options.expectClusterProvided ? memo.ingressClaims.begin(claimContext(inputs, options), resources) : ingressClaimValue;

@@ -1,52 +1,40 @@
 /**
- * What one Ingress, and one namespace, may make nginx and us do. Every path of every host (and of every
+ * What one Ingress, and one namespace, may make nginx and us do: the budget both front ends share
+ * (checks/size-budget.ts), here counted for an Ingress. Every path of every host (and of every
  * `server-alias`, and each `from-to-www-redirect` twin) is a location to translate, render and load,
  * and the work grows with their product: an Ingress of 51 KB with 3,000 aliases and 100 paths took
- * `validate` 44 s, and the cluster mode pays it on every sync. Bounded per Ingress and per namespace, the
- * work of a build is linear in the input however a tenant writes it, and no tenant can spend everyone's
- * reload on itself. Each location's own size is bounded by the value limits of its annotations.
+ * `validate` 44 s. Each location's own size is bounded by the value limits of its annotations.
  */
 import type { ContextMemo } from '../memo/context-memo.js';
+import { maxUnitsPerNamespace, maxUnitsPerObject, NamespaceBudget, type BudgetWords } from '../checks/size-budget.js';
 import type { Reporter } from '../report.js';
 import type { IngressSpec, Typed } from '../resources.js';
 import { annotationPrefix } from './annotations/index.js';
 import { maxServerAliases } from './annotations/paths.js';
 
-/** Locations one Ingress may ask for; far above what any Ingress written by hand has. */
-export const maxRoutesPerIngress = 5_000;
-/** Locations the Ingresses of one namespace may ask for together; the oldest Ingresses are served first. */
-export const maxRoutesPerNamespace = 50_000;
+/** Locations one Ingress may ask for. */
+export const maxRoutesPerIngress = maxUnitsPerObject;
+/** Locations the Ingresses (and routes) of one namespace may ask for together; the oldest are served first. */
+export const maxRoutesPerNamespace = maxUnitsPerNamespace;
+
+const words: BudgetWords = {
+  objectCode: 'ingress-too-large',
+  namespaceCode: 'namespace-too-large',
+  units: 'locations (hosts and server-alias names times paths)',
+  advice: 'Split it, or share paths between hosts with fewer aliases',
+};
 
 /**
  * The Ingresses (in the order given: oldest first) whose routes fit the limits; each other one is reported.
- * `routesOf` may be kept across builds (`RouteCountMemo`).
+ * `routesOf` may be kept across builds (`RouteCountMemo`); `budget` is the build's, shared with the routes.
  */
-export function withinSizeLimits(ingresses: readonly Typed<IngressSpec>[], report: Reporter, routesOf: (ingress: Typed<IngressSpec>) => number = routeCountOf): Typed<IngressSpec>[] {
-  const used = new Map<string, number>();
-  return ingresses.filter((ingress) => {
-    const { object } = ingress;
-    const routes = routesOf(ingress);
-    if (routes > maxRoutesPerIngress) {
-      report.error(
-        'ingress-too-large',
-        object,
-        `this Ingress asks for ${routes} locations (hosts and server-alias names times paths), more than the ${maxRoutesPerIngress} one Ingress may have; it is not rendered. Split it, or share paths between hosts with fewer aliases`,
-      );
-      return false;
-    }
-    const namespace = object.metadata.namespace;
-    const total = (used.get(namespace) ?? 0) + routes;
-    if (total > maxRoutesPerNamespace) {
-      report.error(
-        'namespace-too-large',
-        object,
-        `the Ingresses of namespace ${namespace} ask for more than ${maxRoutesPerNamespace} locations together; this one, newer than those served, is not rendered`,
-      );
-      return false;
-    }
-    used.set(namespace, total);
-    return true;
-  });
+export function withinSizeLimits(
+  ingresses: readonly Typed<IngressSpec>[],
+  report: Reporter,
+  routesOf: (ingress: Typed<IngressSpec>) => number = routeCountOf,
+  budget: NamespaceBudget = new NamespaceBudget(),
+): Typed<IngressSpec>[] {
+  return ingresses.filter((ingress) => budget.admit(ingress.object, routesOf(ingress), words, report));
 }
 
 /**
