@@ -96,6 +96,7 @@ export function withTranslateOptions(command: Command): Command {
     .option('--snippet-namespace <namespace>', 'with snippets allowed: only in this namespace (repeatable)', collectNamespace)
     .option('--snippet-namespace-selector <key=value,...>', 'with snippets allowed: only in namespaces with these labels', parseLabelSelector)
     .option('--default-certificate <namespace/name>', 'TLS Secret for the default server', parseNamespacedName)
+    .option('--default-backend-service <namespace/name>', 'Service (its first port) that answers requests no Ingress path matches and the ConfigMap\'s custom-http-errors (ingress-nginx\'s flag); without it nginx answers 404', parseNamespacedName)
     .option('--allow-cross-namespace-secrets', 'let proxy-ssl-secret name a Secret in another namespace', false)
     .option('--allow-cross-namespace-auth-url', 'let auth-url name a Service in another namespace without a ReferenceGrant there', false)
     .option('--cluster-domain <domain>', 'cluster DNS domain for Services not in the input', parseDomain, defaults.clusterDomain)

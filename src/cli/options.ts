@@ -27,6 +27,7 @@ export interface TranslateFlags {
   readonly snippetNamespaceSelector?: Record<string, string>;
   readonly udpServicesConfigmap?: string;
   readonly defaultCertificate?: string;
+  readonly defaultBackendService?: string;
   readonly allowCrossNamespaceSecrets: boolean;
   readonly allowCrossNamespaceAuthUrl?: boolean;
   readonly clusterDomain: string;
@@ -243,6 +244,7 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
       ...(flags.snippetNamespaceSelector && { namespaceSelector: flags.snippetNamespaceSelector }),
     },
     ...(flags.defaultCertificate !== undefined && { defaultCertificate: flags.defaultCertificate }),
+    ...(flags.defaultBackendService !== undefined && { defaultBackendService: flags.defaultBackendService }),
     allowCrossNamespaceSecrets: flags.allowCrossNamespaceSecrets,
     allowCrossNamespaceAuthUrl: flags.allowCrossNamespaceAuthUrl ?? false,
     clusterDomain: flags.clusterDomain,

@@ -60,6 +60,12 @@ export interface HttpConfig {
   /** The request URI without one trailing `/`, when a redirect drops it (`PlainHttpAction.trimTrailingSlash`). */
   readonly trimmedRequestUri?: { readonly variable: string };
   readonly defaultServer: DefaultServer;
+  /**
+   * The controller ConfigMap's `custom-http-errors`, answered by `--default-backend-service`: in every
+   * server, `proxy_intercept_errors on`, an `error_page` per code and the named locations they go to. A
+   * location with `error_page`s of its own (an Ingress's `custom-http-errors`) replaces them all in nginx.
+   */
+  readonly controllerErrorPages?: ControllerErrorPages;
   /** Sorted by server name. */
   readonly virtualHosts: readonly VirtualHost[];
   /** One plain-HTTP server for every host whose plain HTTP only redirects (ACME challenges aside). */
@@ -280,6 +286,17 @@ export interface HttpUpstream {
   /** Instead of the ConfigMap's `upstream-keepalive-*` (`http.upstreamDirectives`): `auth-keepalive-*`. */
   readonly keepaliveDirectives?: readonly { readonly name: string; readonly value: string }[];
   readonly comment: string;
+}
+
+export interface ControllerErrorPages {
+  readonly pages: readonly { readonly code: number; readonly target: string }[];
+  /** The named locations (`errorPage`) the pages go to. */
+  readonly locations: readonly Location[];
+  /**
+   * Variables (without `$`) the named locations send as headers, which Ingress locations set: each server
+   * sets them empty first, so that a request no Ingress location took sends them empty.
+   */
+  readonly variables: readonly string[];
 }
 
 export interface DefaultServer {

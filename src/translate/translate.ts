@@ -35,6 +35,7 @@ import { ingressNames, servedCertificates, ServedListsMemo, type IngressName, ty
 import { compareUpstreamNames } from './upstream-names.js';
 
 import { readInputs, type Inputs } from './inputs.js';
+import { controllerDefaultBackend } from './default-backend.js';
 import { ingressClaims } from './ingress/index.js';
 import { NamespaceBudget } from './checks/size-budget.js';
 import { settle } from './settle/index.js';
@@ -111,6 +112,9 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   // One budget of what nginx must load per namespace, for the Ingresses and then the routes.
   const sizeBudget = new NamespaceBudget();
   const ingress = ingressClaims(inputs, options, features, report, memo, sizeBudget);
+  const controllerConfigMap = options.configMap === undefined ? undefined : inputs.resources.configMaps.get(options.configMap)?.object;
+  const defaultBackend = controllerDefaultBackend(options.defaultBackendService, settings, inputs.resources, inputs.backendPolicy, report, controllerConfigMap);
+  if (defaultBackend) ingress.backends.set(defaultBackend.backend.upstream, defaultBackend.backend);
   const gateways = planGateways({
     operatorPorts: operatorPorts(inputs, options),
     objects: inputs.objects,
@@ -146,6 +150,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
       handoff,
       httpsSocket,
       report,
+      ...(defaultBackend && { fallback: defaultBackend.proxy }),
     },
     memo,
   );
@@ -171,6 +176,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     extensions: ingress.extensions,
     secrets,
     headers: inputs.headers,
+    ...(defaultBackend?.errorPages && { controllerErrorPages: defaultBackend.errorPages }),
     ...(memo && {
       logLabels: memo.logLabels,
       hostCopies: memo.hostCopies,

@@ -64,3 +64,29 @@ describe('the risk level follows what allows snippets', () => {
     expect(served(result)).toEqual([]);
   });
 });
+
+describe('the controller default backend', () => {
+  const fallback = service('ingress-nginx', 'fallback', '10.96.0.30', [{ port: 8080 }]);
+  const location = (result: ReturnType<typeof run>, host: string) => result.model.http.virtualHosts.find((h) => h.serverName === host)?.locations.find((l) => l.path === '/');
+
+  it('takes what no Ingress path matches, and the ConfigMap\'s custom-http-errors', () => {
+    const result = run([app, fallback, configMap('ingress-nginx', 'controller', { 'custom-http-errors': '503, 404' }), ingress('app', 'a.example.test')], { defaultBackendService: 'ingress-nginx/fallback' });
+    expect(result.model.http.defaultServer.locations.find((l) => l.path === '/')?.proxy?.upstream).toContain('ingress-nginx_fallback_8080');
+    expect(result.model.http.controllerErrorPages?.pages.map((page) => page.code)).toEqual([404, 503]);
+    expect(location(result, 'a.example.test')?.behaviour?.variables.map((v) => v.name)).toContain('i2n_namespace');
+    expect(result.diagnostics.filter((d) => d.severity !== 'info')).toEqual([]);
+  });
+
+  it('without the flag: nginx\'s 404, and a warning at the ConfigMap key that custom-http-errors does nothing', () => {
+    const result = run([app, configMap('ingress-nginx', 'controller', { 'custom-http-errors': '503' }), ingress('app', 'a.example.test', {})]);
+    expect(result.model.http.defaultServer.locations.find((l) => l.path === '/')?.returnStatus).toBe(404);
+    expect(result.model.http.controllerErrorPages).toBeUndefined();
+    expect(result.diagnostics.find((d) => d.code === 'custom-http-errors-without-default-backend')).toMatchObject({ severity: 'warning', field: 'data["custom-http-errors"]' });
+  });
+
+  it('a Service it cannot use is an error, and the 404 stays', () => {
+    const result = run([app, ingress('app', 'a.example.test')], { defaultBackendService: 'ingress-nginx/missing' });
+    expect(result.model.http.defaultServer.locations.find((l) => l.path === '/')?.returnStatus).toBe(404);
+    expect(result.diagnostics.find((d) => d.code === 'default-backend-service-unresolved')?.severity).toBe('error');
+  });
+});

@@ -68,6 +68,7 @@ describe('parseControllerSettings', () => {
       gzipDisable: undefined,
       proxyBusyBuffersSize: undefined,
       logFormatUpstream: undefined,
+      customHttpErrors: [],
     } satisfies ControllerSettings);
   });
 
@@ -129,6 +130,7 @@ describe('parseControllerSettings', () => {
       'gzip-disable': 'msie6',
       'proxy-busy-buffers-size': '24K',
       'log-format-upstream': '$the_real_ip [$time_local] "$request" $status ${req_id}',
+      'custom-http-errors': '503, 404',
     });
     expect(issues).toEqual([]);
     expect(value).toEqual({
@@ -183,6 +185,7 @@ describe('parseControllerSettings', () => {
       gzipDisable: 'msie6',
       proxyBusyBuffersSize: '24k',
       logFormatUpstream: '${remote_addr} [${time_local}] "${request}" ${status} ${i2n_request_id}',
+      customHttpErrors: [404, 503],
     } satisfies ControllerSettings);
   });
 

@@ -28,6 +28,7 @@ import { namespacedName, type NamespacedName } from './annotations/references.js
 import { logFormat, logFormatText } from './log-format.js';
 import { defaultGzipTypes, gzipDisable, gzipDisableText, gzipTypes, gzipTypesText } from './gzip.js';
 import { externalAuthAnnotations } from './annotations/external-auth.js';
+import { errorAnnotations } from './annotations/errors.js';
 import type { AnnotationRule, ValuesOf } from './annotations/rule.js';
 import { isSnippetKey, snippetRefusedReason } from './annotations/snippets.js';
 import { compareStrings } from '../../model/order.js';
@@ -86,6 +87,8 @@ interface TableSettings {
   /** Checked against the ConfigMap's buffers (nginx refuses one that does not fit); undefined: nginx's default. */
   proxyBusyBuffersSize: string | undefined;
   logFormatUpstream: string | undefined;
+  /** Answered by `--default-backend-service` (translate/default-backend.ts). */
+  customHttpErrors: readonly number[];
 }
 
 /** The directive slices' values (annotations/directive-slices.ts), under their keys: undefined keeps nginx's default. */
@@ -341,6 +344,8 @@ const settingTable: SettingTable = {
   },
   // ingress-nginx: LogFormatUpstream its upstreaminfo format (requestLog.hbs renders it while this is unset).
   logFormatUpstream: { key: 'log-format-upstream', schema: logFormat, defaultValue: undefined, accepted: logFormatText },
+  // ingress-nginx: CustomHTTPErrors empty; the same codes as the annotation of that name.
+  customHttpErrors: { key: 'custom-http-errors', schema: errorAnnotations.customHttpErrors.schema, defaultValue: [], accepted: errorAnnotations.customHttpErrors.accepted },
 };
 
 /** ingress-nginx names the global auth keys after the annotations: `global-` + `auth-url`, and so on. */
@@ -411,6 +416,7 @@ function assembleSettings(
     gzipDisable: pick('gzipDisable'),
     proxyBusyBuffersSize: pick('proxyBusyBuffersSize'),
     logFormatUpstream: pick('logFormatUpstream'),
+    customHttpErrors: pick('customHttpErrors'),
     ...slices,
   };
 }

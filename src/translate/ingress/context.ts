@@ -36,6 +36,8 @@ export interface IngressContext {
   /** Where snippets are allowed, and the allowed snippets of each Ingress. */
   readonly snippetScope: SnippetScope;
   readonly snippets: SnippetRegistry;
+  /** The controller's default backend answers the ConfigMap's `custom-http-errors`: every location sets what its pages send. */
+  readonly controllerErrorPages: boolean;
 }
 
 /** The per-Ingress part of every location of the Ingress. */

@@ -79,6 +79,7 @@ export function ingressClaims(
     limitKey: settings.useForwardedHeaders && settings.useProxyProtocol ? '$i2n_client_addr' : '$binary_remote_addr',
     snippetScope: inputs.snippetScope,
     referenceGrants: inputs.referenceGrants,
+    controllerErrorPages: options.defaultBackendService !== undefined && settings.customHttpErrors.length > 0,
   };
   const ours = withinSizeLimits(
     [...resources.ingresses]

@@ -438,7 +438,7 @@ function locationBehaviour(
   const port = service?.port.number ?? (service?.port.name !== undefined && /^[a-z0-9-]+$/.test(service.port.name) ? service.port.name : '-');
   // What the error locations send as X-Namespace and friends; set wherever one of them may be reached.
   const variables =
-    errorPages.pages.length > 0
+    errorPages.setsVariables
       ? [
           { name: 'i2n_namespace', value: object.metadata.namespace },
           { name: 'i2n_ingress_name', value: object.metadata.name },
@@ -456,6 +456,8 @@ function locationBehaviour(
 interface CustomErrorPages {
   readonly pages: LocationBehaviour['errorPages'];
   readonly intercept: boolean;
+  /** The locations set the variables error pages send: they have pages, or the controller's may be reached from them. */
+  readonly setsVariables: boolean;
   readonly companions: readonly Location[];
   /** The `default-backend`, for paths whose Service has no ready endpoints. */
   readonly defaultBackend?: ResolvedBackend;
@@ -502,7 +504,13 @@ function customErrorPages(object: SourceObject, annotations: IngressAnnotations,
     });
     return { code, target: name };
   });
-  return { pages, intercept: pages.length > 0 && !disableInterceptErrors, companions, ...(defaultBackend && { defaultBackend }) };
+  return {
+    pages,
+    intercept: pages.length > 0 && !disableInterceptErrors,
+    setsVariables: pages.length > 0 || ctx.controllerErrorPages,
+    companions,
+    ...(defaultBackend && { defaultBackend }),
+  };
 }
 
 /** A `use-regex` path checked against the safe grammar; its number of groups, or undefined (reported). */

@@ -3,6 +3,7 @@
  * canaries (canaries.ts) into its server, with a memo that settles again only the hosts whose claims or
  * Secrets changed.
  */
+import { clientUrlReferences } from './client-url.js';
 import type { Diagnostic } from '../../model/diagnostics.js';
 import type { Location, VirtualHost } from '../../model/nginx.js';
 import type { CertificateSource } from '../../model/provenance.js';
@@ -189,7 +190,7 @@ export class HostSettleMemo {
 
   /** Starts a build: returns its settler, by host. */
   begin(settings: HostSettings, scope: HostScope): (host: string, claims: HostClaims) => SettledHost {
-    const read = JSON.stringify([settings.sslRedirect, settings.trustForwardedProto, settings.hsts, settings.defaultTls]);
+    const read = JSON.stringify([settings.sslRedirect, settings.trustForwardedProto, settings.hsts, settings.defaultTls, settings.fallback]);
     const last = read === this.settings ? this.last : new Map<string, SettledEntry>();
     const changes = this.changes.between(this.resources, scope.secrets.resources);
     const next = new Map<string, SettledEntry>();
@@ -237,6 +238,7 @@ function locationReferences(location: Location): string[] {
     ...(location.authEndpoint?.cache !== undefined ? [location.authEndpoint.cache.zone] : []),
     ...(location.dispatch?.references ?? []),
     ...(location.references ?? []),
+    ...clientUrlReferences([behaviour?.appRoot, behaviour?.externalAuth?.signin]),
   ];
 }
 

@@ -7,7 +7,7 @@
  * needs of an annotation rides on the claim.
  */
 import type { TlsFiles } from '../../model/files.js';
-import type { Handoff } from '../../model/nginx.js';
+import type { Handoff, Proxy } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { ResolvedBackend } from '../backends.js';
 import type { Reporter } from '../report.js';
@@ -51,6 +51,8 @@ export interface SettleInput {
   readonly handoff: Handoff;
   readonly httpsSocket: string;
   readonly report: Reporter;
+  /** The controller's default backend (`--default-backend-service`), for what no Ingress path matches. */
+  readonly fallback?: Proxy;
 }
 
 export interface SettleMemo {
@@ -82,6 +84,7 @@ export function settle(input: SettleInput, memo?: SettleMemo): { hosts: MergedHo
       hsts: settings.hsts,
       defaultTls: input.defaultTls,
       routeHostnames: new Set(httpsRoutes.map((r) => r.hostname)),
+      ...(input.fallback && { fallback: input.fallback }),
     },
     input.secrets,
     input.extensions,

@@ -196,9 +196,16 @@ export function toLocations(
   });
   const acme = acmeChallengeLocation(locations, regexNamespaces.size > 0);
   if (acme) locations.push(acme);
-  // Without a location for `/`, nginx would serve files from its prefix's html folder.
+  // Without a location for `/`, nginx would serve files from its prefix's html folder. The controller's
+  // default backend takes what no Ingress path matches; a host only HTTPRoutes route keeps the Gateway
+  // API's 404.
   if (!locations.some((l) => (l.modifier === '' || l.modifier === '^~') && l.path === '/')) {
-    locations.push({ modifier: '', path: '/', comment: 'no Ingress path matches', plainHttp: plainHttp(false), returnStatus: 404 });
+    const fallback = settings.fallback && !(winners.length > 0 && winners.every((w) => w.ingress.kind === 'HTTPRoute')) ? settings.fallback : undefined;
+    locations.push(
+      fallback
+        ? { modifier: '', path: '/', comment: 'no Ingress path matches: the default backend (--default-backend-service)', plainHttp: plainHttp(false), proxy: fallback }
+        : { modifier: '', path: '/', comment: 'no Ingress path matches', plainHttp: plainHttp(false), returnStatus: 404 },
+    );
   }
   const companions = new Map<string, Location>();
   // Every winner's: a location that answers 503 still sends that to its error pages.

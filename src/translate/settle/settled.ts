@@ -1,7 +1,7 @@
 /** What settling makes of the claims: the hosts, their servers and SNI routes, and what settling one host reads. */
 import type { FieldPath } from '../../model/diagnostics.js';
 import type { TlsFiles } from '../../model/files.js';
-import type { Location, VirtualHost } from '../../model/nginx.js';
+import type { Location, Proxy, VirtualHost } from '../../model/nginx.js';
 import type { Provenance } from '../../model/provenance.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import type { ResolvedBackend } from '../backends.js';
@@ -19,6 +19,8 @@ export interface HostSettings {
   readonly defaultTls: TlsFiles;
   /** Host names Gateway API routes claim on the HTTPS port: weak claims (aliases) yield to them. */
   readonly routeHostnames: ReadonlySet<string>;
+  /** The controller's default backend, for what no Ingress path matches; absent: 404. */
+  readonly fallback?: Proxy;
 }
 
 export interface PassthroughRoute {

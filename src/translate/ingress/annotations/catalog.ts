@@ -193,6 +193,12 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
   { key: 'global-auth-cache-key', status: 'differs', defaultValue: '', note: 'as `auth-cache-key`: answers are kept per Ingress' },
   { key: 'global-auth-cache-duration', status: 'supported', defaultValue: '`200 202 401 5m`', note: 'as `auth-cache-duration`' },
   { key: 'global-auth-always-set-cookie', status: 'supported', defaultValue: '`false`', note: 'as `auth-always-set-cookie`' },
+  {
+    key: 'custom-http-errors',
+    status: 'differs',
+    defaultValue: '',
+    note: 'answered by `--default-backend-service` with ingress-nginx\'s `X-Code`, `X-Format`, `X-Original-URI`, `X-Namespace`, `X-Ingress-Name`, `X-Service-Name`, `X-Service-Port`, `X-Request-ID`; without that flag it has no effect (a warning). An Ingress\'s own `custom-http-errors` replaces it on its paths',
+  },
   { key: 'limit-req-status-code', status: 'supported', defaultValue: '`503`', note: '400 to 599' },
   { key: 'limit-conn-status-code', status: 'supported', defaultValue: '`503`', note: '400 to 599' },
   {

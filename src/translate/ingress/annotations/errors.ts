@@ -24,7 +24,7 @@ export const errorAnnotations = {
     schema: statusCodes,
     defaultValue: [],
     accepted: 'comma-separated status codes from 400 to 599',
-    note: 'comma-separated codes (400–599) from the backend answered by `default-backend`, which gets `X-Code`, `X-Format`, `X-Original-URI`, `X-Namespace`, `X-Ingress-Name`, `X-Service-Name`, `X-Service-Port`, `X-Request-ID`; without `default-backend`, nginx answers them with its own page (there is no controller default backend)',
+    note: 'comma-separated codes (400–599) from the backend answered by `default-backend`, which gets `X-Code`, `X-Format`, `X-Original-URI`, `X-Namespace`, `X-Ingress-Name`, `X-Service-Name`, `X-Service-Port`, `X-Request-ID`; without `default-backend`, nginx answers them with its own page. It replaces the ConfigMap\'s `custom-http-errors` on the Ingress\'s paths',
   }),
   defaultBackend: rule<string | undefined>({
     name: 'default-backend',

@@ -51,11 +51,12 @@ export const proxySslAnnotations = {
     schema: onOrOff,
     defaultValue: false,
     defaultWords: '`off`',
-    accepted: 'on or off',
+    // `true` stays refused: ingress-nginx reads it as `off`, which would leave the backend unverified.
+    accepted: 'on or off ("false" is read as off, as ingress-nginx reads it)',
     failsClosed: true,
     // ingress-nginx's parser falls back to `off` for any value but on/off: `false` means what it says there.
     spellings: { false: 'off' },
-    note: '`on` without a CA is an error and the path answers 503 (never reached unverified); with `on`, `proxy_ssl_name` and SNI are always set (to the Service DNS name unless `proxy-ssl-name`); `false` is read as `off`, as in ingress-nginx, and `true` is refused (ingress-nginx reads it as `off`, which would leave the backend unverified)',
+    note: '`on` without a CA is an error and the path answers 503 (never reached unverified); with `on`, `proxy_ssl_name` and SNI are always set (to the Service DNS name unless `proxy-ssl-name`)',
   }),
   verifyDepth: rule({
     name: 'proxy-ssl-verify-depth',
