@@ -331,6 +331,17 @@ describe('external authentication', () => {
     expect(allowed.headers['set-cookie']).toEqual(['session=granted']);
     expect(backends.auth.lastHeaders()).toMatchObject({ 'x-original-url': 'http://extauth.example.test/x', 'x-original-method': 'GET' });
   });
+
+  it('gives the sign-in page one rd: a client cannot add its own (issue 37), nor a host of its own', async () => {
+    const smuggled = await get('extauth.example.test', '/x?y=1&rd=https://evil.example/&z=2');
+    expect(smuggled.status).toBe(302);
+    const location = new URL(smuggled.headers.location!);
+    expect(location.searchParams.getAll('rd')).toEqual(['http://extauth.example.test/x?y=1&rd=https://evil.example/&z=2']);
+    const hostile = await get('extauth.example.test:@evil.example', '/x');
+    expect(hostile.headers.location).toBe('https://login.example.test/start?rd=http://extauth.example.test/x');
+    const ported = await get('extauth.example.test:8080', '/x#frag');
+    expect(ported.headers.location).toBe('https://login.example.test/start?rd=http://extauth.example.test:8080/x');
+  });
 });
 
 describe('rate limits', () => {
@@ -351,6 +362,11 @@ describe('redirects', () => {
     const root = await get('approot.example.test', '/');
     expect([root.status, root.headers.location]).toEqual([302, 'http://approot.example.test/app']);
     expect(echoOf(await get('approot.example.test', '/app')).path).toBe('/app');
+    // The redirect names the host nginx matched, not what the client's Host header says after it (issue 37).
+    const hostile = await get('approot.example.test:@evil.example', '/');
+    expect([hostile.status, hostile.headers.location]).toEqual([302, 'http://approot.example.test/app']);
+    const ported = await get('approot.example.test:8080', '/');
+    expect(ported.headers.location).toBe('http://approot.example.test:8080/app');
   });
 
   it('from-to-www-redirect sends the www twin to the host; server-alias serves the alias', async () => {

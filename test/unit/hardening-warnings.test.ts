@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SourceObject } from '../../src/sources/snapshot.js';
 import { translate } from '../../src/translate/translate.js';
-import { configMap } from '../support/gateway.js';
+import { configMap, object, service } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
 
 /** The warnings of issue 37 that have no defect of their own: each says what a setting lets through. */
@@ -22,5 +22,26 @@ describe('use-forwarded-headers with the default proxy-real-ip-cidr', () => {
   it('says nothing when the trusted peers are named, or the headers are not used', () => {
     expect(diagnostics(controller({ 'use-forwarded-headers': 'true', 'proxy-real-ip-cidr': '10.0.0.0/8' })).map((d) => d.code)).not.toContain('forwarded-headers-trust-all');
     expect(diagnostics(controller({ 'proxy-real-ip-cidr': '0.0.0.0/0' })).map((d) => d.code)).not.toContain('forwarded-headers-trust-all');
+  });
+});
+
+describe('redirects to the request URL', () => {
+  const ingress = (annotations: Record<string, string>): SourceObject => {
+    const base = object('networking.k8s.io/v1', 'Ingress', 'web', 'app', {
+      spec: { ingressClassName: 'nginx', rules: [{ host: 'app.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+    });
+    return { ...base, metadata: { ...base.metadata, annotations: Object.fromEntries(Object.entries(annotations).map(([k, v]) => [`nginx.ingress.kubernetes.io/${k}`, v])) } };
+  };
+  const build = (annotations: Record<string, string>) => translate({ objects: [service('web', 'web', '10.0.0.1', [{ port: 80 }]), ingress(annotations)] }, testTranslateOptions()).model;
+
+  it("app-root and auth-signin name the host nginx matched, never the client's Host header as sent", () => {
+    const appRoot = build({ 'app-root': '/app' });
+    const location = appRoot.http.virtualHosts[0]!.locations.find((l) => l.path === '/')!;
+    expect(location.behaviour?.appRoot).toBe('$scheme://$host$i2n_request_port/app');
+    expect(appRoot.http.extensions.maps.map((m) => m.variable)).toContain('i2n_request_port');
+    const signin = build({ 'auth-url': 'http://web.web.svc.cluster.local/auth', 'auth-signin': 'https://login.example.test/start' });
+    const auth = signin.http.virtualHosts[0]!.locations.find((l) => l.path === '/')!.behaviour?.externalAuth;
+    expect(auth?.signin).toBe('https://login.example.test/start?rd=$scheme://$host$i2n_request_port$i2n_return_uri');
+    expect(signin.http.extensions.maps.map((m) => m.variable)).toEqual(expect.arrayContaining(['i2n_request_port', 'i2n_return_uri']));
   });
 });

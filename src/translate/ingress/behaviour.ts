@@ -41,6 +41,7 @@ import { literalDollarVariable } from '../settle/extensions.js';
 import { compareStrings } from '../../model/order.js';
 import type { ClientCertificateRequest } from '../settle/claims.js';
 import type { IngressBehaviour, IngressContext } from './context.js';
+import { requestOrigin, returnUriVariable, useRequestOrigin, useReturnUri } from '../settle/client-url.js';
 
 /** Where the internal auth locations live: no Ingress path may be under it (internal-locations.ts). */
 const authEndpointPrefix = `${internalLocationPrefix}auth/`;
@@ -97,6 +98,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
 
   // ---------------------------------------------------------------- redirects
   const paths = annotations.paths;
+  if (paths.appRoot !== undefined) references.push(useRequestOrigin(ctx.extensions));
   let redirect: LocationBehaviour['redirect'];
   if (paths.temporalRedirect !== undefined) redirect = { code: temporalCode(paths.temporalRedirectCode), url: paths.temporalRedirect };
   else if (paths.permanentRedirect !== undefined) redirect = { code: permanentCode(paths.permanentRedirectCode), url: paths.permanentRedirect };
@@ -114,7 +116,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
     behaviour: {
       variables: [],
       ...(clientCertificateCheck && { clientCertificate: clientCertificateCheck }),
-      ...(paths.appRoot !== undefined && { appRoot: paths.appRoot }),
+      ...(paths.appRoot !== undefined && { appRoot: `${requestOrigin}${paths.appRoot}` }),
       ...(annotations.tls.usePortInRedirects && { portInRedirect: true }),
       ...(redirect && { redirect }),
       ...(cors && { cors }),
@@ -226,7 +228,7 @@ function basicAuthentication({ object, annotations, ctx, headers, fail }: Sectio
  * `auth-url` (or the ConfigMap's `global-auth-url` for an Ingress without one, unless it says
  * `enable-global-auth: "false"`): an internal location beside the Ingress's, which `auth_request` asks.
  */
-function externalAuthentication({ object, annotations, ctx, headers, companions, fail }: Sections, served: readonly string[]): ExternalAuthUse | undefined {
+function externalAuthentication({ object, annotations, ctx, headers, companions, references, fail }: Sections, served: readonly string[]): ExternalAuthUse | undefined {
   const own = annotations.externalAuth;
   const global = own.url === undefined && own.enableGlobalAuth ? ctx.settings.globalAuth : undefined;
   const external = global ?? own;
@@ -263,6 +265,7 @@ function externalAuthentication({ object, annotations, ctx, headers, companions,
     return { header, variable: `i2n_auth_${variable}`, upstreamVariable: `upstream_http_${variable}` };
   });
   for (const header of responseHeaders) headers.push({ name: header.header, value: `$${header.variable}` });
+  if (external.signin) references.push(useRequestOrigin(ctx.extensions), useReturnUri(ctx.extensions));
   return {
     endpoint: path,
     ...(external.signin && { signin: signinUrl(external.signin, external.signinRedirectParam) }),
@@ -435,10 +438,14 @@ function crossNamespaceAllowed(object: SourceObject, ref: { namespace: string },
   return ref.namespace === object.metadata.namespace || ctx.allowCrossNamespaceSecrets;
 }
 
-/** ingress-nginx appends `<param>=<original URL>` (`rd` unless `auth-signin-redirect-param`) to the sign-in URL unless it has that parameter. */
+/**
+ * ingress-nginx appends `<param>=<original URL>` (`rd` unless `auth-signin-redirect-param`) to the sign-in
+ * URL unless it has that parameter; the original URL is the request's own origin and its URI as one
+ * query value (settle/client-url.ts), so a client can add no parameter of its own.
+ */
 function signinUrl(signin: AuthUrl, param: string): string {
   if (new RegExp(`[?&]${param}=`).test(signin.url)) return signin.url;
-  return `${signin.url}${signin.url.includes('?') ? '&' : '?'}${param}=$scheme://$http_host$request_uri`;
+  return `${signin.url}${signin.url.includes('?') ? '&' : '?'}${param}=${requestOrigin}$${returnUriVariable}`;
 }
 
 /**
