@@ -136,8 +136,8 @@ function hostOf(host: string, claims: SettledClaims, settings: HostSettings, rep
   const { tls: settled, passthrough, winners } = claims;
   const hostTls = settled?.files;
   const hsts = settings.hsts && hostTls !== undefined;
-  const clientCertificate = passthrough ? undefined : settleClientCertificates(host, winners, report);
   const owner = [...claims.terminated, ...claims.routeClaims].sort((a, b) => compareAge(a.ingress, b.ingress))[0];
+  const clientCertificate = passthrough ? undefined : settleClientCertificates(host, winners, owner?.ingress, report);
   const certificate: CertificateSource = settled?.certificate ?? { kind: 'default', reason: 'no-tls' };
   const tlsLosers = [...(settled?.losers ?? []), ...claims.terminatedLosers];
   return {

@@ -16,37 +16,53 @@ import type { PassthroughRoute, HostSettings, TerminatedHost } from './settled.j
 
 /**
  * `auth-tls-*` needs the host's TLS server to ask for client certificates. A host has one client CA and
- * depth: the oldest Ingress that asks decides, and the locations of a newer Ingress that asks for a
- * different one answer 503 (they would otherwise accept certificates their CA never issued). The server
+ * depth, which every client of the host is asked for, so the host's owner chooses it (`owner`: the
+ * oldest claim of the host): the oldest Ingress of the owner's namespace that asks decides. The locations
+ * of an Ingress that asks for another CA, or of another namespace's Ingress when the owner's namespace
+ * asks none, answer 503 (they would otherwise accept certificates their CA never issued). The server
  * always asks with `optional_no_ca`, so only the locations that require a certificate check it.
  */
 export function settleClientCertificates(
   host: string,
   winners: readonly RouteClaim[],
+  owner: SourceObject | undefined,
   report: Reporter,
 ): { server?: ServerClientCertificate; winners: RouteClaim[] } {
   const asking = winners.filter((w) => w.clientCertificate).sort((a, b) => compareAge(a.ingress, b.ingress));
-  const first = asking[0];
-  if (!first?.clientCertificate) return { winners: [...winners] };
-  const chosen = first.clientCertificate;
+  if (asking.length === 0) return { winners: [...winners] };
+  const ownerNamespace = (owner ?? asking[0]!.ingress).metadata.namespace;
+  const first = asking.find((w) => w.ingress.metadata.namespace === ownerNamespace);
+  const chosen = first?.clientCertificate;
   const told = new Set<SourceObject>();
   const result = winners.map((winner) => {
     const wanted = winner.clientCertificate;
-    if (!wanted || (wanted.caFile === chosen.caFile && wanted.crlFile === chosen.crlFile && wanted.depth === chosen.depth)) return winner;
+    if (!wanted || (chosen && wanted.caFile === chosen.caFile && wanted.crlFile === chosen.crlFile && wanted.depth === chosen.depth)) return winner;
     if (!told.has(winner.ingress)) {
       told.add(winner.ingress);
-      report.error(
-        'auth-tls-conflict',
-        winner.ingress,
-        `host ${host} verifies client certificates with Secret ${chosen.secret} (depth ${chosen.depth}) for Ingress ${resourceName(first.ingress)} (older, or first by namespace/name); this Ingress asks for Secret ${wanted.secret} (depth ${wanted.depth}), so its paths on ${host} answer 503`,
-      );
+      report.error('auth-tls-conflict', winner.ingress, clientCertificateConflict(host, wanted, first, owner));
     }
     return answering503(winner);
   });
+  if (!chosen) return { winners: result };
   return {
     server: { caFile: chosen.caFile, ...(chosen.crlFile !== undefined && { crlFile: chosen.crlFile }), verify: 'optional_no_ca', depth: chosen.depth },
     winners: result,
   };
+}
+
+function clientCertificateConflict(
+  host: string,
+  wanted: NonNullable<RouteClaim['clientCertificate']>,
+  first: RouteClaim | undefined,
+  owner: SourceObject | undefined,
+): string {
+  const asks = `this Ingress asks for Secret ${wanted.secret} (depth ${wanted.depth}), so its paths on ${host} answer 503`;
+  if (first?.clientCertificate) {
+    const chosen = first.clientCertificate;
+    return `host ${host} verifies client certificates with Secret ${chosen.secret} (depth ${chosen.depth}) for Ingress ${resourceName(first.ingress)} (of the host's namespace; older, or first by namespace/name); ${asks}`;
+  }
+  const whose = owner ? `namespace ${owner.metadata.namespace} (${owner.kind} ${resourceName(owner)} claimed it first)` : 'another namespace';
+  return `host ${host} belongs to ${whose}, which asks no client certificate, and only the host's owner chooses the CA every client of the host is asked for; ${asks}`;
 }
 
 /** The claim without its proxy and behaviour: its location answers 503. */
