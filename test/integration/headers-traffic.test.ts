@@ -186,3 +186,28 @@ describe('the access log', () => {
     expect(lines).toEqual(['custom loud.example.test 200 "GET /seen HTTP/1.1" id-loud.example.test']);
   });
 });
+
+describe('the access log without query strings (issue 37)', () => {
+  let target: Target;
+  let accessLog: string;
+  beforeAll(async () => {
+    const backend = await startPeer(startHeaderBackend('app'));
+    target = await createTarget();
+    accessLog = path.join(await temporaryDir(), 'access.log');
+    const input = documents(
+      serviceManifest('web', 'app', backend),
+      // ingress-nginx's way: a log-format-upstream that writes the path ($uri) where its default writes the request line.
+      configMapManifest('infra', 'controller', { 'log-format-upstream': '$host "$request_method $uri $server_protocol" $status' }),
+      ingressManifest({ namespace: 'web', name: 'login', rules: [{ host: 'login.example.test', paths: [{ path: '/', pathType: 'Prefix', backend: { service: 'app', port: backend.port } }] }] }),
+    );
+    const rendered = await renderInto(target, input, ['--configmap', 'infra/controller', '--access-log', accessLog]);
+    expect(rendered.exitCode, rendered.stderr).toBe(0);
+    await startTarget(target);
+  });
+
+  it('keeps tokens in the query string out of the log', async () => {
+    expect((await httpGet({ port: target.httpPort, host: 'login.example.test', path: '/callback?code=s3cret&state=x' })).status).toBe(200);
+    const lines = (await readFile(accessLog, 'utf8')).split('\n').filter((line) => line !== '');
+    expect(lines).toEqual(['login.example.test "GET /callback HTTP/1.1" 200']);
+  });
+});
