@@ -42,7 +42,8 @@ export const hostileRouteShape: RouteShape = { hosts: 1, rules: 16, matches: 64,
 export function httpRoute(namespace: string, name: string, shape: RouteShape): SourceObject {
   const rules = Array.from({ length: shape.rules }, (_, r) => ({
     matches: Array.from({ length: shape.matches }, (_, m) => ({
-      path: { type: 'PathPrefix', value: `/r${r}` },
+      // Matches with conditions share their rule's path (nginx then tells them apart by maps); others do not.
+      path: { type: 'PathPrefix', value: shape.conditions > 0 ? `/r${r}` : `/r${r}/m${m}` },
       ...(shape.conditions > 0 && {
         headers: Array.from({ length: shape.conditions }, (_, k) => ({ name: `X-H${k}`, value: `v${r}-${m}-${k}` })),
         queryParams: Array.from({ length: shape.conditions }, (_, k) => ({ name: `q${k}`, value: `v${m}` })),

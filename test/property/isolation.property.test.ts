@@ -25,7 +25,9 @@ import { daysFromTestNow, testTranslateOptions } from '../support/options.js';
  * - with first-namespace-owns-host, every location of a host (Ingress or HTTPRoute) is of the namespace
  *   of the oldest resource that asks for the host;
  * - operator ports outrank tenants: no tenant Gateway listener takes a port of the TCP services
- *   ConfigMap, and nothing nginx binds is a port the Pod already uses (`reservedPorts`).
+ *   ConfigMap, and nothing nginx binds is a port the Pod already uses (`reservedPorts`);
+ * - HTTPRoute filters never make nginx write a framing or hop-by-hop header, and no redirect is built
+ *   from the decoded URI.
  * `I2N_PROPERTY_RUNS` sets the number of cases (`npm run test:property` runs many more).
  */
 
@@ -174,7 +176,41 @@ interface HttpRouteCase {
   readonly paths: readonly string[];
   readonly service: (typeof services)[number];
   readonly timeout?: string;
+  /** The filters of every rule: header modifiers, redirects and rewrites, some framing or hostile. */
+  readonly filters?: readonly Record<string, unknown>[];
 }
+
+/**
+ * HTTPRoute filters: ordinary ones, ones that name a framing or hop-by-hop header (refused: nginx frames
+ * every message itself), and hostile ones that carry the marker in names, values, paths and hosts.
+ */
+const headerNames = ['X-Team', 'Content-Length', 'Transfer-Encoding', 'Connection', 'Host', 'Proxy-Authorization', `X:${marker}`, `X;${marker}`];
+/** Values with the marker are ones no filter may take (a line break, a variable); quotes are data, escaped. */
+const headerValues = ['1', 'chunked', 'say "hi"', `v\r\n${marker}: 1`, `$${marker}`];
+const headerModifier = (type: 'RequestHeaderModifier' | 'ResponseHeaderModifier') =>
+  fc
+    .record({ kind: fc.constantFrom('set', 'add', 'remove'), name: fc.constantFrom(...headerNames), value: fc.constantFrom(...headerValues) })
+    .map(({ kind, name, value }) => {
+      const field = type === 'RequestHeaderModifier' ? 'requestHeaderModifier' : 'responseHeaderModifier';
+      return { type, [field]: kind === 'remove' ? { remove: [name] } : { [kind]: [{ name, value }] } };
+    });
+const redirectFilter = fc
+  .record({
+    path: fc.constantFrom(
+      undefined,
+      { type: 'ReplacePrefixMatch', replacePrefixMatch: '/new' },
+      { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' },
+      { type: 'ReplaceFullPath', replaceFullPath: '/x' },
+      { type: 'ReplacePrefixMatch', replacePrefixMatch: `/${marker}"` },
+    ),
+    hostname: fc.constantFrom(undefined, 'example.org', `${marker}.example.org;`),
+    statusCode: fc.constantFrom(undefined, 301, 308, 200),
+  })
+  .map((spec) => ({ type: 'RequestRedirect', requestRedirect: Object.fromEntries(Object.entries(spec).filter(([, v]) => v !== undefined)) }));
+const rewriteFilter = fc
+  .constantFrom({ type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' }, { type: 'ReplaceFullPath', replaceFullPath: `/${marker};` })
+  .map((path) => ({ type: 'URLRewrite', urlRewrite: { path } }));
+const routeFilters = fc.array(fc.oneof(headerModifier('RequestHeaderModifier'), headerModifier('ResponseHeaderModifier'), redirectFilter, rewriteFilter), { maxLength: 2 });
 
 /** Paths no HTTPRoute may serve: they must be refused, and must not take anything with them. */
 const hostileRoutePaths = [`/${marker}"`, `/a;${marker}`, `/${marker} {`];
@@ -243,6 +279,7 @@ const httpRouteCase: fc.Arbitrary<HttpRouteCase> = fc.record(
     paths: fc.subarray(['/', '/api', ...hostileRoutePaths], { minLength: 1, maxLength: 2 }),
     service: fc.constantFrom(...services),
     timeout: fc.constantFrom('5s', '500ms', '0s', `1s;${marker}`, '1d'),
+    filters: routeFilters,
   },
   { requiredKeys: ['namespace', 'created', 'hostnames', 'paths', 'service'] },
 );
@@ -403,6 +440,7 @@ function toObjects(w: World): SourceObject[] {
       matches: [{ path: { type: 'PathPrefix', value } }],
       backendRefs: [{ name: r.service, port: 80 }],
       ...(r.timeout !== undefined && { timeouts: { request: r.timeout } }),
+      ...(r.filters !== undefined && { filters: r.filters }),
     }));
     const spec = { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'http' }], hostnames: [...r.hostnames], rules };
     objects.push(object('gateway.networking.k8s.io/v1', 'HTTPRoute', r.namespace, `http-${index}`, { spec }, { creationTimestamp: r.created }));
@@ -420,6 +458,18 @@ function toObjects(w: World): SourceObject[] {
     configMap('team-b', 'fastcgi-params', { SCRIPT_FILENAME: `/srv";${marker}`, [`X;${marker}`]: 'x', APP: `$${marker}` }),
   );
   return objects;
+}
+
+/**
+ * What a tenant's filter may never write: a framing or hop-by-hop response header (nginx frames every
+ * response itself), and a redirect built from the decoded `$uri` (its `%0d%0a` would end the header).
+ * Our own auth subrequest clears Content-Length with `proxy_set_header`, so the request side is held
+ * by checks/header-names.test.ts.
+ */
+function checkFilteredHeaders(conf: string): void {
+  expect(conf).not.toMatch(/^\s*add_header\s+(?:content-length|transfer-encoding|connection|keep-alive|upgrade|te|trailer|proxy-[a-z-]*)\s/im);
+  expect(conf).not.toMatch(/^\s*map \$uri \$i2n_redirect_/m);
+  expect(conf).not.toMatch(/^\s*return 30[1278] [^;]*\$uri/m);
 }
 
 /** nginx's `map … hostnames` lookup: the exact name, else the longest matching `*.` wildcard, else default. */
@@ -616,6 +666,7 @@ describe('random mixes of valid and broken resources', () => {
         }
         checkOwnership(w, result.model, result.diagnostics);
         checkOperatorPorts(w, result.model);
+        checkFilteredHeaders(result.files.find((f) => f.path === 'nginx.conf')?.contents ?? '');
         checkCleanIngresses(w, result.model, result.diagnostics);
         const check = await checkBuiltFiles(result.files, runDir);
         expect(check.output).toBe('');
