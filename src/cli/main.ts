@@ -176,10 +176,15 @@ function runCommand(program: Command, io: CliIo, setExit: (code: number) => void
       new Option('--log-format <format>', 'log lines on stdout').choices(['json', 'text']).default(process.stdout.isTTY ? 'text' : 'json'),
     )
     .addOption(new Option('--log-level <level>', 'least level logged').choices(['debug', 'info', 'warn', 'error']).default('info'))
+    .option('--validating-webhook <host:port>', 'answer validating admission reviews over HTTPS here (ingress-nginx\'s flag; :8443 is all addresses)', parseWebhookAddress)
+    .option('--validating-webhook-certificate <file>', 'PEM certificate (chain) of the webhook, read again when the file changes')
+    .option('--validating-webhook-key <file>', 'PEM key of the webhook certificate, read again when the file changes')
+    .option('--validating-webhook-nginx-check', 'also check each candidate\'s config with nginx -t (slower; see docs/cluster.md)', false)
     .action(async (flags: TranslateFlags & RunFlags) => {
       if (flags.publishService !== undefined && flags.publishAddress !== undefined) {
         throw new UsageError('give --publish-service or --publish-address, not both');
       }
+      const admission = admissionFlags(flags);
       // Loaded here, not at start-up: the cluster client and the metrics library cost every command 0.3 s and 70 MB.
       const { defaultRunTiming, runSidecar } = await import('../sidecar/run.js');
       const code = await runSidecar(
@@ -202,6 +207,7 @@ function runCommand(program: Command, io: CliIo, setExit: (code: number) => void
           logFormat: flags.logFormat,
           logLevel: flags.logLevel,
           timing: defaultRunTiming,
+          ...(admission && { admission }),
         },
         {
           env: io.env ?? process.env,
@@ -229,6 +235,25 @@ interface RunFlags {
   readonly electionNamespace?: string;
   readonly logFormat: 'json' | 'text';
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  readonly validatingWebhook?: { readonly host: string; readonly port: number };
+  readonly validatingWebhookCertificate?: string;
+  readonly validatingWebhookKey?: string;
+  readonly validatingWebhookNginxCheck: boolean;
+}
+
+/** ingress-nginx writes `--validating-webhook=:8443` for all addresses. */
+function parseWebhookAddress(value: string): { host: string; port: number } {
+  return parseListenAddress(value.startsWith(':') ? `0.0.0.0${value}` : value);
+}
+
+/** The webhook's flags together, or none; a certificate without the address (or the reverse) is a usage error. */
+function admissionFlags(flags: RunFlags): { host: string; port: number; certificateFile: string; keyFile: string; nginxCheck: boolean } | undefined {
+  const { validatingWebhook: address, validatingWebhookCertificate: certificateFile, validatingWebhookKey: keyFile } = flags;
+  if (address === undefined && certificateFile === undefined && keyFile === undefined && !flags.validatingWebhookNginxCheck) return undefined;
+  if (address === undefined || certificateFile === undefined || keyFile === undefined) {
+    throw new UsageError('--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key, and they need it');
+  }
+  return { host: address.host, port: address.port, certificateFile, keyFile, nginxCheck: flags.validatingWebhookNginxCheck };
 }
 
 /**

@@ -7,7 +7,13 @@ export interface MetricsOptions {
   readonly ingressClass: string;
   /** Kinds that may be watched: each starts with a restart count of 0. */
   readonly watchedKinds: readonly string[];
+  /** Kinds the admission webhook reviews (`--validating-webhook`): each starts with review counts of 0. */
+  readonly reviewedKinds?: readonly string[];
 }
+
+/** The `result` of an admission review: answered allowed or denied, or refused as unreadable (HTTP 4xx). */
+export const admissionResults = ['allowed', 'denied', 'malformed'] as const;
+export type AdmissionResult = (typeof admissionResults)[number];
 
 /**
  * The cluster mode's Prometheus metrics in a registry of their own. The process's own (CPU, memory,
@@ -28,6 +34,7 @@ export class Metrics {
     for (const label of ['host', 'method']) this.requestLabelValuesDropped.inc({ label }, 0);
     for (const result of ['success', 'failure']) this.reloads.inc({ result }, 0);
     for (const kind of options.watchedKinds) this.watchRestarts.inc({ kind }, 0);
+    for (const kind of options.reviewedKinds ?? []) for (const result of admissionResults) this.admissionReviews.inc({ kind, result }, 0);
   }
 
   readonly reloads = new Counter({
@@ -87,6 +94,19 @@ export class Metrics {
     name: 'ingress2nginx_request_label_values_dropped_total',
     help: 'Requests counted with a label value a client chose replaced, to keep the label sets bounded: a host no server names (by ""), a method not in HTTP\'s list (by OTHER)',
     labelNames: ['label'],
+    registers: [this.registry],
+  });
+  readonly admissionReviews = new Counter({
+    name: 'ingress2nginx_admission_reviews_total',
+    help: 'Admission reviews answered, by kind and result (allowed, denied, malformed: refused with HTTP 4xx); dry-run reviews included',
+    labelNames: ['kind', 'result'],
+    registers: [this.registry],
+  });
+  readonly admissionReviewDuration = new Histogram({
+    name: 'ingress2nginx_admission_review_duration_seconds',
+    help: 'Time from reading an admission review to answering it (the wait for earlier reviews and the candidate build included), by kind and result',
+    labelNames: ['kind', 'result'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
   readonly leader = new Gauge({

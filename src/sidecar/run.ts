@@ -17,6 +17,8 @@ import { ClusterSource } from '../sources/cluster/source.js';
 import type { BaseTranslateOptions } from '../translate/options.js';
 import { controllerName } from '../translate/translate.js';
 import { KeyPairCache } from '../translate/secrets/key-pairs.js';
+import { startAdmission, type AdmissionFlags } from './admission-server.js';
+import { reviewedKinds } from './admission.js';
 import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
@@ -75,6 +77,8 @@ export interface RunOptions {
   readonly logFormat: LogFormat;
   readonly logLevel: LogLevel;
   readonly timing: RunTiming;
+  /** `--validating-webhook` and its certificate: answer admission reviews (every replica). */
+  readonly admission?: AdmissionFlags;
 }
 
 export interface RunIo {
@@ -117,13 +121,18 @@ export async function runSidecar(options: RunOptions, io: RunIo): Promise<number
 async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanups: Cleanup[], stop: AbortSignal): Promise<void> {
   const access = loadClusterAccess({ ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }), env: io.env });
   const nginx = await nginxBuild(options.nginxBin);
-  const metrics = new Metrics({ ingressClass: options.translate.ingressClass, watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))] });
+  const metrics = new Metrics({
+    ingressClass: options.translate.ingressClass,
+    watchedKinds: [...new Set(watchedKinds.map((k) => k.kind))],
+    ...(options.admission && { reviewedKinds: Object.values(reviewedKinds).map((k) => k.kind) }),
+  });
   const controller = { namespace: io.env['POD_NAMESPACE'] ?? access.namespace, class: options.translate.ingressClass, pod: io.env['POD_NAME'] ?? hostname() };
   const requests = await startRequestMetrics(options, controller, nginx.configureArguments, metrics, cleanups);
   // The Pod's own ports: no Gateway listener or TCP service may take them (nginx -t never binds, the reload would fail).
   const reservedPorts = new Map(options.translate.reservedPorts);
   const reserveMetricsPort = (port: number) => reservedPorts.set(port, `the sidecar's metrics and probes port (--metrics-address ${options.metricsHost}:${port})`);
   if (options.metricsPort !== 0) reserveMetricsPort(options.metricsPort);
+  if (options.admission && options.admission.port !== 0) reservedPorts.set(options.admission.port, `the sidecar's admission webhook port (--validating-webhook ${options.admission.host}:${options.admission.port})`);
   const translate = {
     ...options.translate,
     reservedPorts,
@@ -207,6 +216,13 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   io.onListening?.(server.port);
   log.info('metrics and probes listening', { address: `${options.metricsHost}:${server.port}` });
   if (stop.aborted) return;
+  if (options.admission) {
+    const snapshot = () => (source.synced() ? source.snapshot() : undefined);
+    const webhook = await environment(`cannot serve the admission webhook on ${options.admission.host}:${options.admission.port}`, () =>
+      startAdmission(options.admission as AdmissionFlags, { snapshot, translate, nginxBin: options.nginxBin, metrics, log }),
+    );
+    cleanups.push(() => webhook.close());
+  }
 
   source.start();
   election.start();

@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { build } from '../build/build.js';
+import { formatText } from '../report/diagnostics-format.js';
+import type { RawObject } from '../sources/cluster/reflector.js';
+import { sourceObject } from '../sources/cluster/snapshot.js';
+import type { Snapshot } from '../sources/snapshot.js';
+import { admissionReview, refusedSnippet, testIngress, testService, unknownAnnotation } from '../../test/support/admission.js';
+import type { JsonObject } from '../../test/support/fake-apiserver.js';
+import { testTranslateOptions } from '../../test/support/options.js';
+import { AdmissionReviewer, type AdmissionOptions } from './admission-server.js';
+import { answerWithoutBuild, readReview } from './admission.js';
+import { Logger } from './log.js';
+import { Metrics } from './metrics.js';
+
+const options = testTranslateOptions();
+
+function snapshotOf(...objects: JsonObject[]): Snapshot {
+  return { objects: objects.map((o) => sourceObject(o as unknown as RawObject)) };
+}
+
+function reviewer(snapshot: Snapshot | undefined, more: Partial<AdmissionOptions> = {}): AdmissionReviewer {
+  return new AdmissionReviewer({
+    snapshot: () => snapshot,
+    translate: options,
+    metrics: new Metrics({ ingressClass: 'nginx', watchedKinds: [] }),
+    log: new Logger('json', () => undefined, 'error'),
+    budgetMs: 60_000,
+    maxWaiting: 8,
+    ...more,
+  });
+}
+
+interface Answered {
+  status: number;
+  response: { uid: string; allowed: boolean; status?: { code: number; message: string }; warnings?: string[] };
+  text: string;
+}
+
+async function review(target: AdmissionReviewer, body: unknown, path = '/networking/v1/ingresses'): Promise<Answered> {
+  const answer = await target.answer(path, typeof body === 'string' ? body : JSON.stringify(body));
+  const parsed = answer.status === 200 ? (JSON.parse(answer.body) as { response: Answered['response'] }) : undefined;
+  return { status: answer.status, response: parsed?.response as Answered['response'], text: answer.body };
+}
+
+/** What `validate` prints about the Ingress, without the file location a file input adds. */
+function validateLines(snapshot: Snapshot, name: string, severity: 'error' | 'warning'): string[] {
+  const about = build(snapshot, options).diagnostics.filter((d) => d.resource?.name === name && d.severity === severity);
+  return formatText(about).split('\n').filter((line) => line !== '');
+}
+
+const cluster = snapshotOf(
+  testService('team-a'),
+  testService('team-b'),
+  testIngress('team-a', 'home', 'a.example.com', { creationTimestamp: '2026-01-01T00:00:00Z' }),
+  // Diagnostics about others are not the candidate's.
+  testIngress('team-b', 'noisy', 'n.example.com', { annotations: { ...unknownAnnotation, ...refusedSnippet } }),
+);
+
+describe('admission reviews (the build\'s answer)', () => {
+  it('denies a refused snippet with the lines validate prints, and echoes the uid', async () => {
+    const candidate = testIngress('team-a', 'snip', 'snip.example.com', { annotations: refusedSnippet });
+    const body = admissionReview(candidate);
+    const answered = await review(reviewer(cluster), body);
+    expect(answered.status).toBe(200);
+    expect(answered.response.uid).toBe((body['request'] as { uid: string }).uid);
+    expect(answered.response.allowed).toBe(false);
+    const expected = validateLines(snapshotOf(...[testService('team-a'), candidate]), 'snip', 'error');
+    expect(expected.some((line) => line.includes('[snippet-refused]'))).toBe(true);
+    expect(answered.response.status?.message.split('\n')).toEqual(expected);
+  });
+
+  it('allows a valid Ingress and returns its warnings', async () => {
+    const candidate = testIngress('team-a', 'warned', 'w.example.com', { annotations: unknownAnnotation });
+    const answered = await review(reviewer(cluster), admissionReview(candidate));
+    expect(answered.response.allowed).toBe(true);
+    expect(answered.response.warnings).toEqual(validateLines(snapshotOf(testService('team-a'), candidate), 'warned', 'warning'));
+    expect(answered.response.warnings?.join('\n')).toContain('[annotation-unknown]');
+  });
+
+  it('denies a host another namespace owns under first-namespace-owns-host, naming the owner; allows it without', async () => {
+    const takeover = testIngress('team-b', 'takeover', 'a.example.com');
+    const owned = await review(reviewer(cluster, { translate: { ...options, firstNamespaceOwnsHost: true } }), admissionReview(takeover));
+    expect(owned.response.allowed).toBe(false);
+    expect(owned.response.status?.message).toContain('belongs to namespace team-a (Ingress team-a/home claimed it first)');
+    const shared = await review(reviewer(cluster), admissionReview(takeover));
+    expect(shared.response.allowed).toBe(true);
+  });
+
+  it('allows at once: another class, DELETE, an update of status or unread metadata only', async () => {
+    const target = reviewer(cluster);
+    const otherClass = testIngress('team-a', 'other', 'o.example.com', { className: 'haproxy', annotations: refusedSnippet });
+    expect((await review(target, admissionReview(otherClass))).response.allowed).toBe(true);
+    const broken = testIngress('team-a', 'broken', 'b.example.com', { annotations: refusedSnippet });
+    expect((await review(target, admissionReview(undefined, { operation: 'DELETE', oldObject: broken }))).response.allowed).toBe(true);
+    const relabelled = { ...broken, metadata: { ...(broken['metadata'] as JsonObject), resourceVersion: '9', managedFields: [] }, status: { loadBalancer: { ingress: [{ ip: '10.0.0.9' }] } } };
+    expect((await review(target, admissionReview(relabelled, { operation: 'UPDATE', oldObject: broken }))).response.allowed).toBe(true);
+    // A change translate reads is built, and denied.
+    const changed = testIngress('team-a', 'broken', 'c.example.com', { annotations: refusedSnippet });
+    expect((await review(target, admissionReview(changed, { operation: 'UPDATE', oldObject: broken }))).response.allowed).toBe(false);
+  });
+
+  it('decides another class, DELETE and unread changes without a build', () => {
+    const ingress = testIngress('team-a', 'other', 'o.example.com', { className: 'haproxy' });
+    const request = (body: JsonObject) => readReview(body);
+    expect(answerWithoutBuild('/networking/v1/ingresses', request(admissionReview(ingress)), cluster, options)?.why).toBe('not-ours');
+    expect(answerWithoutBuild('/networking/v1/ingresses', request(admissionReview(testIngress('team-a', 'mine', 'm.example.com'))), cluster, options)).toBeUndefined();
+    const gateway = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'g', namespace: 'team-a' }, spec: { gatewayClassName: 'someone-else', listeners: [] } };
+    const gatewayKind = { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' };
+    expect(answerWithoutBuild('/gateway.networking.k8s.io/gateways', request(admissionReview(gateway, { kind: gatewayKind })), cluster, options)?.why).toBe('not-ours');
+    const route = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'team-a' }, spec: { parentRefs: [{ name: 'g' }] } };
+    const routeKind = { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute' };
+    expect(answerWithoutBuild('/gateway.networking.k8s.io/httproutes', request(admissionReview(route, { kind: routeKind })), cluster, options)?.why).toBe('not-ours');
+    const ours = snapshotOf({ ...gateway, spec: { gatewayClassName: options.gatewayClass, listeners: [] } });
+    expect(answerWithoutBuild('/gateway.networking.k8s.io/httproutes', request(admissionReview(route, { kind: routeKind })), ours, options)).toBeUndefined();
+  });
+
+  it('answers a dry-run review the same way', async () => {
+    const candidate = testIngress('team-a', 'snip', 'snip.example.com', { annotations: refusedSnippet });
+    const wet = await review(reviewer(cluster), admissionReview(candidate));
+    const dry = await review(reviewer(cluster), admissionReview(candidate, { dryRun: true }));
+    expect(dry.response.allowed).toBe(false);
+    expect(dry.response.status).toEqual(wet.response.status);
+  });
+});
+
+describe('hostile and unexpected reviews', () => {
+  it('answers malformed JSON, a non-v1 review and an unknown path with 4xx', async () => {
+    const target = reviewer(cluster);
+    expect((await review(target, '{"apiVersion": "admission.k8s.io/v1", ')).status).toBe(400);
+    expect((await review(target, { ...admissionReview(testIngress('a', 'b', 'c.example.com')), apiVersion: 'admission.k8s.io/v1beta1' })).status).toBe(400);
+    expect((await review(target, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'x' } })).status).toBe(400);
+    expect((await review(target, admissionReview(testIngress('a', 'b', 'c.example.com')), '/networking/v1/services')).status).toBe(404);
+  });
+
+  it('denies a kind or version its path does not review', async () => {
+    const target = reviewer(cluster);
+    const wrongKind = await review(target, admissionReview(testService('team-a'), { kind: { group: '', version: 'v1', kind: 'Service' } }));
+    expect(wrongKind.status).toBe(200);
+    expect(wrongKind.response.allowed).toBe(false);
+    expect(wrongKind.response.status?.message).toContain('not Service');
+    const wrongVersion = await review(target, admissionReview(testIngress('a', 'b', 'c.example.com'), { kind: { group: 'networking.k8s.io', version: 'v1beta1', kind: 'Ingress' } }));
+    expect(wrongVersion.response.allowed).toBe(false);
+  });
+
+  it('denies until the watches have synced', async () => {
+    const answered = await review(reviewer(undefined), admissionReview(testIngress('team-a', 'x', 'x.example.com')));
+    expect(answered.response.allowed).toBe(false);
+    expect(answered.response.status?.code).toBe(503);
+  });
+
+  it('denies a review that waited past the budget instead of building it', async () => {
+    const target = reviewer(cluster, { budgetMs: -1 });
+    const answered = await review(target, admissionReview(testIngress('team-a', 'x', 'x.example.com')));
+    expect(answered.response.allowed).toBe(false);
+    expect(answered.response.status?.message).toContain('busy');
+  });
+});
