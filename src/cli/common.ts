@@ -108,7 +108,7 @@ export function withTranslateOptions(command: Command): Command {
     .option('--http-port <port>', 'plain HTTP port', parsePort, defaults.httpPort)
     .option('--https-port <port>', 'TLS port, split by SNI', parsePort, defaults.httpsPort)
     .option('--run-dir <dir>', 'absolute directory for pid, unix sockets and temp files', parseRunDir, defaults.runDir)
-    .option('--system-ca-bundle <path>', 'CA bundle for BackendTLSPolicy wellKnownCACertificates: System', parseAbsoluteFile, defaults.systemCaBundle)
+    .option('--system-ca-bundle <path>', 'CA bundle for BackendTLSPolicy wellKnownCACertificates: System and https auth-url certificates', parseAbsoluteFile, defaults.systemCaBundle)
     .option('--access-log <path>', 'access_log target, e.g. /dev/stdout, or "off"', parseAccessLog, 'off')
     .option('--certificates-per-handshake', 'one SSL context for all terminated hosts, certificates read by SNI per handshake (fast reloads; nginx workers must be able to read the key files)', false);
 }

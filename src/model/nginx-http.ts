@@ -525,6 +525,8 @@ export interface AuthEndpoint extends ProxiedTarget {
   readonly servedHost?: string;
   /** An allowed `auth-snippet` of the Ingress, raw operator-chosen text (ingress/snippets.ts). */
   readonly snippet?: string;
+  /** An https endpoint: its certificate is verified against this CA bundle (`proxy_ssl_verify on`). */
+  readonly trustedCertificate?: string;
 }
 
 export interface ErrorPageLocation {

@@ -52,6 +52,8 @@ export interface BackendPolicy {
   readonly endpoints: boolean;
   /** A Service without `spec.clusterIP` gets one when the manifests are applied: use a stand-in (`TranslateOptions.expectClusterProvided`). */
   readonly clusterAssignsAddresses?: boolean;
+  /** `--system-ca-bundle`: what the certificate of an https endpoint a tenant names by URL (`auth-url`) is verified against. */
+  readonly trustedCaBundle: string;
 }
 
 export type BackendResolution =

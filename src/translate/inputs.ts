@@ -53,6 +53,7 @@ export function readInputs(snapshot: Snapshot, options: TranslateOptions, report
     externalNameSuffixes: options.externalNameSuffixes ?? [],
     endpoints: options.upstreams === 'endpoints',
     clusterAssignsAddresses: options.expectClusterProvided ?? false,
+    trustedCaBundle: options.systemCaBundle,
   };
   const controller = options.configMap === undefined ? undefined : resources.configMaps.get(options.configMap)?.object;
   const headers = headerDefaults(settings, resources, controller, report);

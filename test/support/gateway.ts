@@ -127,7 +127,7 @@ export function runPlan(objects: readonly SourceObject[], overrides: Partial<Gat
     report,
     gatewayClass: 'ingress2nginx',
     controllerName: 'ingress2nginx.dev/controller',
-    backendPolicy: { clusterDomain: 'cluster.local', runtimeDns: false, externalNameDisabled: false, externalNameSuffixes: [], endpoints: false },
+    backendPolicy: { clusterDomain: 'cluster.local', runtimeDns: false, externalNameDisabled: false, externalNameSuffixes: [], endpoints: false, trustedCaBundle: '/etc/ssl/certs/ca-certificates.crt' },
     systemCaBundle: '/etc/ssl/certs/ca-certificates.crt',
     ...overrides,
   });

@@ -22,7 +22,9 @@ import type { IngressContext } from './context.js';
  * address); any other name, or `$host`, only with `--resolver`, so that a name that does not resolve
  * fails the request and never the config load. `$host` is looked up in a map of the names the Ingress
  * serves (`served`), so that neither the Host header nor an absolute request URI can point the
- * subrequest anywhere else. Other names are held to the ExternalName rules.
+ * subrequest anywhere else. Other names are held to the ExternalName rules. An https endpoint's
+ * certificate is verified against `--system-ca-bundle` (nginx, and so ingress-nginx, verifies none by
+ * default): the answer decides who gets in, so whoever could answer for the address must not.
  */
 export function authEndpoint(
   object: SourceObject,
@@ -32,7 +34,7 @@ export function authEndpoint(
   ctx: IngressContext,
   what: 'auth-url' | 'global-auth-url' = 'auth-url',
 ): Checked<AuthEndpoint> {
-  const base = { ...(method !== undefined && { method }) };
+  const base = { ...(method !== undefined && { method }), ...(url.scheme === 'https' && { trustedCertificate: ctx.backendPolicy.trustedCaBundle }) };
   if (url.authority === undefined) return hostVariableEndpoint(object, url, base, served, ctx);
   // The operator's global-auth-url, or any auth-url when the operator allows it, may name any namespace's Service.
   const anyNamespace = what === 'global-auth-url' || ctx.allowCrossNamespaceAuthUrl;
@@ -108,7 +110,7 @@ export function targetEndpoint(
  * nginx's `$host` comes from the request line of an absolute URI, else the Host header, whatever SNI
  * said, so only the map keeps the client from choosing.
  */
-function hostVariableEndpoint(object: SourceObject, url: AuthUrl, base: { method?: string }, served: readonly string[], ctx: IngressContext): Checked<AuthEndpoint> {
+function hostVariableEndpoint(object: SourceObject, url: AuthUrl, base: { method?: string; trustedCertificate?: string }, served: readonly string[], ctx: IngressContext): Checked<AuthEndpoint> {
   if (!ctx.backendPolicy.runtimeDns) return { ok: false, problem: 'auth-url names its host with $host, which nginx resolves per request only with --resolver' };
   if (served.includes('')) {
     return { ok: false, problem: 'auth-url names its host with $host, and a rule of this Ingress has no host: any Host a client sends would be the auth target' };
