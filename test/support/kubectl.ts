@@ -65,6 +65,12 @@ export class KubectlRunner {
     return result.stdout;
   }
 
+  /** kubectl's whole outcome, failure included: its exit code, stdout and stderr (where it prints warnings); `input` is its stdin (`-f -`). */
+  async outcome(args: readonly string[], input?: string): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    const result = await execa(requireKubectl().binary, args, { env: this.#environment(), extendEnv: false, timeout: 60_000, reject: false, ...(input !== undefined && { input }) });
+    return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
+  }
+
   /** A long-running kubectl (e.g. `get --watch`); the caller kills it. */
   spawn(...args: string[]): ResultPromise {
     return execa(requireKubectl().binary, args, { env: this.#environment(), extendEnv: false, reject: false, buffer: false });

@@ -111,6 +111,8 @@ interface WriteOptions {
   readonly subresource?: 'status';
   /** Test-side writes skip the resourceVersion precondition rules of the kind. */
   readonly unconditional?: boolean;
+  /** `dryRun=All`: everything up to the write, which is left out; the object is answered as it would be stored. */
+  readonly dryRun?: boolean;
 }
 
 export class Registry {
@@ -171,7 +173,7 @@ export class Registry {
     if (errors.length > 0) throw invalid({ group: type.group, kind: type.kind }, String(metadataOf(stored).name ?? ''), errors);
   }
 
-  create(type: ResourceType, version: string, namespace: string, body: JsonObject): JsonObject {
+  create(type: ResourceType, version: string, namespace: string, body: JsonObject, options: WriteOptions = {}): JsonObject {
     this.#checkTypeMeta(type, version, body);
     checkDecodable(type, version, body);
     const stored = toStored(type, clone(body));
@@ -209,6 +211,7 @@ export class Registry {
     if (type.resource === 'namespaces') this.#newNamespace(stored);
     if (type.resource === 'secrets') foldStringData(stored);
     this.#throwIfInvalid(type, stored, undefined);
+    if (options.dryRun) return toServed(type, version, stored, true);
     return toServed(type, version, this.store.put(type.storage, stored), true);
   }
 
@@ -227,7 +230,7 @@ export class Registry {
     const old = this.store.get(type.storage, type.namespaced ? namespace : '', name);
     if (!old) {
       if (type.allowCreateOnUpdate && options.subresource === undefined) {
-        return { object: this.create(type, version, namespace, { ...body, metadata: { ...metadata, name } }), created: true };
+        return { object: this.create(type, version, namespace, { ...body, metadata: { ...metadata, name } }, options), created: true };
       }
       throw notFound(type, name);
     }
@@ -281,6 +284,7 @@ export class Registry {
     const oldWithoutVersion = clone(old);
     delete metadataOf(oldWithoutVersion).resourceVersion;
     if (deepEqual(next, oldWithoutVersion)) return { object: toServed(type, version, old, true), created: false };
+    if (options.dryRun) return { object: toServed(type, version, { ...next, metadata: { ...nextMetadata, resourceVersion: oldMetadata.resourceVersion ?? '' } }, true), created: false };
     return { object: toServed(type, version, this.store.put(type.storage, next), true), created: false };
   }
 

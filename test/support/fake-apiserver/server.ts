@@ -26,6 +26,7 @@ import {
   type Status,
 } from './status.js';
 import { CompactedError, type Change } from './store.js';
+import { validate, warningHeader, type AdmissionAttributes } from './admission.js';
 import { WatchStream, type WatchDescription } from './watch.js';
 
 /**
@@ -516,9 +517,9 @@ export class FakeApiServer {
         : {}),
     };
     this.#requests.push(observed);
-    const answer = (code: number, body: unknown) => {
+    const answer = (code: number, body: unknown, warnings: readonly string[] = []) => {
       observed.status = code;
-      response.writeHead(code, { 'Content-Type': 'application/json' });
+      response.writeHead(code, { 'Content-Type': 'application/json', ...(warnings.length > 0 && { Warning: warnings.map(warningHeader) }) });
       response.end(JSON.stringify(body));
       this.#tick();
     };
@@ -556,8 +557,8 @@ export class FakeApiServer {
       } else if (isWatch && request.method === 'GET') {
         await this.#watch(resolved, url.searchParams, response, observed);
       } else {
-        const [code, body] = await this.#serve(resolved, request.method ?? 'GET', url.searchParams, contentType, text);
-        answer(code, body);
+        const [code, body, warnings] = await this.#serve(resolved, request.method ?? 'GET', url.searchParams, contentType, text);
+        answer(code, body, warnings);
       }
     } catch (error) {
       if (error instanceof ApiError) answer(error.status.code ?? 500, error.status);
@@ -626,29 +627,90 @@ export class FakeApiServer {
     return body;
   }
 
-  async #serve(target: ResourceRequest, method: string, params: URLSearchParams, contentType: string | undefined, text: string): Promise<[number, unknown]> {
+  /**
+   * A write: done once as a dry run, the result sent to the validating webhooks that match, and then,
+   * unless the request is itself a dry run (`dryRun=All`), done for real. Resolves with the webhooks' warnings.
+   */
+  async #admitted<T>(
+    target: ResourceRequest,
+    operation: AdmissionAttributes['operation'],
+    write: (options: { dryRun?: boolean }) => T,
+    objectOf: (result: T) => JsonObject | undefined,
+    dryRun: boolean,
+  ): Promise<[T, string[]]> {
+    const { type, version, subresource } = target;
+    const namespace = target.namespace ?? '';
+    const candidate = write({ dryRun: true });
+    const object = objectOf(candidate);
+    const name = target.name ?? String((object?.['metadata'] as JsonObject | undefined)?.['name'] ?? '');
+    let oldObject: JsonObject | undefined;
+    if (operation !== 'CREATE') {
+      try {
+        oldObject = this.#registry.get(type, version, namespace, name);
+      } catch {
+        oldObject = undefined;
+      }
+    }
+    const namespaceType = typeForKind('v1', 'Namespace')!.type;
+    const labelsOf = (ns: JsonObject | undefined) => ((ns?.['metadata'] as JsonObject | undefined)?.['labels'] ?? {}) as Record<string, string>;
+    let namespaceLabels: Record<string, string> | undefined;
+    if (type.resource === 'namespaces') namespaceLabels = labelsOf(object ?? oldObject);
+    else if (type.namespaced) {
+      try {
+        namespaceLabels = labelsOf(this.#registry.get(namespaceType, 'v1', '', namespace));
+      } catch {
+        namespaceLabels = {};
+      }
+    }
+    const configurations = this.#registry.store.list('validatingwebhookconfigurations');
+    const attributes: AdmissionAttributes = {
+      type,
+      version,
+      operation,
+      namespace,
+      name,
+      ...(subresource !== undefined && { subresource }),
+      ...(operation !== 'DELETE' && object && { object }),
+      ...(oldObject && { oldObject }),
+      dryRun,
+    };
+    const warnings = await validate(configurations, attributes, namespaceLabels);
+    return [dryRun ? candidate : write({}), warnings];
+  }
+
+  async #serve(target: ResourceRequest, method: string, params: URLSearchParams, contentType: string | undefined, text: string): Promise<[number, unknown, string[]?]> {
     const { type, version, name, subresource } = target;
     const namespace = target.namespace ?? '';
     if (type.namespaced && target.namespace === undefined && name !== undefined) throw pathNotFound();
     const status = subresource === 'status' ? ({ subresource: 'status' } as const) : {};
+    const dryRun = params.get('dryRun') === 'All';
     switch (method) {
       case 'GET':
         if (name !== undefined) return [200, this.#registry.get(type, version, namespace, name)];
         return [200, await this.#registry.list(type, version, type.namespaced ? target.namespace : undefined, this.#listQuery(params))];
-      case 'POST':
+      case 'POST': {
         if (name !== undefined || (type.namespaced && target.namespace === undefined)) throw methodNotSupported(type, 'create');
-        return [201, this.#registry.create(type, version, namespace, this.#bodyObject(text, contentType))];
+        const body = this.#bodyObject(text, contentType);
+        const [object, warnings] = await this.#admitted(target, 'CREATE', (options) => this.#registry.create(type, version, namespace, body, options), (o) => o, dryRun);
+        return [201, object, warnings];
+      }
       case 'PUT': {
         if (name === undefined) throw methodNotSupported(type, 'update');
-        const { object, created } = this.#registry.update(type, version, namespace, name, this.#bodyObject(text, contentType), status);
-        return [created ? 201 : 200, object];
+        const body = this.#bodyObject(text, contentType);
+        const [{ object, created }, warnings] = await this.#admitted(target, 'UPDATE', (options) => this.#registry.update(type, version, namespace, name, body, { ...status, ...options }), (o) => o.object, dryRun);
+        return [created ? 201 : 200, object, warnings];
       }
-      case 'PATCH':
+      case 'PATCH': {
         if (name === undefined) throw methodNotSupported(type, 'patch');
-        return [200, this.#registry.patch(type, version, namespace, name, contentType ?? '', text, status)];
-      case 'DELETE':
+        const [object, warnings] = await this.#admitted(target, 'UPDATE', (options) => this.#registry.patch(type, version, namespace, name, contentType ?? '', text, { ...status, ...options }), (o) => o, dryRun);
+        return [200, object, warnings];
+      }
+      case 'DELETE': {
         if (name === undefined || subresource !== undefined) throw methodNotSupported(type, name === undefined ? 'deletecollection' : 'delete');
-        return [200, this.#registry.delete(type, version, namespace, name)];
+        const remove = (options: { dryRun?: boolean }) => (options.dryRun ? this.#registry.get(type, version, namespace, name) : this.#registry.delete(type, version, namespace, name));
+        const [object, warnings] = await this.#admitted(target, 'DELETE', remove, () => undefined, dryRun);
+        return [200, object, warnings];
+      }
       default:
         throw methodNotSupported(type, method.toLowerCase());
     }
