@@ -50,7 +50,9 @@ function heapUsed(): number {
 }
 
 async function measure(objects: readonly SourceObject[], runDir: string, binary: string, nginx: NginxBuild) {
-  const options = { ...defaultRenderOptions('bench'), runDir, nginxVersion: nginx.version, ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }) };
+  // The stream module as this nginx has it: a file to load, or compiled in (no load_module).
+  const { streamModulePath: _debianModule, ...defaults } = defaultRenderOptions('bench');
+  const options = { ...defaults, runDir, nginxVersion: nginx.version, ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }) };
   const before = heapUsed();
   const started = performance.now();
   const result = build({ objects }, options);
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
         const m = await measure(objects, join(dir, 'run'), binary, nginx);
         const k = (n * kind.units) / 1000;
         const mb = (bytes: number) => bytes / 1048576;
-        if (!m.check.ok || m.errors.length > 0) console.log(`  (nginx -t ${m.check.ok ? 'ok' : 'failed'}; errors: ${m.errors.join(', ') || 'none'})`);
+        if (!m.check.ok || m.errors.length > 0) console.log(`  (nginx -t ${m.check.ok ? 'ok' : `failed: ${m.check.output.split('\n')[0]}`}; errors: ${m.errors.join(', ') || 'none'})`);
         console.log(
           [
             String(n).padStart(7),
