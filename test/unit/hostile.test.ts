@@ -258,7 +258,7 @@ const fields: readonly Field[] = [
     control: { value: `/(${marker})/[0-9]+$`, renders: `location ~* "^/(${marker})/[0-9]+$"` },
   },
   annotationRow('rewrite-target', (p) => `/x${p}${marker}`, { value: `/${marker}`, renders: `/${marker} break;` }, plainTarget),
-  annotationRow('app-root', (p) => `/app${p}${marker}`, { value: `/${marker}`, renders: `$scheme://$http_host/${marker};` }, plainTarget),
+  annotationRow('app-root', (p) => `/app${p}${marker}`, { value: `/${marker}`, renders: `$scheme://$host$i2n_request_port/${marker};` }, plainTarget),
   annotationRow('permanent-redirect', (p) => `https://a.example/x${p}${marker}`, { value: `https://${marker}.example/`, renders: `return 301 https://${marker}.example/;` }, plainTarget),
   annotationRow('temporal-redirect', (p) => `https://a.example/x${p}${marker}`, { value: `https://${marker}.example/`, renders: `return 302 https://${marker}.example/;` }, plainTarget),
   annotationRow('x-forwarded-prefix', (p) => `/a${p}${marker}`, { value: `/${marker}`, renders: `X-Forwarded-Prefix /${marker};` }, plainTarget),

@@ -168,7 +168,7 @@ describe('global-auth-url and the cross-namespace auth-url flag', () => {
     const { model, diagnostics } = run(objects, withController);
     expect(errors(diagnostics)).toEqual([]);
     const guarded = locations(model, 'a.example.test').find((l) => l.path === '/')?.behaviour?.externalAuth;
-    expect(guarded?.signin).toBe('https://login.example.test/start?back=$scheme://$http_host$request_uri');
+    expect(guarded?.signin).toBe('https://login.example.test/start?back=$scheme://$host$i2n_request_port$i2n_return_uri');
     expect(locations(model, 'a.example.test').find((l) => l.authEndpoint)?.comment).toBe('global-auth-url of Ingress web/guarded');
     expect(locations(model, 'b.example.test').find((l) => l.path === '/')?.behaviour?.externalAuth).toBeUndefined();
   });
