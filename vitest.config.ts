@@ -15,6 +15,7 @@ const passGenerationTests = [
   'test/integration/httproute-scenarios.test.ts',
   'test/integration/httproute-matches.test.ts',
   'test/integration/isolation-traffic.test.ts',
+  'test/integration/isolation-round-three.test.ts',
   'test/integration/many-hosts.test.ts',
   'test/integration/backend-proxy-protocol.test.ts',
   'test/integration/stream-services.test.ts',
