@@ -35,7 +35,7 @@ export const fastCgiAnnotations = {
     schema: z.string().trim().refine(isFastCgiName),
     defaultValue: undefined,
     accepted: 'a file name of letters, digits and . - _ (such as index.php)',
-    note: 'with `backend-protocol: FCGI`: `fastcgi_index`, the file appended to a URI ending in `/` in `$fastcgi_script_name` (letters, digits, `.`, `-`, `_`). The backend gets nginx\'s standard FastCGI parameters (its `fastcgi_params` file, written out in the location); request headers of other annotations (`x-forwarded-prefix`, `auth-response-headers`) do not reach a FastCGI backend',
+    note: 'with `backend-protocol: FCGI`: `fastcgi_index`, the file appended to a URI ending in `/` in `$fastcgi_script_name` (letters, digits, `.`, `-`, `_`). The backend gets nginx\'s standard FastCGI parameters (its `fastcgi_params` file, written out in the location), and `HTTP_PROXY` empty, so a client\'s `Proxy:` header never becomes a CGI program\'s outgoing proxy (httpoxy); request headers of other annotations (`x-forwarded-prefix`, `auth-response-headers`) do not reach a FastCGI backend',
   }),
   paramsConfigMap: rule<SecretReference | undefined>({
     name: 'fastcgi-params-configmap',
