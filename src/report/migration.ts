@@ -56,7 +56,7 @@ export interface MigrationReport {
 }
 
 /** Codes that mean the whole Ingress is not rendered. */
-const leftOutCodes: ReadonlySet<string> = new Set(['ingress-skipped', 'canary-invalid', 'resource-invalid', 'nginx-rejected']);
+export const leftOutCodes: ReadonlySet<string> = new Set(['ingress-skipped', 'canary-invalid', 'resource-invalid', 'nginx-rejected']);
 
 const maxExamples = 5;
 

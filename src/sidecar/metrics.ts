@@ -60,6 +60,12 @@ export class Metrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
+  readonly settingsRejected = new Gauge({
+    name: 'ingress2nginx_configmap_rejected',
+    help: '1 for each key of the controller ConfigMap whose change is not applied (invalid, or it would leave out Ingresses the last good settings serve): the last good settings are served meanwhile',
+    labelNames: ['key'],
+    registers: [this.registry],
+  });
   readonly resources = new Gauge({
     name: 'ingress2nginx_resources',
     help: 'Watched resources held in memory, by kind',

@@ -3,10 +3,11 @@ import { stageBuild } from '../build/staged-build.js';
 import type { CommitResult, OutputFolder } from '../apply/write.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { build, newBuildMemo, type BuildMemo, type BuildResult } from '../build/build.js';
-import type { Snapshot } from '../sources/snapshot.js';
+import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import { objectId, type TranslateOptions } from '../translate/options.js';
 import type { Reference } from '../translate/secrets/secret-files.js';
 import { ChangeCoalescer } from './coalesce.js';
+import { changedKeys, controllerConfigMapIn, errorsAt, settingsVerdict, withControllerConfigMap } from './settings-guard.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { waitForGeneration, type NginxDriver } from './nginx.js';
@@ -113,6 +114,10 @@ export class Reconciler {
   private servedPorts: readonly ListenedPort[] | undefined;
   /** Resources nginx rejected, kept out while they stay at the same resourceVersion. */
   private quarantine = new Map<string, { resourceVersion: string; message: string }>();
+  /** The controller ConfigMap nginx serves the settings of, and the errors at its keys then (settings-guard.ts). */
+  private lastGoodSettings: { readonly configMap: SourceObject; readonly errors: ReadonlySet<string> } | undefined;
+  /** The same, of the round in flight: the last good ones once nginx serves it. */
+  private roundSettings: { readonly configMap: SourceObject; readonly errors: ReadonlySet<string> } | undefined;
   /** Errors reported in the log by the last round, so that each is logged when it appears, not every round. */
   private loggedErrors = new Set<string>();
   rounds = 0;
@@ -184,14 +189,14 @@ export class Reconciler {
       log.debug('waiting for the watches to sync');
       return;
     }
-    const snapshot = source.snapshot();
+    const watched = source.snapshot();
     for (const [kind, count] of source.counts()) metrics.resources.set({ kind }, count);
     this.rounds++;
 
     const started = performance.now();
     const phases: Phases = { waitedMs: Math.max(0, Date.now() - since), buildMs: 0, checkMs: 0, writeMs: 0, reloadMs: 0 };
-    const options: TranslateOptions = { ...this.options.translate, now: new Date(), quarantine: this.keptQuarantine(snapshot) };
-    const first = build(snapshot, options, this.memo);
+    const options: TranslateOptions = { ...this.options.translate, now: new Date(), quarantine: this.keptQuarantine(watched) };
+    const { snapshot, result: first } = this.guardedBuild(watched, options);
     phases.buildMs = performance.now() - started;
     // Follow what the build read; a Secret only now referenced must be in before the build is served.
     source.follow(first.references);
@@ -370,7 +375,32 @@ export class Reconciler {
     await this.finish({ result, diagnostics: result.diagnostics, applied: true });
   }
 
+  /**
+   * The round's build (settings-guard.ts): with the controller ConfigMap as watched, unless its change
+   * since the last good one is refused; then with the last good one, the refusal added to its diagnostics.
+   */
+  private guardedBuild(watched: Snapshot, options: TranslateOptions): { snapshot: Snapshot; result: BuildResult } {
+    const { metrics } = this.options;
+    const built = build(watched, options, this.memo);
+    const id = this.options.translate.configMap;
+    const current = id === undefined ? undefined : controllerConfigMapIn(watched, id);
+    const last = this.lastGoodSettings;
+    this.roundSettings = current && { configMap: current, errors: errorsAt(built.diagnostics, current) };
+    metrics.settingsRejected.reset();
+    if (!current || !last || changedKeys(last.configMap, current).length === 0) return { snapshot: watched, result: built };
+    const withLastGood = withControllerConfigMap(watched, last.configMap);
+    let fallback: BuildResult | undefined;
+    const fallbackBuild = () => (fallback ??= build(withLastGood, options, this.memo));
+    const verdict = settingsVerdict(built.diagnostics, () => fallbackBuild().diagnostics, { current, lastGood: last.configMap, lastGoodErrors: last.errors });
+    if (verdict.rejected.length === 0) return { snapshot: watched, result: built };
+    for (const { key } of verdict.rejected) metrics.settingsRejected.set({ key }, 1);
+    this.roundSettings = last;
+    const served = fallbackBuild();
+    return { snapshot: withLastGood, result: { ...served, diagnostics: [...served.diagnostics, ...verdict.rejected.map((r) => r.diagnostic)] } };
+  }
+
   private async finish(round: Round): Promise<void> {
+    if (round.applied && this.roundSettings) this.lastGoodSettings = this.roundSettings;
     const counts = { error: 0, warning: 0, info: 0 };
     for (const d of round.diagnostics) counts[d.severity]++;
     for (const [severity, count] of Object.entries(counts)) this.options.metrics.diagnostics.set({ severity }, count);

@@ -190,12 +190,22 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   const model = memo ? memo.virtualHosts.kept(built) : built;
   return {
     model,
-    diagnostics: [...report.diagnostics].sort(compareDiagnostics),
+    diagnostics: saidOnce([...report.diagnostics].sort(compareDiagnostics), options.configMap),
     statuses: withPathConflicts(gateways.statuses, model.http),
     ingresses: memo ? memo.servedLists.ingressNames(ingress.ours) : ingressNames(ingress.ours),
     certificates: memo ? memo.servedLists.servedCertificates(model, gateways.ports, secrets) : servedCertificates(model, gateways.ports, secrets),
     references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap], inputs.headers.configMaps),
   };
+}
+
+/**
+ * Sorted diagnostics, those at the controller ConfigMap without repeats: what the operator's settings
+ * cause is found once per Ingress that reads them (a `global-auth-url` nginx cannot reach) and said once,
+ * at the ConfigMap key.
+ */
+function saidOnce(sorted: readonly Diagnostic[], configMap: string | undefined): Diagnostic[] {
+  const atConfigMap = (d: Diagnostic) => d.resource?.kind === 'ConfigMap' && `${d.resource.namespace}/${d.resource.name}` === configMap;
+  return sorted.filter((diagnostic, i) => i === 0 || !atConfigMap(diagnostic) || compareDiagnostics(sorted[i - 1]!, diagnostic) !== 0);
 }
 
 /**

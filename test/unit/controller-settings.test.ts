@@ -90,3 +90,32 @@ describe('the controller default backend', () => {
     expect(result.diagnostics.find((d) => d.code === 'default-backend-service-unresolved')?.severity).toBe('error');
   });
 });
+
+describe('a bad global-auth-url: said once, at the key, and never open', () => {
+  const hosts = ['a.example.test', 'b.example.test', 'c.example.test'];
+  const guarded = hosts.map((host, i) => ingress(`app-${i}`, host));
+  const rootOf = (result: ReturnType<typeof run>, host: string) => result.model.http.virtualHosts.find((h) => h.serverName === host)?.locations.find((l) => l.path === '/');
+
+  it.each([
+    ['a target nginx may not reach', 'http://127.0.0.1:9000/check', 'global-auth-url-unusable'],
+    ['a value that is no URL', 'not a url', 'configmap-invalid'],
+  ])('%s: one error at data["global-auth-url"], every guarded host answers 503, none is left out', (_, url, code) => {
+    const result = run([app, configMap('ingress-nginx', 'controller', { 'global-auth-url': url }), ...guarded]);
+    expect(served(result)).toEqual(hosts);
+    for (const host of hosts) expect(rootOf(result, host)).toMatchObject({ returnStatus: 503 });
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    expect(errors.map((d) => [d.code, d.resource?.kind, d.field])).toEqual([[code, 'ConfigMap', 'data["global-auth-url"]']]);
+    expect(errors[0]?.message).toContain('503');
+  });
+
+  it('leaves an Ingress that opts out with enable-global-auth: "false" served', () => {
+    const result = run([app, configMap('ingress-nginx', 'controller', { 'global-auth-url': 'http://127.0.0.1:9000/check' }), ingress('open', 'open.example.test', { 'enable-global-auth': 'false' })]);
+    expect(rootOf(result, 'open.example.test')?.proxy).toBeDefined();
+  });
+
+  it('reads an empty global-auth-url as unset, as ingress-nginx does', () => {
+    const result = run([app, configMap('ingress-nginx', 'controller', { 'global-auth-url': '' }), ...guarded]);
+    expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(rootOf(result, 'a.example.test')?.proxy).toBeDefined();
+  });
+});

@@ -59,6 +59,8 @@ interface Sections {
   readonly companions: Location[];
   readonly headers: { name: string; value: string }[];
   readonly fail: (code: string, message: string, annotation: string) => void;
+  /** What guards the locations cannot be set up, and the operator's setting says so once: they answer 503. */
+  readonly deny: () => void;
 }
 
 /**
@@ -68,6 +70,7 @@ interface Sections {
 export function buildBehaviour(object: SourceObject, annotations: IngressAnnotations, served: readonly string[], ctx: IngressContext): IngressBehaviour | undefined {
   const settings = ctx.settings;
   let ok = true;
+  let denied = false;
   const sections: Sections = {
     object,
     annotations,
@@ -78,6 +81,9 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
     fail: (code, message, annotation) => {
       ctx.report.error(code, object, `${message}; the Ingress is not rendered until this is fixed, since the annotation guards access`, annotationField(annotation));
       ok = false;
+    },
+    deny: () => {
+      denied = true;
     },
   };
   const { references, companions, headers } = sections;
@@ -137,7 +143,7 @@ export function buildBehaviour(object: SourceObject, annotations: IngressAnnotat
       ...(!annotations.logs.accessLog && { accessLogOff: true }),
       ...(annotations.logs.rewriteLog && { rewriteLog: true }),
     },
-    ...((headerSection.denied || fastCgi.denied) && { denied: true }),
+    ...((headerSection.denied || fastCgi.denied || denied) && { denied: true }),
     ...(fastCgi.fastcgi && { fastcgi: fastCgi.fastcgi }),
     companions,
     ...(clientCertificate && { clientCertificate }),
@@ -228,9 +234,16 @@ function basicAuthentication({ object, annotations, ctx, headers, fail }: Sectio
  * `auth-url` (or the ConfigMap's `global-auth-url` for an Ingress without one, unless it says
  * `enable-global-auth: "false"`): an internal location beside the Ingress's, which `auth_request` asks.
  */
-function externalAuthentication({ object, annotations, ctx, headers, companions, references, fail }: Sections, served: readonly string[]): ExternalAuthUse | undefined {
+function externalAuthentication({ object, annotations, ctx, headers, companions, references, fail, deny }: Sections, served: readonly string[]): ExternalAuthUse | undefined {
   const own = annotations.externalAuth;
-  const global = own.url === undefined && own.enableGlobalAuth ? ctx.settings.globalAuth : undefined;
+  const wantsGlobal = own.url === undefined && own.enableGlobalAuth;
+  // A global-auth-url that cannot be used is the operator's error, said once at the ConfigMap key; the
+  // Ingresses it guards answer 503 meanwhile, neither left out nor open.
+  if (wantsGlobal && ctx.settings.globalAuthUnusable) {
+    deny();
+    return undefined;
+  }
+  const global = wantsGlobal ? ctx.settings.globalAuth : undefined;
   const external = global ?? own;
   const what = global ? 'global-auth-url' : 'auth-url';
   if (!external.url) {
@@ -242,6 +255,11 @@ function externalAuthentication({ object, annotations, ctx, headers, companions,
   const checked = authEndpoint(object, external.url, external.method, served, ctx, what);
   // An allowed auth-snippet goes into the subrequest's location, as in ingress-nginx (and into its name, so it is the Ingress's own).
   const target = checked.ok && !global ? { ...checked, value: ctx.snippets.withAuthSnippet(object, checked.value) } : checked;
+  if (!target.ok && global) {
+    ctx.report.error('global-auth-url-unusable', ctx.controllerConfigMap, `${target.problem}; the Ingresses it guards answer 503 until this is fixed (never unguarded)`, ['data', 'global-auth-url']);
+    deny();
+    return undefined;
+  }
   if (!target.ok) {
     fail('auth-url-unreachable', target.problem, 'auth-url');
     return undefined;

@@ -97,7 +97,12 @@ type SliceSettings = { [key: `${string}-${string}`]: string | undefined };
 /** `global-auth-*`: the values of the `auth-*` annotations, for every Ingress without its own `auth-url`. */
 export type GlobalAuthSettings = Omit<ValuesOf<typeof externalAuthAnnotations>, 'enableGlobalAuth'>;
 
-export type ControllerSettings = TableSettings & SliceSettings & { readonly globalAuth?: GlobalAuthSettings };
+export type ControllerSettings = TableSettings &
+  SliceSettings & {
+    readonly globalAuth?: GlobalAuthSettings;
+    /** `global-auth-url` is set and rejected: the Ingresses it would guard answer 503, never open. */
+    readonly globalAuthUnusable?: true;
+  };
 
 export interface ConfigMapIssue {
   severity: Severity;
@@ -457,7 +462,10 @@ export function parseControllerSettings(data: Readonly<Record<string, string>>):
     allSlices.map((slice) => [slice.name, readSetting({ key: slice.name, schema: slice.schema, defaultValue: undefined, accepted: slice.accepted }, data, issues)]),
   );
   const globalAuth = readGlobalAuth(data, issues);
-  const value = { ...assembleSettings((field) => readSetting(settingTable[field], data, issues), slices), ...(globalAuth && { globalAuth }) };
+  const value = {
+    ...assembleSettings((field) => readSetting(settingTable[field], data, issues), slices),
+    ...(globalAuth === 'unusable' ? { globalAuthUnusable: true as const } : globalAuth && { globalAuth }),
+  };
   const buffers = { size: value.proxyBufferSize, number: value.proxyBuffersNumber };
   if (value.proxyBusyBuffersSize !== undefined && !busySizeFits(value.proxyBusyBuffersSize, buffers)) {
     issues.push({
@@ -489,11 +497,13 @@ function readSetting<T>(rule: SettingRule<T>, data: Readonly<Record<string, stri
 }
 
 /**
- * `global-auth-*`, read with the rules of the annotations they are named after; none without a valid
- * `global-auth-url` (a rejected URL is an error, and no Ingress gets global auth, as in ingress-nginx).
+ * `global-auth-*`, read with the rules of the annotations they are named after; none without
+ * `global-auth-url`. A rejected URL is an error and `unusable`: ingress-nginx then drops global auth,
+ * which opens every Ingress it guarded; here they answer 503 instead.
  */
-function readGlobalAuth(data: Readonly<Record<string, string>>, issues: ConfigMapIssue[]): GlobalAuthSettings | undefined {
-  if (data[globalKey(externalAuthAnnotations.url)] === undefined) {
+function readGlobalAuth(data: Readonly<Record<string, string>>, issues: ConfigMapIssue[]): GlobalAuthSettings | 'unusable' | undefined {
+  // Empty is unset, as ingress-nginx reads it (charts write the key empty).
+  if ((data[globalKey(externalAuthAnnotations.url)] ?? '').trim() === '') {
     for (const [, rule] of globalAuthRules) {
       if (data[globalKey(rule)] !== undefined) issues.push({ severity: 'warning', code: 'global-auth-url-missing', key: globalKey(rule), message: `ConfigMap key ${quoteKey(globalKey(rule))} does nothing without global-auth-url.` });
     }
@@ -502,7 +512,10 @@ function readGlobalAuth(data: Readonly<Record<string, string>>, issues: ConfigMa
   const values = Object.fromEntries(
     globalAuthRules.map(([field, rule]) => [field, readSetting({ key: globalKey(rule), schema: rule.schema, defaultValue: rule.defaultValue, accepted: rule.accepted }, data, issues)]),
   ) as GlobalAuthSettings;
-  return values.url === undefined ? undefined : values;
+  if (values.url !== undefined) return values;
+  const rejected = issues.find((issue) => issue.key === globalKey(externalAuthAnnotations.url));
+  if (rejected) rejected.message += ' The Ingresses it would guard answer 503 until this is fixed (never unguarded).';
+  return 'unusable';
 }
 
 /** Gives each result its own copy of list defaults, so no caller can change the table's. */

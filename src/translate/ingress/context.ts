@@ -7,6 +7,7 @@ import type { Resources } from '../resources.js';
 import type { SecretFiles } from '../secrets/secret-files.js';
 import type { ClientCertificateRequest } from '../settle/claims.js';
 import type { HttpExtensionRegistry } from '../settle/extensions.js';
+import type { SourceObject } from '../../sources/snapshot.js';
 import type { ControllerSettings } from './configmap.js';
 import type { HeaderDefaults } from './header-configmaps.js';
 import type { SnippetScope, SnippetRegistry } from './snippets.js';
@@ -36,6 +37,8 @@ export interface IngressContext {
   /** Where snippets are allowed, and the allowed snippets of each Ingress. */
   readonly snippetScope: SnippetScope;
   readonly snippets: SnippetRegistry;
+  /** The controller ConfigMap (`--configmap`), where what its settings cause is reported. */
+  readonly controllerConfigMap?: SourceObject;
   /** The controller's default backend answers the ConfigMap's `custom-http-errors`: every location sets what its pages send. */
   readonly controllerErrorPages: boolean;
 }

@@ -66,6 +66,7 @@ export function ingressClaims(
   const backends = new Map<string, ResolvedBackend>();
   const extensions = new HttpExtensionRegistry();
   const snippets = new SnippetRegistry(inputs.configMapSnippets['location-snippet']);
+  const controllerConfigMap = options.configMap === undefined ? undefined : resources.configMaps.get(options.configMap)?.object;
   const context: SharedIngressContext = {
     resources,
     secrets,
@@ -80,6 +81,7 @@ export function ingressClaims(
     snippetScope: inputs.snippetScope,
     referenceGrants: inputs.referenceGrants,
     controllerErrorPages: options.defaultBackendService !== undefined && settings.customHttpErrors.length > 0,
+    ...(controllerConfigMap && { controllerConfigMap }),
   };
   const ours = withinSizeLimits(
     [...resources.ingresses]

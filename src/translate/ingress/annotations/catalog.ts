@@ -183,7 +183,7 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
     key: 'global-auth-url',
     status: 'differs',
     defaultValue: '',
-    note: 'external auth for every Ingress without its own `auth-url` (and without `enable-global-auth: "false"`), as `auth-url` but for the operator: another namespace\'s Service needs no ReferenceGrant. A target nginx cannot reach leaves the Ingresses it guards out',
+    note: 'external auth for every Ingress without its own `auth-url` (and without `enable-global-auth: "false"`), as `auth-url` but for the operator: another namespace\'s Service needs no ReferenceGrant. A value that is rejected, or a target nginx cannot reach, is one error at the key, and the Ingresses it guards answer 503 (never unguarded); the cluster mode keeps the last good settings instead (docs/cluster.md)',
   },
   { key: 'global-auth-method', status: 'supported', defaultValue: '', note: 'as `auth-method`' },
   { key: 'global-auth-signin', status: 'differs', defaultValue: '', note: 'as `auth-signin` (the original URL is not URL-encoded)' },
