@@ -113,6 +113,7 @@ function udpExchange(port: number, message: string): Promise<string> {
 }
 
 let target: Target;
+let renderedStderr = '';
 let ports: { tcp: number; udp: number; sendProxy: number; bothProxy: number; clash: number };
 
 beforeAll(async () => {
@@ -132,14 +133,23 @@ beforeAll(async () => {
     service('apps', 'echo', tcpEcho.port, 'TCP'),
     service('mail', 'proxied', proxyEcho.port, 'TCP'),
     service('dns', 'echo', udpEcho.port, 'UDP'),
+    // A tenant's TLS listener on the operator's TCP port: operator configuration outranks it (issue 37).
+    stringify({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'ingress2nginx' }, spec: { controllerName: 'ingress2nginx.dev/controller' } }),
+    stringify({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'takes-tcp', namespace: 'tenant' },
+      spec: { gatewayClassName: 'ingress2nginx', listeners: [{ name: 'tls', port: tcp, protocol: 'TLS', tls: { mode: 'Passthrough' } }] },
+    }),
   );
   const rendered = await renderInto(target, manifests, [
     '--configmap', 'ingress-nginx/controller',
     '--tcp-services-configmap', 'ingress-nginx/tcp-services',
     '--udp-services-configmap', 'ingress-nginx/udp-services',
   ]);
+  renderedStderr = rendered.stderr;
   expect(rendered.stderr).toMatch(`error [stream-service-port-clash]`);
-  expect(rendered.stderr.match(/: (error|warning) \[/g)).toHaveLength(1);
+  expect(rendered.stderr.match(/: (error|warning) \[/g)).toHaveLength(3);
   await startNginx({ prefix: target.prefix, conf: target.conf, ports: [target.httpPort, tcp, sendProxy, bothProxy] });
 });
 
@@ -161,6 +171,11 @@ describe('TCP and UDP services', () => {
     const header = proxyV1Header('203.0.113.7', '198.51.100.1', 4242, 5000);
     const answer = await tcpExchange(ports.bothProxy, `${header}after header`, 'after header');
     expect(answer).toMatch(/^header=PROXY TCP4 203\.0\.113\.7 \S+ 4242 \d+\nafter header$/);
+  });
+
+  it("keeps its port from a tenant's Gateway listener, which is not accepted (PortUnavailable)", async () => {
+    expect(renderedStderr).toMatch(new RegExp(`warning \\[port-unavailable\\] Gateway tenant/takes-tcp .*port ${ports.tcp} is a TCP service port`));
+    expect(await tcpExchange(ports.tcp, 'still the operator\'s\n', '\n')).toBe('still the operator\'s\n');
   });
 
   it('leaves out an entry on the HTTP port, and nginx keeps that port for HTTP', async () => {
