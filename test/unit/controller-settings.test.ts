@@ -4,6 +4,7 @@ import type { TranslateOptions } from '../../src/translate/options.js';
 import { translate } from '../../src/translate/translate.js';
 import { configMap, object, service } from '../support/gateway.js';
 import { testTranslateOptions } from '../support/options.js';
+import { runCli } from '../support/cli.js';
 
 /**
  * What the controller itself decides (issue 38): the spellings of ingress-nginx's parsers, the risk
@@ -117,5 +118,20 @@ describe('a bad global-auth-url: said once, at the key, and never open', () => {
     const result = run([app, configMap('ingress-nginx', 'controller', { 'global-auth-url': '' }), ...guarded]);
     expect(result.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
     expect(rootOf(result, 'a.example.test')?.proxy).toBeDefined();
+  });
+});
+
+describe('validate with a bad global-auth-url', () => {
+  const manifests = [
+    'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: controller, namespace: ingress-nginx}\ndata: {global-auth-url: "http://127.0.0.1:9/check"}',
+    'apiVersion: v1\nkind: Service\nmetadata: {name: app, namespace: web}\nspec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}',
+    ...['a', 'b'].map((name) => `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: ${name}, namespace: web}\nspec:\n  ingressClassName: nginx\n  rules: [{host: ${name}.example.test, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: app, port: {number: 80}}}}]}}]`),
+  ].join('\n---\n');
+
+  it('exits 1 with one error, at the ConfigMap key', async () => {
+    const result = await runCli(['validate', '-f', '-', '--configmap', 'ingress-nginx/controller', '--format', 'json'], { stdin: manifests });
+    expect(result.exitCode).toBe(1);
+    const diagnostics = (JSON.parse(result.stdout) as { diagnostics: { severity: string; code: string; field?: string }[] }).diagnostics;
+    expect(diagnostics.filter((d) => d.severity === 'error').map((d) => [d.code, d.field])).toEqual([['global-auth-url-unusable', 'data["global-auth-url"]']]);
   });
 });
