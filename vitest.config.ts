@@ -22,6 +22,7 @@ const passGenerationTests = [
   'test/integration/snippets.test.ts',
   'test/integration/stickiness-traffic.test.ts',
   'test/integration/headers-traffic.test.ts',
+  'test/integration/default-backend-traffic.test.ts',
   'test/integration/migration-breadth-traffic.test.ts',
   'test/integration/breadth-traffic.test.ts',
 ];
