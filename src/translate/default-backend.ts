@@ -14,7 +14,7 @@ import type { Reporter } from './report.js';
 import type { Resources } from './resources.js';
 
 /** What the error pages send as `X-Namespace`, `X-Ingress-Name`, `X-Service-Name`, `X-Service-Port`: set by each Ingress location. */
-export const errorPageVariables = ['i2n_namespace', 'i2n_ingress_name', 'i2n_service_name', 'i2n_service_port'] as const;
+const errorPageVariables = ['i2n_namespace', 'i2n_ingress_name', 'i2n_service_name', 'i2n_service_port'] as const;
 
 export interface ControllerDefaultBackend {
   readonly backend: ResolvedBackend;
