@@ -186,7 +186,7 @@ export const configMapCatalog: readonly ConfigMapEntry[] = [
     note: 'external auth for every Ingress without its own `auth-url` (and without `enable-global-auth: "false"`), as `auth-url` but for the operator: another namespace\'s Service needs no ReferenceGrant. A value that is rejected, or a target nginx cannot reach, is one error at the key, and the Ingresses it guards answer 503 (never unguarded); the cluster mode keeps the last good settings instead (docs/cluster.md)',
   },
   { key: 'global-auth-method', status: 'supported', defaultValue: '', note: 'as `auth-method`' },
-  { key: 'global-auth-signin', status: 'differs', defaultValue: '', note: 'as `auth-signin` (the original URL is not URL-encoded)' },
+  { key: 'global-auth-signin', status: 'differs', defaultValue: '', note: 'as `auth-signin` (the original URL\'s `&` written `%26`; stock nginx has no URL-encoding)' },
   { key: 'global-auth-signin-redirect-param', status: 'supported', defaultValue: '`rd`', note: 'as `auth-signin-redirect-param`' },
   { key: 'global-auth-response-headers', status: 'supported', defaultValue: '', note: 'as `auth-response-headers`' },
   { key: 'global-auth-request-redirect', status: 'supported', defaultValue: '', note: 'as `auth-request-redirect`' },

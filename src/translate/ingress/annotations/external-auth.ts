@@ -144,7 +144,7 @@ export const externalAuthAnnotations = {
     defaultValue: undefined,
     accepted: urlText('$host, checked against the names the Ingress serves'),
     failsClosed: true,
-    note: 'nginx `auth_request` to this `http(s)` URL; a 2xx lets the request through, 401/403 are returned. A Service DNS name of a Service in the input is reached at its address (another namespace\'s only with a ReferenceGrant there, or when the operator passes `--allow-cross-namespace-auth-url`); other names need `--resolver` (so DNS can never stop the config from loading). The host is a literal or `$host` (checked against the names the Ingress serves; never `$http_host`); the path and query may use `$host`, `$http_host`, `$scheme`, `$request_uri`, `$escaped_request_uri` (the last one is not escaped in stock nginx)',
+    note: 'nginx `auth_request` to this `http(s)` URL; a 2xx lets the request through, 401/403 are returned. A Service DNS name of a Service in the input is reached at its address (another namespace\'s only with a ReferenceGrant there, or when the operator passes `--allow-cross-namespace-auth-url`); other names need `--resolver` (so DNS can never stop the config from loading). The host is a literal or `$host` (checked against the names the Ingress serves; never `$http_host`); the path and query may use `$host`, `$http_host`, `$scheme`, `$request_uri`, `$escaped_request_uri` (the last one is not escaped in stock nginx). An `https` URL\'s certificate is verified against `--system-ca-bundle` (ingress-nginx verifies none)',
   }),
   method: rule<(typeof authMethods)[number] | undefined>({
     name: 'auth-method',
@@ -165,7 +165,7 @@ export const externalAuthAnnotations = {
     defaultValue: undefined,
     accepted: urlText('$host or $http_host'),
     failsClosed: true,
-    note: 'a 401 from the auth service becomes a 302 to this URL, with `rd=` the original URL unless the URL already has it (not URL-encoded in stock nginx)',
+    note: 'a 401 from the auth service becomes a 302 to this URL, with `rd=` the original URL unless the URL already has it: the host nginx matched, a numeric port, and the URI as one value (`&` written `%26`; stock nginx has no URL-encoding)',
   }),
   responseHeaders: rule<readonly string[]>({
     name: 'auth-response-headers',
