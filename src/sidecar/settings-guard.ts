@@ -35,7 +35,7 @@ export function changedKeys(before: SourceObject, after: SourceObject): string[]
 }
 
 /** Errors a build found at the controller ConfigMap's keys: the change is invalid there. */
-export function invalidKeys(diagnostics: readonly Diagnostic[], configMap: SourceObject): { key: string; message: string }[] {
+function invalidKeys(diagnostics: readonly Diagnostic[], configMap: SourceObject): { key: string; message: string }[] {
   const found = new Map<string, string>();
   for (const d of diagnostics) {
     if (d.severity !== 'error' || !isAbout(d, configMap)) continue;
@@ -46,7 +46,7 @@ export function invalidKeys(diagnostics: readonly Diagnostic[], configMap: Sourc
 }
 
 /** Ingresses (`namespace/name`) a build leaves out. */
-export function leftOutIngresses(diagnostics: readonly Diagnostic[]): Set<string> {
+function leftOutIngresses(diagnostics: readonly Diagnostic[]): Set<string> {
   return new Set(diagnostics.filter((d) => d.resource?.kind === 'Ingress' && leftOutCodes.has(d.code)).map((d) => `${d.resource?.namespace}/${d.resource?.name}`));
 }
 
