@@ -39,6 +39,7 @@ import { auditCommand } from './audit.js';
 import { diffCommand } from './diff.js';
 import { reviewCommand } from './review.js';
 import { routesCommand } from './routes.js';
+import type { AdmissionFlags } from '../sidecar/admission-server.js';
 
 export { exitCodes, type CliIo } from './common.js';
 
@@ -180,11 +181,14 @@ function runCommand(program: Command, io: CliIo, setExit: (code: number) => void
     .option('--validating-webhook-certificate <file>', 'PEM certificate (chain) of the webhook, read again when the file changes')
     .option('--validating-webhook-key <file>', 'PEM key of the webhook certificate, read again when the file changes')
     .option('--validating-webhook-nginx-check', 'also check each candidate\'s config with nginx -t (slower; see docs/cluster.md)', false)
+    .option('--validating-webhook-ca-secret <namespace/name>', 'make the webhook certificate: the CA from this Secret (filled when empty), a leaf for --validating-webhook-service, the CA into --validating-webhook-configuration', parseNamespacedName)
+    .option('--validating-webhook-service <name>', 'the webhook Service the certificate names (in the Secret\'s namespace)', 'ingress2nginx-webhook')
+    .option('--validating-webhook-configuration <name>', 'the ValidatingWebhookConfiguration whose caBundle is set', 'ingress2nginx')
     .action(async (flags: TranslateFlags & RunFlags) => {
       if (flags.publishService !== undefined && flags.publishAddress !== undefined) {
         throw new UsageError('give --publish-service or --publish-address, not both');
       }
-      const admission = admissionFlags(flags);
+      const admission = admissionFlags(flags, toBaseTranslateOptions(flags, readResolvConf).runDir);
       // Loaded here, not at start-up: the cluster client and the metrics library cost every command 0.3 s and 70 MB.
       const { defaultRunTiming, runSidecar } = await import('../sidecar/run.js');
       const code = await runSidecar(
@@ -239,6 +243,9 @@ interface RunFlags {
   readonly validatingWebhookCertificate?: string;
   readonly validatingWebhookKey?: string;
   readonly validatingWebhookNginxCheck: boolean;
+  readonly validatingWebhookCaSecret?: string;
+  readonly validatingWebhookService: string;
+  readonly validatingWebhookConfiguration: string;
 }
 
 /** ingress-nginx writes `--validating-webhook=:8443` for all addresses. */
@@ -246,14 +253,22 @@ function parseWebhookAddress(value: string): { host: string; port: number } {
   return parseListenAddress(value.startsWith(':') ? `0.0.0.0${value}` : value);
 }
 
-/** The webhook's flags together, or none; a certificate without the address (or the reverse) is a usage error. */
-function admissionFlags(flags: RunFlags): { host: string; port: number; certificateFile: string; keyFile: string; nginxCheck: boolean } | undefined {
-  const { validatingWebhook: address, validatingWebhookCertificate: certificateFile, validatingWebhookKey: keyFile } = flags;
+/**
+ * The webhook's flags together, or none. The certificate comes from files, or with
+ * --validating-webhook-ca-secret is made into RUN/webhook/ (or the files named); anything else given
+ * without the address, or the address without a certificate, is a usage error.
+ */
+function admissionFlags(flags: RunFlags, runDir: string): AdmissionFlags | undefined {
+  const { validatingWebhook: address, validatingWebhookCaSecret: caSecret } = flags;
+  const certificateFile = flags.validatingWebhookCertificate ?? (caSecret === undefined ? undefined : join(runDir, 'webhook', 'tls.crt'));
+  const keyFile = flags.validatingWebhookKey ?? (caSecret === undefined ? undefined : join(runDir, 'webhook', 'tls.key'));
   if (address === undefined && certificateFile === undefined && keyFile === undefined && !flags.validatingWebhookNginxCheck) return undefined;
   if (address === undefined || certificateFile === undefined || keyFile === undefined) {
-    throw new UsageError('--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key, and they need it');
+    throw new UsageError('--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key (or --validating-webhook-ca-secret), and they need it');
   }
-  return { host: address.host, port: address.port, certificateFile, keyFile, nginxCheck: flags.validatingWebhookNginxCheck };
+  const [namespace = '', name = ''] = caSecret?.split('/') ?? [];
+  const selfSigned = caSecret === undefined ? undefined : { caSecret: { namespace, name }, service: flags.validatingWebhookService, configuration: flags.validatingWebhookConfiguration };
+  return { host: address.host, port: address.port, certificateFile, keyFile, nginxCheck: flags.validatingWebhookNginxCheck, ...(selfSigned && { selfSigned }) };
 }
 
 /**

@@ -238,6 +238,8 @@ export interface AdmissionFlags {
   readonly keyFile: string;
   /** `--validating-webhook-nginx-check`. */
   readonly nginxCheck: boolean;
+  /** `--validating-webhook-ca-secret` and its companions: the sidecar makes the certificate files itself. */
+  readonly selfSigned?: { readonly caSecret: { readonly namespace: string; readonly name: string }; readonly configuration: string; readonly service: string };
 }
 
 /** Starts the webhook of `flags` on every replica; resolves with its port and how to stop it. */

@@ -19,6 +19,7 @@ import { controllerName } from '../translate/translate.js';
 import { KeyPairCache } from '../translate/secrets/key-pairs.js';
 import { startAdmission, type AdmissionFlags } from './admission-server.js';
 import { reviewedKinds } from './admission.js';
+import { provisionWebhookCertificate } from './webhook-certificate.js';
 import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
@@ -217,6 +218,8 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   log.info('metrics and probes listening', { address: `${options.metricsHost}:${server.port}` });
   if (stop.aborted) return;
   if (options.admission) {
+    const { selfSigned, certificateFile, keyFile } = options.admission;
+    if (selfSigned) await provisionWebhookCertificate(client, { ...selfSigned, clusterDomain: translate.clusterDomain, certificateFile, keyFile }, log);
     const snapshot = () => (source.synced() ? source.snapshot() : undefined);
     const webhook = await environment(`cannot serve the admission webhook on ${options.admission.host}:${options.admission.port}`, () =>
       startAdmission(options.admission as AdmissionFlags, { snapshot, translate, nginxBin: options.nginxBin, metrics, log }),

@@ -76,14 +76,17 @@ function sidecarArgs(manifests: readonly Manifest[]): string[] {
   return container.args.map((arg) => arg.replace(/\$\((\w+)\)/g, (_, name: string) => env[name]!));
 }
 
-/** A fake cluster with deploy/'s own objects in it (its namespace, Service with an address, IngressClass). */
+/** The kinds of deploy/ a fake cluster holds from the start (the rest is the Deployment, which runs as a process here). */
+const heldKinds = ['Namespace', 'Service', 'IngressClass', 'Secret', 'ValidatingWebhookConfiguration'];
+
+/** A fake cluster with deploy/'s own objects in it (its namespace, Services, one with an address, IngressClass, webhook and its CA Secret). */
 async function cluster(manifests: readonly Manifest[]): Promise<{ api: FakeApiServer; kubeconfig: string }> {
   const api = await FakeApiServer.start({ tls: true, token: 'deploy', bookmarkIntervalMs: 500 });
   servers.push(api);
   for (const manifest of manifests) {
-    if (manifest.kind !== 'Namespace' && manifest.kind !== 'Service' && manifest.kind !== 'IngressClass') continue;
+    if (!heldKinds.includes(manifest.kind)) continue;
     const created = api.create(manifest);
-    if (manifest.kind === 'Service') api.updateStatus({ ...created, status: { loadBalancer: { ingress: [{ ip: ourAddress }] } } });
+    if (manifest.kind === 'Service' && manifest.metadata.name === 'ingress2nginx') api.updateStatus({ ...created, status: { loadBalancer: { ingress: [{ ip: ourAddress }] } } });
   }
   return { api, kubeconfig: await api.writeKubeconfig() };
 }
@@ -95,14 +98,14 @@ interface Sidecar {
 
 /** `ingress2nginx run` with `args` (the Deployment's), then what only a test changes. */
 async function startSidecar(kubeconfig: string, args: readonly string[]): Promise<Sidecar> {
-  const [httpPort, httpsPort, metricsPort] = (await freePorts(3)) as [number, number, number];
+  const [httpPort, httpsPort, metricsPort, webhookPort] = (await freePorts(4)) as [number, number, number, number];
   const runDir = await mkdtemp('/tmp/i2n-deploy-run-');
   const child = execa(
     binary,
     [
       ...args,
       ...[`--output=${join(scratch, `out-${httpPort}`)}`, `--run-dir=${runDir}`, `--http-port=${httpPort}`, `--https-port=${httpsPort}`, '--access-log=off'],
-      ...[`--kubeconfig=${kubeconfig}`, '--spawn-nginx', `--nginx-bin=${requireNginx().binary}`, `--metrics-address=127.0.0.1:${metricsPort}`],
+      ...[`--kubeconfig=${kubeconfig}`, '--spawn-nginx', `--nginx-bin=${requireNginx().binary}`, `--metrics-address=127.0.0.1:${metricsPort}`, `--validating-webhook=127.0.0.1:${webhookPort}`],
     ],
     { reject: false, env: { POD_NAME: 'ingress2nginx-0', POD_NAMESPACE: controllerNamespace }, stdout: 'ignore', stderr: 'inherit', forceKillAfterDelay: false },
   );
@@ -176,6 +179,12 @@ describe('RBAC of deploy/', () => {
     expect([...made].sort()).toEqual([...granted].sort());
     // The Role's calls stay in the controller's namespace.
     for (const request of api.requests((r) => r.resource === 'leases')) expect(request.namespace).toBe(controllerNamespace);
+    // The webhook's CA: made into the shipped Secret, and set as the caBundle of the one configuration.
+    for (const request of api.requests((r) => r.resource === 'secrets' && r.verb !== 'list' && r.verb !== 'watch')) expect([request.namespace, request.name]).toEqual([controllerNamespace, 'ingress2nginx-webhook-ca']);
+    for (const request of api.requests((r) => r.resource === 'validatingwebhookconfigurations')) expect(request.name).toBe('ingress2nginx');
+    const caSecret = api.get({ apiVersion: 'v1', kind: 'Secret', namespace: controllerNamespace, name: 'ingress2nginx-webhook-ca' }) as { data?: Record<string, string> };
+    const configuration = api.get({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: 'ingress2nginx' }) as { webhooks: { clientConfig: { caBundle?: string } }[] };
+    expect(configuration.webhooks.map((h) => h.clientConfig.caBundle)).toEqual(configuration.webhooks.map(() => caSecret.data?.['ca.crt']));
   });
 });
 

@@ -55,7 +55,19 @@ const models: Record<string, { module: string; name: string }> = {
   ClusterRoleBinding: { module: 'rbac.authorization.k8s.io/v1/ClusterRoleBinding', name: 'ClusterRoleBinding' },
   Role: { module: 'rbac.authorization.k8s.io/v1/Role', name: 'Role' },
   RoleBinding: { module: 'rbac.authorization.k8s.io/v1/RoleBinding', name: 'RoleBinding' },
+  Secret: { module: 'v1/Secret', name: 'Secret' },
+  ValidatingWebhookConfiguration: { module: 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration', name: 'ValidatingWebhookConfiguration' },
 };
+
+/**
+ * cert-manager's kinds (deploy/cert-manager/), which kubernetes-models has no schema for: the fields
+ * of cert-manager.io/v1 they must have, checked by hand.
+ */
+const certManagerKinds: Record<string, (spec: Record<string, unknown>) => boolean> = {
+  Issuer: (spec) => spec['selfSigned'] !== undefined || typeof (spec['ca'] as { secretName?: unknown } | undefined)?.secretName === 'string',
+  Certificate: (spec) => typeof spec['secretName'] === 'string' && typeof (spec['issuerRef'] as { name?: unknown } | undefined)?.name === 'string' && (spec['isCA'] === true ? typeof spec['commonName'] === 'string' : Array.isArray(spec['dnsNames'])),
+};
+const isCertManager = (d: Manifest) => d.apiVersion === 'cert-manager.io/v1';
 
 function parse(text: string): Manifest[] {
   return parseAllDocuments(text)
@@ -92,16 +104,21 @@ let files: { file: string; documents: Manifest[] }[];
 let base: Manifest[];
 let takeover: Manifest[];
 let dashboards: Manifest[];
+let certManager: Manifest[];
 beforeAll(async () => {
   files = await sourceFiles();
-  [base, takeover, dashboards] = await Promise.all([kustomized('.'), kustomized('takeover-ingress-nginx'), kustomized('grafana')]);
+  [base, takeover, dashboards, certManager] = await Promise.all([kustomized('.'), kustomized('takeover-ingress-nginx'), kustomized('grafana'), kustomized('cert-manager')]);
 });
 
 describe('deploy/ against the Kubernetes schemas', () => {
   it('every document, as written and as kubectl builds both kustomizations, passes its kind\'s schema', async () => {
-    const documents = [...files.flatMap((f) => f.documents.map((d) => ({ where: f.file, d }))), ...[...base, ...takeover, ...dashboards].map((d) => ({ where: 'kustomize', d }))];
+    const documents = [...files.flatMap((f) => f.documents.map((d) => ({ where: f.file, d }))), ...[...base, ...takeover, ...dashboards, ...certManager].map((d) => ({ where: 'kustomize', d }))];
     expect(documents.length).toBeGreaterThan(10);
     for (const { where, d } of documents) {
+      if (isCertManager(d)) {
+        expect(certManagerKinds[d.kind]?.((d['spec'] ?? {}) as Record<string, unknown>), `${where}: ${d.kind} ${d.metadata.name}`).toBe(true);
+        continue;
+      }
       const model = models[d.kind];
       expect(model, `${where}: no schema for ${d.kind}`).toBeDefined();
       const module = (await import(`kubernetes-models/${model!.module}`)) as Record<string, new (data: unknown) => { validate(): void }>;
@@ -129,7 +146,7 @@ describe('deploy/ against the Kubernetes schemas', () => {
     const dir = await mkdtemp(join(tmpdir(), 'i2n-deploy-types-'));
     try {
       await symlink(join(root, 'node_modules'), join(dir, 'node_modules'));
-      const documents = [...files.flatMap((f) => f.documents), ...base, ...takeover, ...dashboards];
+      const documents = [...files.flatMap((f) => f.documents), ...base, ...takeover, ...dashboards, ...certManager].filter((d) => !isCertManager(d));
       const kinds = [...new Set(documents.map((d) => d.kind))];
       const source = [
         ...kinds.map((kind) => `import type { I${models[kind]!.name} } from 'kubernetes-models/${models[kind]!.module}';`),
@@ -243,8 +260,8 @@ describe('deploy/ for a first day in production', () => {
     }
   });
 
-  it('gives the sidecar arguments that `run` accepts, in both kustomizations (it then stops at the missing cluster access)', async () => {
-    for (const manifests of [base, takeover]) {
+  it('gives the sidecar arguments that `run` accepts, in every kustomization (it then stops at the missing cluster access)', async () => {
+    for (const manifests of [base, takeover, certManager]) {
       const args = expandedArgs(containerOf(deploymentOf(manifests), 'ingress2nginx'), { POD_NAMESPACE: 'ingress2nginx' });
       const result = await runCli(args, { env: {} });
       expect(result.stderr).toContain('no cluster access');
@@ -253,3 +270,69 @@ describe('deploy/ for a first day in production', () => {
   });
 });
 
+
+describe('deploy/ admission webhook', () => {
+  type Webhook = {
+    name: string;
+    sideEffects: string;
+    admissionReviewVersions: string[];
+    failurePolicy: string;
+    timeoutSeconds: number;
+    clientConfig: { service: { name: string; namespace: string; path: string; port: number }; caBundle?: string };
+    rules: { apiGroups: string[]; resources: string[]; operations: string[] }[];
+    namespaceSelector: { matchExpressions: { key: string; operator: string; values: string[] }[] };
+  };
+  const configurationOf = (manifests: readonly Manifest[]) => manifests.find((m) => m.kind === 'ValidatingWebhookConfiguration') as Manifest & { webhooks: Webhook[] };
+
+  it('reviews Ingresses at ingress-nginx\'s path and the Gateway API kinds, without side effects, v1 only, within a timeout, never in the system namespaces', () => {
+    for (const manifests of [base, takeover, certManager]) {
+      const hooks = configurationOf(manifests).webhooks;
+      expect(hooks.map((h) => [h.rules.flatMap((r) => r.resources), h.clientConfig.service.path])).toEqual([
+        [['ingresses'], '/networking/v1/ingresses'],
+        [['gateways'], '/gateway.networking.k8s.io/gateways'],
+        [['httproutes'], '/gateway.networking.k8s.io/httproutes'],
+        [['tlsroutes'], '/gateway.networking.k8s.io/tlsroutes'],
+      ]);
+      const deployment = deploymentOf(manifests);
+      const webhookService = manifests.find((m) => m.kind === 'Service' && m.metadata.name === hooks[0]!.clientConfig.service.name) as Manifest & { spec: { selector: unknown; ports: { port: number; targetPort: string }[] } };
+      expect(webhookService.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+      const sidecar = containerOf(deployment, 'ingress2nginx') as Container & { ports: { name: string; containerPort: number }[] };
+      const listen = expandedArgs(sidecar).find((a) => a.startsWith('--validating-webhook='));
+      for (const hook of hooks) {
+        expect(hook).toMatchObject({ sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail' });
+        expect(hook.timeoutSeconds).toBeLessThanOrEqual(10);
+        expect(hook.rules.flatMap((r) => r.operations)).toEqual(['CREATE', 'UPDATE']);
+        expect(hook.clientConfig.service).toMatchObject({ name: webhookService.metadata.name, namespace: webhookService.metadata.namespace });
+        const port = webhookService.spec.ports.find((p) => p.port === hook.clientConfig.service.port)!;
+        expect(Number(listen?.split(':').pop())).toBe(sidecar.ports.find((p) => p.name === port.targetPort)?.containerPort);
+        expect(hook.namespaceSelector.matchExpressions).toContainEqual({ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: expect.arrayContaining(['kube-system', 'kube-public', 'kube-node-lease', deployment.metadata.namespace]) });
+      }
+    }
+  });
+
+  it('without cert-manager, may read and fill only its CA Secret and patch only its own webhook configuration', () => {
+    const args = expandedArgs(containerOf(deploymentOf(base), 'ingress2nginx'), { POD_NAMESPACE: 'ingress2nginx' });
+    const secret = base.find((m) => m.kind === 'Secret')!;
+    expect(args).toContain(`--validating-webhook-ca-secret=${secret.metadata.namespace}/${secret.metadata.name}`);
+    const rules = base.filter((m) => m.kind === 'Role' || m.kind === 'ClusterRole').flatMap((m) => (m as unknown as { rules: { resources: string[]; resourceNames?: string[]; verbs: string[] }[] }).rules);
+    expect(rules.filter((r) => r.verbs.some((v) => ['update', 'patch'].includes(v)) && r.resources.some((x) => ['secrets', 'validatingwebhookconfigurations'].includes(x)))).toEqual([
+      { apiGroups: [''], resources: ['secrets'], resourceNames: [secret.metadata.name], verbs: ['get', 'update'] },
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [configurationOf(base).metadata.name], verbs: ['get', 'patch'] },
+    ]);
+  });
+
+  it('with cert-manager, mounts the Secret of the Certificate for the webhook Service and has the CA injected', () => {
+    const configuration = configurationOf(certManager);
+    const annotations = (configuration.metadata as { annotations?: Record<string, string> }).annotations;
+    const certificate = certManager.find((m) => m.kind === 'Certificate' && !(m['spec'] as { isCA?: boolean }).isCA) as Manifest & { spec: { secretName: string; dnsNames: string[] } };
+    expect(annotations?.['cert-manager.io/inject-ca-from']).toBe(`${certificate.metadata.namespace}/${certificate.metadata.name}`);
+    const service = configuration.webhooks[0]!.clientConfig.service;
+    expect(certificate.spec.dnsNames).toContain(`${service.name}.${service.namespace}.svc`);
+    const pod = deploymentOf(certManager).spec.template.spec as PodSpec & { volumes: { name: string; secret?: { secretName: string } }[] };
+    const args = expandedArgs(containerOf(deploymentOf(certManager), 'ingress2nginx'));
+    expect(args.some((a) => a.startsWith('--validating-webhook-ca-secret'))).toBe(false);
+    const mount = (containerOf(deploymentOf(certManager), 'ingress2nginx') as Container & { volumeMounts: { name: string; mountPath: string }[] }).volumeMounts.find((m) => pod.volumes.find((v) => v.name === m.name)?.secret?.secretName === certificate.spec.secretName);
+    expect(args).toEqual(expect.arrayContaining([`--validating-webhook-certificate=${mount?.mountPath}/tls.crt`, `--validating-webhook-key=${mount?.mountPath}/tls.key`]));
+    expect(certManager.filter((m) => m.kind === 'Secret')).toEqual([]);
+  });
+});
