@@ -89,3 +89,13 @@ export function build(snapshot: Snapshot, options: TranslateOptions, memo?: Buil
     references: translated.references,
   };
 }
+
+/**
+ * What `build` says about the resources, without rendering: its diagnostics and statuses, which come
+ * from translate alone. The admission webhook uses it when nginx does not check the candidate: at
+ * 10,000 hosts rendering is much of a one-object rebuild and says nothing more about the object.
+ */
+export function buildDiagnostics(snapshot: Snapshot, options: TranslateOptions, memo?: BuildMemo): Pick<BuildResult, 'diagnostics' | 'statuses'> {
+  const translated = translate(snapshot, options, memo?.translate);
+  return { diagnostics: translated.diagnostics, statuses: translated.statuses };
+}

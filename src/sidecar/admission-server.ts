@@ -11,7 +11,7 @@ import type http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { checkConfig } from '../apply/check.js';
-import { build, newBuildMemo, type BuildResult } from '../build/build.js';
+import { build, buildDiagnostics, newBuildMemo, type BuildResult } from '../build/build.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import type { TranslateOptions } from '../translate/options.js';
 import {
@@ -121,9 +121,12 @@ export class AdmissionReviewer {
   private async built(request: ReviewRequest): Promise<Verdict> {
     const now = new Date();
     const candidate = candidateObject(request, now);
-    const result = build(withCandidate(this.options.snapshot() ?? { objects: [] }, candidate), { ...this.options.translate, now }, this.memo);
+    const snapshot = withCandidate(this.options.snapshot() ?? { objects: [] }, candidate);
+    const options = { ...this.options.translate, now };
+    if (this.options.nginxCheck === undefined) return verdictOf(candidate, buildDiagnostics(snapshot, options, this.memo).diagnostics);
+    const result = build(snapshot, options, this.memo);
     const verdict = verdictOf(candidate, result.diagnostics);
-    if (!verdict.allowed || this.options.nginxCheck === undefined) return verdict;
+    if (!verdict.allowed) return verdict;
     const check = await nginxCheck(result, this.options.nginxCheck);
     if (check.ok) return verdict;
     return { allowed: false, code: 400, message: `nginx -t refuses the config with this object: ${check.output}`, warnings: verdict.warnings, why: 'denied' };

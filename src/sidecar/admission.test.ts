@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../build/build.js';
 import { formatText } from '../report/diagnostics-format.js';
@@ -6,7 +9,9 @@ import { sourceObject } from '../sources/cluster/snapshot.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import { admissionReview, refusedSnippet, testIngress, testService, unknownAnnotation } from '../../test/support/admission.js';
 import type { JsonObject } from '../../test/support/fake-apiserver.js';
+import { requireNginx } from '../../test/support/nginx.js';
 import { testTranslateOptions } from '../../test/support/options.js';
+import { writeGatedNginx } from '../../test/support/sidecar.js';
 import { AdmissionReviewer, type AdmissionOptions } from './admission-server.js';
 import { answerWithoutBuild, readReview } from './admission.js';
 import { Logger } from './log.js';
@@ -120,6 +125,29 @@ describe('admission reviews (the build\'s answer)', () => {
     const dry = await review(reviewer(cluster), admissionReview(candidate, { dryRun: true }));
     expect(dry.response.allowed).toBe(false);
     expect(dry.response.status).toEqual(wet.response.status);
+  });
+});
+
+describe('--validating-webhook-nginx-check', () => {
+  it('allows what nginx -t accepts and denies, in nginx\'s words, what it refuses', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'i2n-admission-nginx-'));
+    try {
+      const installed = requireNginx();
+      const nginx = await writeGatedNginx(dir, installed.binary);
+      const translate = { ...options, runDir: join(dir, 'run'), nginxVersion: installed.version, ...(installed.streamModuleFile !== undefined && { streamModulePath: installed.streamModuleFile }) };
+      const target = reviewer(cluster, { nginxCheck: nginx.binary, translate });
+      const candidate = admissionReview(testIngress('team-a', 'checked', 'checked.example.com'));
+      const accepted = await review(target, candidate);
+      expect(accepted.response.status?.message).toBeUndefined();
+      expect(accepted.response.allowed).toBe(true);
+      await nginx.refuseAll();
+      const refused = await review(target, candidate);
+      expect(refused.response.allowed).toBe(false);
+      expect(refused.response.status?.message).toContain('nginx -t refuses the config with this object');
+      expect(refused.response.status?.message).toContain('i2n_test_gate_refuses_every_config');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
