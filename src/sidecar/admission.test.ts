@@ -128,6 +128,32 @@ describe('admission reviews (the build\'s answer)', () => {
   });
 });
 
+describe('Gateway API reviews', () => {
+  const gatewayApi = 'gateway.networking.k8s.io/v1';
+  const routeKind = { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute' };
+  const withGateway = snapshotOf(
+    testService('team-a'),
+    { apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: options.gatewayClass }, spec: { controllerName: 'ingress2nginx.dev/controller' } },
+    { apiVersion: gatewayApi, kind: 'Gateway', metadata: { name: 'gw', namespace: 'team-a', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { gatewayClassName: options.gatewayClass, listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] } },
+  );
+  const route = (hostname: string): JsonObject => ({
+    apiVersion: gatewayApi,
+    kind: 'HTTPRoute',
+    metadata: { name: 'route', namespace: 'team-a' },
+    spec: { parentRefs: [{ name: 'gw' }], hostnames: [hostname], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] },
+  });
+
+  it('denies an HTTPRoute with an error in validate\'s words, and allows a valid one', async () => {
+    const target = reviewer(withGateway);
+    const path = '/gateway.networking.k8s.io/httproutes';
+    const bad = await review(target, admissionReview(route('bad_host!.example.com'), { kind: routeKind }), path);
+    expect(bad.response.allowed).toBe(false);
+    expect(bad.response.status?.message).toContain('error [hostname-invalid] HTTPRoute team-a/route spec.hostnames[0]');
+    const good = await review(target, admissionReview(route('good.example.com'), { kind: routeKind }), path);
+    expect(good.response.allowed).toBe(true);
+  });
+});
+
 describe('--validating-webhook-nginx-check', () => {
   it('allows what nginx -t accepts and denies, in nginx\'s words, what it refuses', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'i2n-admission-nginx-'));
