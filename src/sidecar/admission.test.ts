@@ -119,6 +119,15 @@ describe('admission reviews (the build\'s answer)', () => {
     expect(answerWithoutBuild('/gateway.networking.k8s.io/httproutes', request(admissionReview(route, { kind: routeKind })), ours, options)).toBeUndefined();
   });
 
+  it('says whose path a candidate takes: the other tenant\'s diagnostics that name it come as warnings', async () => {
+    const home = testIngress('team-a', 'home', 'a.example.com', { creationTimestamp: '2026-01-01T00:00:00Z' });
+    const young = testIngress('team-b', 'young', 'y.example.com', { creationTimestamp: '2026-02-01T00:00:00Z' });
+    const taking = testIngress('team-a', 'home', 'y.example.com', { creationTimestamp: '2026-01-01T00:00:00Z' });
+    const answered = await review(reviewer(snapshotOf(testService('team-a'), testService('team-b'), home, young)), admissionReview(taking, { operation: 'UPDATE', oldObject: home }));
+    expect(answered.response.allowed).toBe(true);
+    expect(answered.response.warnings?.some((w) => w.includes('Ingress team-b/young') && w.includes('Ingress team-a/home'))).toBe(true);
+  });
+
   it('answers a dry-run review the same way', async () => {
     const candidate = testIngress('team-a', 'snip', 'snip.example.com', { annotations: refusedSnippet });
     const wet = await review(reviewer(cluster), admissionReview(candidate));

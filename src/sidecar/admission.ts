@@ -187,14 +187,21 @@ const deniedWarnings = new Set(['host-owned-by-namespace']);
  */
 const warnedErrors = new Set(['backend-unresolved', 'backend-not-found', 'default-backend-unresolved']);
 
-/** The build's answer about `candidate`: its errors deny it, in `validate`'s words; its warnings go along. */
+/**
+ * The build's answer about `candidate`: its errors deny it, in `validate`'s words; its warnings go along,
+ * and so do the warnings and errors of other resources that name it (a path it takes from another
+ * tenant's Ingress is reported on that Ingress: the candidate learns whose).
+ */
 export function verdictOf(candidate: SourceObject, diagnostics: readonly Diagnostic[]): Verdict {
-  const about = diagnostics.filter(
-    (d) => d.resource !== undefined && d.resource.kind === candidate.kind && (d.resource.namespace ?? '') === candidate.metadata.namespace && d.resource.name === candidate.metadata.name,
-  );
+  const isAbout = (d: Diagnostic) =>
+    d.resource !== undefined && d.resource.kind === candidate.kind && (d.resource.namespace ?? '') === candidate.metadata.namespace && d.resource.name === candidate.metadata.name;
+  const about = diagnostics.filter(isAbout);
+  const named = `${candidate.kind} ${candidate.metadata.namespace ? `${candidate.metadata.namespace}/` : ''}${candidate.metadata.name}`;
+  const namesCandidate = (message: string) => message.split(named).slice(1).some((after) => !/^[-a-z0-9.]/.test(after));
+  const onOthers = diagnostics.filter((d) => !isAbout(d) && d.severity !== 'info' && namesCandidate(d.message));
   const refuses = (d: Diagnostic) => (d.severity === 'error' && !warnedErrors.has(d.code)) || deniedWarnings.has(d.code);
   const refusing = about.filter(refuses);
-  const warnings = lines(about.filter((d) => !refuses(d) && d.severity !== 'info'));
+  const warnings = [...lines(about.filter((d) => !refuses(d) && d.severity !== 'info')), ...lines(onOthers)];
   if (refusing.length === 0) return { allowed: true, warnings, why: 'allowed' };
   return { allowed: false, code: 400, message: lines(refusing).join('\n'), warnings, why: 'denied' };
 }
