@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diagnosticHelp, hasHelp } from '../../src/report/diagnostic-help.js';
-import { fixtureCases, fixturesRoot } from '../support/golden.js';
+import { diagnosticHelp, hasHelp } from './diagnostic-help.js';
+import { fixtureCases, fixturesRoot } from '../../test/support/golden.js';
 
 /** Source files of the project, tests left out. */
 function sourceFiles(dir: string): string[] {

@@ -2,8 +2,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isCipherList } from '../../src/translate/checks/allowlist.js';
-import { nginxTest, prefixDirectives } from '../support/nginx.js';
+import { isCipherList } from './allowlist.js';
+import { nginxTest, prefixDirectives } from '../../../test/support/nginx.js';
 
 /**
  * Our cipher-list check must agree with the nginx it renders for: whatever it lets through, nginx loads,
