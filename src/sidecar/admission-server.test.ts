@@ -8,7 +8,7 @@ import { admissionReview, refusedSnippet, testIngress } from '../../test/support
 import { createCa, issueCertificate, type CertificateAuthority } from '../../test/support/pki.js';
 import { testTranslateOptions } from '../../test/support/options.js';
 import { eventually } from '../../test/support/sidecar.js';
-import { AdmissionReviewer, serveAdmission } from './admission-server.js';
+import { AdmissionReviewer, serveAdmission, snapshotWhileUnchanged } from './admission-server.js';
 import { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 
@@ -101,5 +101,21 @@ describe('the admission webhook server', () => {
     expect(await servedCommonName()).toBe('webhook-one');
     await installPair('webhook-two');
     expect(await eventually(servedCommonName, (name) => name === 'webhook-two')).toBe('webhook-two');
+  });
+});
+
+describe('the snapshot a review reads', () => {
+  it('is assembled again only after the watches changed, and not kept while they have not synced', () => {
+    let changes = 0;
+    let assembled = 0;
+    let synced = false;
+    const snapshot = snapshotWhileUnchanged(() => (synced ? { objects: [{ kind: 'Ingress', apiVersion: 'networking.k8s.io/v1', metadata: { name: `v${++assembled}`, namespace: 'a', annotations: {}, labels: {}, creationTimestamp: '' }, raw: {} }] } : undefined), () => changes);
+    expect(snapshot()).toBeUndefined();
+    synced = true;
+    expect(snapshot()?.objects[0]?.metadata.name).toBe('v1');
+    expect(snapshot()?.objects[0]?.metadata.name).toBe('v1');
+    changes++;
+    expect(snapshot()?.objects[0]?.metadata.name).toBe('v2');
+    expect(assembled).toBe(2);
   });
 });

@@ -233,6 +233,21 @@ export async function serveAdmission(reviewer: AdmissionReviewer, options: Admis
   };
 }
 
+/**
+ * `read`, assembled again only when `changes` has moved since: at 10,000 Ingresses assembling the
+ * snapshot from the watches' stores (sorting 20,000 objects) is a quarter of a review.
+ */
+export function snapshotWhileUnchanged(read: () => Snapshot | undefined, changes: () => number): () => Snapshot | undefined {
+  let held: { readonly at: number; readonly snapshot: Snapshot } | undefined;
+  return () => {
+    const at = changes();
+    if (held?.at === at) return held.snapshot;
+    const snapshot = read();
+    held = snapshot && { at, snapshot };
+    return snapshot;
+  };
+}
+
 /** `run --validating-webhook HOST:PORT --validating-webhook-certificate FILE --validating-webhook-key FILE`. */
 export interface AdmissionFlags {
   readonly host: string;

@@ -17,7 +17,7 @@ import { ClusterSource } from '../sources/cluster/source.js';
 import type { BaseTranslateOptions } from '../translate/options.js';
 import { controllerName } from '../translate/translate.js';
 import { KeyPairCache } from '../translate/secrets/key-pairs.js';
-import { startAdmission, type AdmissionFlags } from './admission-server.js';
+import { snapshotWhileUnchanged, startAdmission, type AdmissionFlags } from './admission-server.js';
 import { reviewedKinds } from './admission.js';
 import { provisionWebhookCertificate } from './webhook-certificate.js';
 import { EventRecorder, eventReason } from './events.js';
@@ -180,7 +180,10 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   });
   const events = new EventRecorder({ client, controllerName, instance: identity, log, dedupeWindowMs: 10 * 60_000, burst: 25, perSecond: 1 });
   // Our own status writes come back as watch events: they change nothing the config is made of.
+  // Counts what the watches hold changing: the admission webhook assembles a snapshot only after a change.
+  let sourceChanges = 0;
   const source = clusterSource(options, client, metrics, log, (modified) => {
+    sourceChanges++;
     if (modified === undefined || !statusWriter.isEcho(modified)) reconciler.schedule();
   });
   const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
@@ -220,7 +223,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   if (options.admission) {
     const { selfSigned, certificateFile, keyFile } = options.admission;
     if (selfSigned) await provisionWebhookCertificate(client, { ...selfSigned, clusterDomain: translate.clusterDomain, certificateFile, keyFile }, log);
-    const snapshot = () => (source.synced() ? source.snapshot() : undefined);
+    const snapshot = snapshotWhileUnchanged(() => (source.synced() ? source.snapshot() : undefined), () => sourceChanges);
     const webhook = await environment(`cannot serve the admission webhook on ${options.admission.host}:${options.admission.port}`, () =>
       startAdmission(options.admission as AdmissionFlags, { snapshot, translate, nginxBin: options.nginxBin, metrics, log }),
     );
