@@ -1,8 +1,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refusedSnippet, testIngress, testService, unknownAnnotation } from '../support/admission.js';
+import { admissionReview, refusedSnippet, testIngress, testService, unknownAnnotation } from '../support/admission.js';
 import { runCli } from '../support/cli.js';
 import { FakeApiServer, type JsonObject } from '../support/fake-apiserver.js';
 import { KubectlRunner } from '../support/kubectl.js';
@@ -25,6 +26,7 @@ let kubectl: KubectlRunner;
 let sidecar: RunningSidecar;
 let ca: CertificateAuthority;
 let webhookPort: number;
+let pair: { certFile: string; keyFile: string };
 
 function webhookConfiguration(): JsonObject {
   return {
@@ -48,7 +50,7 @@ function webhookConfiguration(): JsonObject {
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'i2n-admission-e2e-'));
   ca = await createCa(dir, 'webhook-ca');
-  const pair = await issueCertificate(ca, { commonName: 'ingress2nginx-webhook', sans: ['127.0.0.1'] });
+  pair = await issueCertificate(ca, { commonName: 'ingress2nginx-webhook', sans: ['127.0.0.1'] });
   [webhookPort] = (await freePorts(1)) as [number];
   api = await FakeApiServer.start({ tls: true, token: 'admission' });
   for (const ns of [...namespaces, 'team-a', 'team-b']) {
@@ -130,4 +132,33 @@ describe(`kubectl apply against ${ingressCount} Ingresses with the webhook`, () 
     expect(stored('team-a', 'dry-ok')).toBeUndefined();
     expect(await sidecar.metric('ingress2nginx_admission_reviews_total', { kind: 'Ingress', result: 'denied' })).toBeGreaterThanOrEqual(3);
   });
+});
+
+describe('every replica answers', () => {
+  it('a replica that does not lead answers reviews too', async () => {
+    const [followerPort] = (await freePorts(1)) as [number];
+    const second = await startSidecar({
+      api,
+      kubeconfig: await api.writeKubeconfig(),
+      translate: { firstNamespaceOwnsHost: true },
+      run: { admission: { host: '127.0.0.1', port: followerPort, certificateFile: pair.certFile, keyFile: pair.keyFile, nginxCheck: false } },
+    });
+    expect(await eventually(() => second.probe('/readyz'), (status) => status === 200, 120_000)).toBe(200);
+    const leaders = await eventually(() => Promise.all([sidecar, second].map((s) => s.metric('ingress2nginx_leader'))), ([a, b]) => a! + b! === 1);
+    expect(leaders[0]! + leaders[1]!).toBe(1);
+    const follower = leaders[0] === 0 ? webhookPort : followerPort;
+    const body = JSON.stringify(admissionReview(testIngress('team-a', 'asked-directly', 'asked.example.com', { annotations: refusedSnippet })));
+    const answer = await new Promise<string>((resolve, reject) => {
+      const request = https.request({ host: '127.0.0.1', port: follower, path: '/networking/v1/ingresses', method: 'POST', ca: ca.certPem, headers: { 'Content-Type': 'application/json' } }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve(text));
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+    const review = JSON.parse(answer) as { response: { allowed: boolean; status: { message: string } } };
+    expect(review.response.allowed).toBe(false);
+    expect(review.response.status.message).toContain('[snippet-refused]');
+  }, 180_000);
 });
