@@ -166,7 +166,7 @@ beforeAll(async () => {
   behindLoadBalancer = await createTarget();
   const renderedBehind = await renderInto(
     behindLoadBalancer,
-    manifests([configMapManifest('ingress-nginx', 'outer', { 'worker-processes': '1', 'use-proxy-protocol': 'true' })]),
+    manifests([configMapManifest('ingress-nginx', 'outer', { 'worker-processes': '1', 'use-proxy-protocol': 'true', 'proxy-real-ip-cidr': '127.0.0.1/32' })]),
     ['--configmap', 'ingress-nginx/outer'],
   );
   expect(renderedBehind.stderr).not.toMatch(/: (error|warning) \[/);
