@@ -19,7 +19,7 @@ import { controllerName } from '../translate/translate.js';
 import { KeyPairCache } from '../translate/secrets/key-pairs.js';
 import { snapshotWhileUnchanged, startAdmission, type AdmissionFlags } from './admission-server.js';
 import { reviewedKinds } from './admission.js';
-import { provisionWebhookCertificate } from './webhook-certificate.js';
+import { keepWebhookCertificate } from './webhook-certificate.js';
 import { EventRecorder, eventReason } from './events.js';
 import { LeaderElection } from './leader.js';
 import { Logger, type LogFormat, type LogLevel } from './log.js';
@@ -222,7 +222,10 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   if (stop.aborted) return;
   if (options.admission) {
     const { selfSigned, certificateFile, keyFile } = options.admission;
-    if (selfSigned) await provisionWebhookCertificate(client, { ...selfSigned, clusterDomain: translate.clusterDomain, certificateFile, keyFile }, log);
+    if (selfSigned) {
+      const stopRenewals = await keepWebhookCertificate(client, { ...selfSigned, clusterDomain: translate.clusterDomain, certificateFile, keyFile }, log);
+      cleanups.push(async () => stopRenewals());
+    }
     const snapshot = snapshotWhileUnchanged(() => (source.synced() ? source.snapshot() : undefined), () => sourceChanges);
     const webhook = await environment(`cannot serve the admission webhook on ${options.admission.host}:${options.admission.port}`, () =>
       startAdmission(options.admission as AdmissionFlags, { snapshot, translate, nginxBin: options.nginxBin, metrics, log }),

@@ -37,6 +37,8 @@ interface CaPair {
 
 const caDays = 3650;
 const leafDays = 365;
+/** The leaf is issued again this often (the server reads the new files): it never gets near its end. */
+export const leafRenewalMs = 24 * 3600 * 1000;
 
 async function openssl(dir: string, args: readonly string[]): Promise<void> {
   const result = await execa('openssl', args, { cwd: dir, reject: false, stdin: 'ignore' });
@@ -107,7 +109,7 @@ async function writeAtomically(file: string, contents: string, mode: number): Pr
 }
 
 /** Makes the files `--validating-webhook-certificate`/`-key` name. */
-export async function provisionWebhookCertificate(client: ApiClient, options: WebhookCertificateOptions, log: Logger): Promise<void> {
+async function provisionWebhookCertificate(client: ApiClient, options: WebhookCertificateOptions, log: Logger): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), 'ingress2nginx-webhook-ca-'));
   try {
     const ca = await sharedCa(client, options, scratch, log);
@@ -120,4 +122,17 @@ export async function provisionWebhookCertificate(client: ApiClient, options: We
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Provisions the certificate now, then again every day in the background (a failure is logged and the
+ * files stay as they are); resolves, once the first is in place, with how to stop the renewals.
+ */
+export async function keepWebhookCertificate(client: ApiClient, options: WebhookCertificateOptions, log: Logger, renewEveryMs = leafRenewalMs): Promise<() => void> {
+  await provisionWebhookCertificate(client, options, log);
+  const renewal = setInterval(() => {
+    provisionWebhookCertificate(client, options, log).catch((error: Error) => log.warn('could not issue the admission webhook certificate again; keeping the one in use', { error: error.message }));
+  }, renewEveryMs);
+  renewal.unref();
+  return () => clearInterval(renewal);
 }
