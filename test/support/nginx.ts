@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -9,7 +9,6 @@ import { checkConfig, type NginxCheck } from '../../src/apply/check.js';
 import { writeOutput } from '../../src/apply/write.js';
 import type { OutputFile } from '../../src/model/files.js';
 import { findExecutable, isExecutableFile } from './executables.js';
-import { readPins } from '../../scripts/pinned-sources.mjs';
 
 /**
  * Real nginx for integration tests: found on this machine, run in the foreground as a child process
@@ -120,11 +119,23 @@ export function requireNginx(generation: NginxGeneration = nginxGeneration()): N
   if (generation === 'pass' && !/^(\d+)\.(\d+)\.(\d+)$/.test(version)) throw new Error(`${binary}: cannot read its version (${version})`);
   if (generation === 'pass' && versionBelow(version, '1.25.5')) throw new Error(`${binary} is nginx ${version}; the pass generation needs >= 1.25.5`);
   // The build of scripts/build-nginx.mjs runs only what scripts/pinned-sources.json pins.
-  if (generation === 'pass' && !process.env.NGINX_NEW_BIN && !readPins().nginx.some((pin) => pin.version === version)) {
+  if (generation === 'pass' && !process.env.NGINX_NEW_BIN && !pinnedNginxVersions().includes(version)) {
     throw new Error(`${binary} is nginx ${version}, which scripts/pinned-sources.json does not pin: run \`node scripts/build-nginx.mjs\` to build the pinned release`);
   }
   installations.set(generation, installation);
   return installation;
+}
+
+/**
+ * The nginx releases scripts/pinned-sources.json pins. Found by walking up from here, since this module
+ * also runs compiled under dist/ (the benches).
+ */
+function pinnedNginxVersions(): string[] {
+  for (let dir = import.meta.dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const file = path.join(dir, 'scripts', 'pinned-sources.json');
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { nginx: { version: string }[] }).nginx.map((pin) => pin.version);
+  }
+  throw new Error('scripts/pinned-sources.json not found above test/support');
 }
 
 function versionBelow(version: string, minimum: string): boolean {
