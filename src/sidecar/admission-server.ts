@@ -86,7 +86,10 @@ export class AdmissionReviewer {
       const reason = error instanceof MalformedReview ? error.message : `the body is not JSON: ${(error as Error).message}`;
       return { status: 400, body: `${reason}\n`, kind, result: 'malformed' };
     }
-    const verdict = await this.verdict(path, request);
+    const verdict = await this.verdict(path, request).catch((error: Error) => {
+      this.options.log.error('admission review failed', { kind, namespace: request.namespace, name: request.name, error: error.stack ?? String(error) });
+      return denied('failed', 500, `ingress2nginx could not review this object: ${error.message}`);
+    });
     if (!verdict.allowed) this.options.log.info('admission review denied', { kind, namespace: request.namespace, name: request.name, dryRun: request.dryRun, reason: verdict.why, message: verdict.message });
     return { status: 200, body: JSON.stringify(reviewResponse(request.uid, verdict)), kind, result: verdict.allowed ? 'allowed' : 'denied' };
   }
@@ -109,9 +112,6 @@ export class AdmissionReviewer {
     this.tail = turn.catch(() => undefined);
     try {
       return await turn;
-    } catch (error) {
-      this.options.log.error('admission review failed', { kind: request.kind.kind, namespace: request.namespace, name: request.name, error: (error as Error).stack ?? String(error) });
-      return denied('failed', 500, `ingress2nginx could not build the candidate: ${(error as Error).message}`);
     } finally {
       this.waiting--;
     }
@@ -121,7 +121,9 @@ export class AdmissionReviewer {
   private async built(request: ReviewRequest): Promise<Verdict> {
     const now = new Date();
     const candidate = candidateObject(request, now);
-    const snapshot = withCandidate(this.options.snapshot() ?? { objects: [] }, candidate);
+    const held = this.options.snapshot();
+    if (!held) return denied('not-synced', 503, 'ingress2nginx is reading the cluster again; try again in a moment');
+    const snapshot = withCandidate(held, candidate);
     const options = { ...this.options.translate, now };
     if (this.options.nginxCheck === undefined) return verdictOf(candidate, buildDiagnostics(snapshot, options, this.memo).diagnostics);
     const result = build(snapshot, options, this.memo);

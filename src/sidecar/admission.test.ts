@@ -205,6 +205,17 @@ describe('hostile and unexpected reviews', () => {
     expect(wrongVersion.response.allowed).toBe(false);
   });
 
+  it('denies, never throws, for an object too deep to compare or build', async () => {
+    const object = { ...testIngress('team-a', 'deep', 'deep.example.com'), spec: { rules: 'DEEP' } };
+    const deep = `${'['.repeat(50_000)}"x"${']'.repeat(50_000)}`;
+    const target = reviewer(cluster);
+    const answered = await review(target, JSON.stringify(admissionReview(object, { operation: 'UPDATE', oldObject: object })).replaceAll('"DEEP"', deep));
+    expect(answered.status).toBe(200);
+    expect(answered.response.allowed).toBe(false);
+    // And the next review is answered as usual.
+    expect((await review(target, admissionReview(testIngress('team-a', 'after', 'after.example.com')))).response.allowed).toBe(true);
+  });
+
   it('denies until the watches have synced', async () => {
     const answered = await review(reviewer(undefined), admissionReview(testIngress('team-a', 'x', 'x.example.com')));
     expect(answered.response.allowed).toBe(false);
