@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admissionReview, refusedSnippet, testIngress } from '../../test/support/admission.js';
 import { createCa, issueCertificate, type CertificateAuthority } from '../../test/support/pki.js';
 import { testTranslateOptions } from '../../test/support/options.js';
+import { runCli } from '../../test/support/cli.js';
 import { eventually } from '../../test/support/sidecar.js';
 import { AdmissionReviewer, serveAdmission, snapshotWhileUnchanged } from './admission-server.js';
 import { Logger } from './log.js';
@@ -117,5 +118,20 @@ describe('the snapshot a review reads', () => {
     changes++;
     expect(snapshot()?.objects[0]?.metadata.name).toBe('v2');
     expect(assembled).toBe(2);
+  });
+});
+
+describe('run --validating-webhook', () => {
+  it('needs a certificate (files, or the CA Secret to make one), and the certificate flags need the address', async () => {
+    const out = join(dir, 'out');
+    const noCertificate = await runCli(['run', '-o', out, '--validating-webhook', ':8443'], { env: {} });
+    expect(noCertificate.exitCode).toBe(2);
+    expect(noCertificate.stderr).toContain('--validating-webhook needs --validating-webhook-certificate and --validating-webhook-key');
+    const noAddress = await runCli(['run', '-o', out, '--validating-webhook-ca-secret', 'ingress2nginx/ca'], { env: {} });
+    expect(noAddress.exitCode).toBe(2);
+    // With a certificate to make, the flags are whole: it goes on to stop at the missing cluster access.
+    const whole = await runCli(['run', '-o', out, '--validating-webhook', ':8443', '--validating-webhook-ca-secret', 'ingress2nginx/ca'], { env: {} });
+    expect(whole.stderr).toContain('no cluster access');
+    expect(whole.exitCode).toBe(2);
   });
 });
