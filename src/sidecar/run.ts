@@ -27,7 +27,7 @@ import { Metrics, serveMetrics } from './metrics.js';
 import { controllerLabels, followRequestLog, RequestMetrics, type RequestMetricsOptions } from './request-metrics.js';
 import { nginxProcessExposition } from './nginx-process-metrics.js';
 import { requestLogTables } from '../translate/dataplane/request-log.js';
-import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxDriver } from './nginx.js';
+import { ExternalNginx, nginxBuild, servedGeneration, SpawnedNginx, waitForGeneration, type NginxBuild, type NginxDriver } from './nginx.js';
 import { Reconciler, type Round } from './reconciler.js';
 import type { LoadBalancerIngress } from './status.js';
 import { StatusWriter } from './status-writer.js';
@@ -129,20 +129,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   });
   const controller = { namespace: io.env['POD_NAMESPACE'] ?? access.namespace, class: options.translate.ingressClass, pod: io.env['POD_NAME'] ?? hostname() };
   const requests = await startRequestMetrics(options, controller, nginx.configureArguments, metrics, cleanups);
-  // The Pod's own ports: no Gateway listener or TCP service may take them (nginx -t never binds, the reload would fail).
-  const reservedPorts = new Map(options.translate.reservedPorts);
-  const reserveMetricsPort = (port: number) => reservedPorts.set(port, `the sidecar's metrics and probes port (--metrics-address ${options.metricsHost}:${port})`);
-  if (options.metricsPort !== 0) reserveMetricsPort(options.metricsPort);
-  if (options.admission && options.admission.port !== 0) reservedPorts.set(options.admission.port, `the sidecar's admission webhook port (--validating-webhook ${options.admission.host}:${options.admission.port})`);
-  const translate = {
-    ...options.translate,
-    reservedPorts,
-    ...requests?.translate,
-    // One cache for every build: a Secret's pair is parsed again only when its texts change.
-    keyPairs: new KeyPairCache(),
-    nginxVersion: nginx.version,
-    ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
-  };
+  const { translate, reserveMetricsPort } = sidecarTranslateOptions(options, nginx, requests?.translate);
   log.info('starting', {
     cluster: access.config.getCurrentCluster()?.server,
     credentials: access.source,
@@ -221,22 +208,56 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   log.info('metrics and probes listening', { address: `${options.metricsHost}:${server.port}` });
   if (stop.aborted) return;
   if (options.admission) {
-    const { selfSigned, certificateFile, keyFile } = options.admission;
-    if (selfSigned) {
-      const stopRenewals = await keepWebhookCertificate(client, { ...selfSigned, clusterDomain: translate.clusterDomain, certificateFile, keyFile }, log);
-      cleanups.push(async () => stopRenewals());
-    }
     const snapshot = snapshotWhileUnchanged(() => (source.synced() ? source.snapshot() : undefined), () => sourceChanges);
-    const webhook = await environment(`cannot serve the admission webhook on ${options.admission.host}:${options.admission.port}`, () =>
-      startAdmission(options.admission as AdmissionFlags, { snapshot, translate, nginxBin: options.nginxBin, metrics, log }),
-    );
-    cleanups.push(() => webhook.close());
+    await startWebhook(options.admission, { client, snapshot, translate, nginxBin: options.nginxBin, metrics, log }, cleanups);
   }
 
   source.start();
   election.start();
 }
 
+
+/**
+ * The translate options of every build in the cluster mode, with the Pod's own ports reserved: no Gateway
+ * listener or TCP service may take them (nginx -t never binds; the reload would fail). The metrics port
+ * is reserved again once it is bound, when it was asked as 0.
+ */
+function sidecarTranslateOptions(
+  options: RunOptions,
+  nginx: NginxBuild,
+  requestLog: { readonly requestLog: string; readonly stubStatus: boolean } | undefined,
+) {
+  const reservedPorts = new Map(options.translate.reservedPorts);
+  const reserveMetricsPort = (port: number) => reservedPorts.set(port, `the sidecar's metrics and probes port (--metrics-address ${options.metricsHost}:${port})`);
+  if (options.metricsPort !== 0) reserveMetricsPort(options.metricsPort);
+  if (options.admission && options.admission.port !== 0) reservedPorts.set(options.admission.port, `the sidecar's admission webhook port (--validating-webhook ${options.admission.host}:${options.admission.port})`);
+  const translate = {
+    ...options.translate,
+    reservedPorts,
+    ...requestLog,
+    // One cache for every build: a Secret's pair is parsed again only when its texts change.
+    keyPairs: new KeyPairCache(),
+    nginxVersion: nginx.version,
+    ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
+  };
+  return { translate, reserveMetricsPort };
+}
+
+/** The admission webhook, with its self-made certificate kept when asked (--validating-webhook-ca-secret). */
+async function startWebhook(
+  admission: AdmissionFlags,
+  context: Parameters<typeof startAdmission>[1] & { readonly client: ApiClient },
+  cleanups: Cleanup[],
+): Promise<void> {
+  const { selfSigned, certificateFile, keyFile } = admission;
+  const { client, ...served } = context;
+  if (selfSigned) {
+    const stopRenewals = await keepWebhookCertificate(client, { ...selfSigned, clusterDomain: served.translate.clusterDomain, certificateFile, keyFile }, served.log);
+    cleanups.push(async () => stopRenewals());
+  }
+  const webhook = await environment(`cannot serve the admission webhook on ${admission.host}:${admission.port}`, () => startAdmission(admission, served));
+  cleanups.push(() => webhook.close());
+}
 
 /** The watches the options call for; `onChange` hears every change (with the object of a MODIFIED event). */
 function clusterSource(options: RunOptions, client: ApiClient, metrics: Metrics, log: Logger, onChange: (modified?: RawObject) => void): ClusterSource {
