@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { nginxBinary } from '../src/apply/check.js';
 import { build, newBuildMemo } from '../src/build/build.js';
 import type { RawObject } from '../src/sources/cluster/reflector.js';
-import { clusterSnapshot } from '../src/sources/cluster/snapshot.js';
+import { SnapshotAssembler } from '../src/sources/cluster/snapshot.js';
 import { readInputs } from '../src/sources/files.js';
 import type { Snapshot, SourceObject } from '../src/sources/snapshot.js';
 import { AdmissionReviewer, defaultAdmissionLimits, serveAdmission, snapshotWhileUnchanged } from '../src/sidecar/admission-server.js';
@@ -91,13 +91,19 @@ async function measure(snapshot: Snapshot, inputDir: string, certificate: { cert
   const log = new Logger('json', () => undefined, 'error');
   const translate = { ...defaultRenderOptions(inputDir), expectClusterProvided: false, keyPairs: new KeyPairCache() };
   // As the sidecar does: the snapshot assembled from the watches' stores, again after a change (with
-  // `changing`, one before every review: a busy cluster).
+  // `changing`, an edit of an Ingress before every review, and one more while it waits: a busy cluster).
   const store = new Map(snapshot.objects.map((o) => [`${o.kind}/${o.metadata.namespace}/${o.metadata.name}`, o.raw as RawObject]));
+  const ingresses = [...store.keys()].filter((key) => key.startsWith('Ingress/'));
   let changes = 0;
-  const assembled = snapshotWhileUnchanged(() => clusterSnapshot([store]), () => changes);
+  const assembler = new SnapshotAssembler();
+  const assembled = snapshotWhileUnchanged(() => assembler.assemble([store]), () => changes);
   const reviewer = new AdmissionReviewer({
     snapshot: () => {
-      if (changing) changes++;
+      if (changing) {
+        // An edit: the object of one Ingress anew in its place, as a watch event hands it over.
+        const key = ingresses[changes++ % ingresses.length]!;
+        store.set(key, { ...store.get(key)! });
+      }
       return assembled();
     },
     translate,

@@ -11,7 +11,7 @@ import type { OutputFile } from '../model/files.js';
 import type { Snapshot } from '../sources/snapshot.js';
 import type { ResourceStatus } from '../model/status.js';
 import type { TranslateOptions } from '../translate/options.js';
-import { newTranslateMemo, translate, type TranslateMemo, type TranslateResult } from '../translate/translate.js';
+import { newTranslateMemo, translate, translateDiagnostics, type TranslateMemo, type TranslateResult } from '../translate/translate.js';
 import { render, RenderMemo } from '../render/render.js';
 
 export interface BuildResult {
@@ -91,11 +91,11 @@ export function build(snapshot: Snapshot, options: TranslateOptions, memo?: Buil
 }
 
 /**
- * What `build` says about the resources, without rendering: its diagnostics and statuses, which come
- * from translate alone. The admission webhook uses it when nginx does not check the candidate: at
- * 10,000 hosts rendering is much of a one-object rebuild and says nothing more about the object.
+ * What `build` says about the resources, without the data plane or rendering: its diagnostics, which
+ * come from translate's stages before the data plane (translateDiagnostics). The admission webhook uses
+ * it when nginx does not check the candidate: at 10,000 hosts the rest is much of a one-object rebuild
+ * and says nothing more about the object.
  */
-export function buildDiagnostics(snapshot: Snapshot, options: TranslateOptions, memo?: BuildMemo): Pick<BuildResult, 'diagnostics' | 'statuses'> {
-  const translated = translate(snapshot, options, memo?.translate);
-  return { diagnostics: translated.diagnostics, statuses: translated.statuses };
+export function buildDiagnostics(snapshot: Snapshot, options: TranslateOptions, memo?: BuildMemo): Pick<BuildResult, 'diagnostics'> {
+  return { diagnostics: translateDiagnostics(snapshot, options, memo?.translate) };
 }

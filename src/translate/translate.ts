@@ -105,6 +105,77 @@ export function newTranslateMemo(): TranslateMemo {
  * claims are settled against each other, and the data plane turns the winners into the model.
  */
 export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: TranslateMemo): TranslateResult {
+  const settled = settledClaims(snapshot, options, memo);
+  const { inputs, ingress, gateways, report } = settled;
+  const { settings, secrets } = inputs;
+  const built = nginxConfig({
+    options,
+    streamServices: settled.tcpUdp,
+    snippets: { ...inputs.configMapSnippets, streamSnippets: ingress.snippets.streamSnippets() },
+    settings,
+    features: settled.features,
+    handoff: settled.handoff,
+    httpsSocket: settled.httpsSocket,
+    defaultTls: inputs.defaultTls,
+    hosts: settled.hosts,
+    stream: settled.stream,
+    backends: ingress.backends,
+    extensions: ingress.extensions,
+    secrets,
+    headers: inputs.headers,
+    ...(settled.controllerErrorPages && { controllerErrorPages: settled.controllerErrorPages }),
+    ...(memo && {
+      logLabels: memo.logLabels,
+      hostCopies: memo.hostCopies,
+      redirectServer: memo.redirectServer,
+      locationFacts: memo.locationFacts,
+      upstreamOrder: memo.upstreamOrder,
+      upstreamBlocks: memo.upstreamBlocks,
+      streamConfig: memo.streamConfig,
+    }),
+  });
+  const model = memo ? memo.virtualHosts.kept(built) : built;
+  return {
+    model,
+    diagnostics: diagnosticsOf(report, options),
+    statuses: withPathConflicts(gateways.statuses, model.http),
+    ingresses: memo ? memo.servedLists.ingressNames(ingress.ours) : ingressNames(ingress.ours),
+    certificates: memo ? memo.servedLists.servedCertificates(model, gateways.ports, secrets) : servedCertificates(model, gateways.ports, secrets),
+    references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap], inputs.headers.configMaps),
+  };
+}
+
+/**
+ * translate's diagnostics alone: every one is said by the front ends, settling, snippet placement or the
+ * TCP/UDP services; the data plane is given no reporter and only shapes the winners into the model
+ * (a test holds the two equal). The admission webhook's build: at 10,000 hosts the data plane and the
+ * served lists were a quarter of a review.
+ */
+export function translateDiagnostics(snapshot: Snapshot, options: TranslateOptions, memo?: TranslateMemo): readonly Diagnostic[] {
+  return diagnosticsOf(settledClaims(snapshot, options, memo).report, options);
+}
+
+function diagnosticsOf(report: Reporter, options: TranslateOptions): Diagnostic[] {
+  return saidOnce([...report.diagnostics].sort(compareDiagnostics), options.configMap);
+}
+
+/** What the stages before the data plane make of a snapshot, and what they reported. */
+interface SettledClaims {
+  readonly report: Reporter;
+  readonly inputs: Inputs;
+  readonly features: ReturnType<typeof nginxFeatures>;
+  readonly ingress: ReturnType<typeof ingressClaims>;
+  readonly gateways: GatewayPlan;
+  readonly handoff: Handoff;
+  readonly httpsSocket: string;
+  readonly hosts: MergedHosts;
+  readonly stream: ReturnType<typeof settle>['stream'];
+  readonly tcpUdp: StreamServices;
+  readonly controllerErrorPages?: NonNullable<ReturnType<typeof controllerDefaultBackend>>['errorPages'];
+}
+
+/** The inputs read, the front ends' claims and the Gateway API's plan, settled; snippets placed. */
+function settledClaims(snapshot: Snapshot, options: TranslateOptions, memo: TranslateMemo | undefined): SettledClaims {
   const report = new Reporter();
   const inputs = readInputs(snapshot, options, report, memo?.index);
   const { settings, secrets } = inputs;
@@ -161,41 +232,8 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     defaultLocations: settled.hosts.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
   };
   const tcpUdp = tcpUdpServices(inputs, gateways, options, report);
-  const built = nginxConfig({
-    options,
-    streamServices: tcpUdp,
-    snippets: { ...inputs.configMapSnippets, streamSnippets: ingress.snippets.streamSnippets() },
-    settings,
-    features,
-    handoff,
-    httpsSocket,
-    defaultTls: inputs.defaultTls,
-    hosts,
-    stream: settled.stream,
-    backends: ingress.backends,
-    extensions: ingress.extensions,
-    secrets,
-    headers: inputs.headers,
-    ...(defaultBackend?.errorPages && { controllerErrorPages: defaultBackend.errorPages }),
-    ...(memo && {
-      logLabels: memo.logLabels,
-      hostCopies: memo.hostCopies,
-      redirectServer: memo.redirectServer,
-      locationFacts: memo.locationFacts,
-      upstreamOrder: memo.upstreamOrder,
-      upstreamBlocks: memo.upstreamBlocks,
-      streamConfig: memo.streamConfig,
-    }),
-  });
-  const model = memo ? memo.virtualHosts.kept(built) : built;
-  return {
-    model,
-    diagnostics: saidOnce([...report.diagnostics].sort(compareDiagnostics), options.configMap),
-    statuses: withPathConflicts(gateways.statuses, model.http),
-    ingresses: memo ? memo.servedLists.ingressNames(ingress.ours) : ingressNames(ingress.ours),
-    certificates: memo ? memo.servedLists.servedCertificates(model, gateways.ports, secrets) : servedCertificates(model, gateways.ports, secrets),
-    references: referencesOf(secrets, [options.configMap, options.tcpServicesConfigMap, options.udpServicesConfigMap], inputs.headers.configMaps),
-  };
+  const controllerErrorPages = defaultBackend?.errorPages;
+  return { report, inputs, features, ingress, gateways, handoff, httpsSocket, hosts, stream: settled.stream, tcpUdp, ...(controllerErrorPages && { controllerErrorPages }) };
 }
 
 /**

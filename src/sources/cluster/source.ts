@@ -2,7 +2,7 @@ import type { Snapshot } from '../snapshot.js';
 import { ApiError, type ApiClient } from './client.js';
 import { watchedKinds, type WatchedKind } from './kinds.js';
 import { Reflector, type RawObject, type ReflectorTiming } from './reflector.js';
-import { clusterSnapshot } from './snapshot.js';
+import { SnapshotAssembler } from './snapshot.js';
 
 /** A Secret or ConfigMap that something refers to: followed by a watch of its own. */
 export interface FollowedObject {
@@ -50,6 +50,7 @@ export class ClusterSource {
   private discovery: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly abort = new AbortController();
+  private readonly assembler = new SnapshotAssembler();
 
   constructor(private readonly options: ClusterSourceOptions) {}
 
@@ -68,7 +69,7 @@ export class ClusterSource {
   }
 
   snapshot(): Snapshot {
-    return clusterSnapshot([...this.reflectors.values(), ...this.followed.values()].map((r) => r.store));
+    return this.assembler.assemble([...this.reflectors.values(), ...this.followed.values()].map((r) => r.store));
   }
 
   /** The objects of one kind as the API last sent them (each once). */
