@@ -1,4 +1,5 @@
 import type { NginxConfig } from '../model/nginx.js';
+import { compareStrings } from '../model/order.js';
 
 /** A port nginx binds on every address (`listen PORT`), by protocol. */
 export interface ListenedPort {
@@ -21,13 +22,15 @@ export function listenedPorts(model: NginxConfig): ListenedPort[] {
   const udp = model.stream.services.filter((s) => s.udp).map((s) => s.port);
   const ports = [...new Set(tcp)].map((port): ListenedPort => ({ port, protocol: 'tcp' }));
   ports.push(...[...new Set(udp)].map((port): ListenedPort => ({ port, protocol: 'udp' })));
-  return ports.sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : a.protocol > b.protocol ? 1 : 0));
+  return ports.sort((a, b) => a.port - b.port || compareStrings(a.protocol, b.protocol));
 }
+
+const portKey = (port: ListenedPort): string => `${port.protocol}/${port.port}`;
 
 /** The ports of `ports` that `served` does not bind already. */
 export function addedPorts(ports: readonly ListenedPort[], served: readonly ListenedPort[]): ListenedPort[] {
-  const known = new Set(served.map((p) => `${p.protocol}/${p.port}`));
-  return ports.filter((p) => !known.has(`${p.protocol}/${p.port}`));
+  const known = new Set(served.map(portKey));
+  return ports.filter((p) => !known.has(portKey(p)));
 }
 
 /**
@@ -35,8 +38,8 @@ export function addedPorts(ports: readonly ListenedPort[], served: readonly List
  * port and fails with "Address already in use", which `nginx -t` never sees (it binds nothing).
  */
 export function busyPortProblem(model: NginxConfig, busy: readonly ListenedPort[]): string | undefined {
-  const held = new Set(busy.map((p) => `${p.protocol}/${p.port}`));
-  const clash = listenedPorts(model).find((p) => held.has(`${p.protocol}/${p.port}`));
+  const held = new Set(busy.map(portKey));
+  const clash = listenedPorts(model).find((p) => held.has(portKey(p)));
   if (!clash) return undefined;
   return `port ${clash.port} (${clash.protocol}) is in use by another process in the Pod: nginx's reload cannot bind it (Address already in use), which nginx -t does not check`;
 }

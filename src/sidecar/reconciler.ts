@@ -70,6 +70,12 @@ interface ReloadOutcome {
   readonly check?: NginxCheck;
 }
 
+/** A controller ConfigMap a round built with, and the errors at its keys then (settings-guard.ts). */
+interface ServedSettings {
+  readonly configMap: SourceObject;
+  readonly errors: ReadonlySet<string>;
+}
+
 /**
  * The sync loop: coalesce changes, build, skip when the bytes are what nginx already serves, otherwise
  * write, reload and confirm that nginx serves the new generation.
@@ -82,6 +88,7 @@ interface ReloadOutcome {
  * written. nginx never runs on a half-written folder, and one bad resource never stops the others'
  * changes.
  */
+
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
   private readonly coalescer: ChangeCoalescer;
@@ -115,9 +122,9 @@ export class Reconciler {
   /** Resources nginx rejected, kept out while they stay at the same resourceVersion. */
   private quarantine = new Map<string, { resourceVersion: string; message: string }>();
   /** The controller ConfigMap nginx serves the settings of, and the errors at its keys then (settings-guard.ts). */
-  private lastGoodSettings: { readonly configMap: SourceObject; readonly errors: ReadonlySet<string> } | undefined;
+  private lastGoodSettings: ServedSettings | undefined;
   /** The same, of the round in flight: the last good ones once nginx serves it. */
-  private roundSettings: { readonly configMap: SourceObject; readonly errors: ReadonlySet<string> } | undefined;
+  private roundSettings: ServedSettings | undefined;
   /** Errors reported in the log by the last round, so that each is logged when it appears, not every round. */
   private loggedErrors = new Set<string>();
   rounds = 0;
