@@ -23,6 +23,7 @@ import {
   parseDomainList,
   parseNamespacedName,
   parseNow,
+  parseEndpointResolver,
   parsePort,
   parseResolver,
   parseRunDir,
@@ -105,6 +106,8 @@ export function withTranslateOptions(command: Command): Command {
     .option('--external-name-suffix <domain>', 'allow ExternalName backends only in this domain (repeatable)', parseDomainList)
     .option('--first-namespace-owns-host', 'a host belongs to the namespace that claimed it first; other namespaces cannot add to it', false)
     .addOption(new Option('--upstreams <mode>', 'reach Services at their ClusterIP, or at their EndpointSlice addresses').choices(['service', 'endpoints']).default('service'))
+    .option('--endpoint-resolver <port>', 'with --upstreams endpoints on nginx 1.27.3 or later: nginx resolves the endpoints at run time from the sidecar\'s resolver on this loopback port, and Pods that come and go need no reload ("off": written in; run serves it, on 10053 unless told)', parseEndpointResolver)
+    .option('--unavailable-port <port>', 'with --endpoint-resolver: the loopback port of nginx\'s 503 server, which the resolver gives a Service without endpoints', parsePort, defaults.unavailablePort)
     .option('--http-port <port>', 'plain HTTP port', parsePort, defaults.httpPort)
     .option('--https-port <port>', 'TLS port, split by SNI', parsePort, defaults.httpsPort)
     .option('--run-dir <dir>', 'absolute directory for pid, unix sockets and temp files', parseRunDir, defaults.runDir)

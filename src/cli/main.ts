@@ -26,6 +26,7 @@ import {
   type CliIo,
 } from './common.js';
 import {
+  defaults,
   parseClassName,
   parseListenAddress,
   parseAbsoluteFile,
@@ -188,13 +189,15 @@ function runCommand(program: Command, io: CliIo, setExit: (code: number) => void
       if (flags.publishService !== undefined && flags.publishAddress !== undefined) {
         throw new UsageError('give --publish-service or --publish-address, not both');
       }
-      const admission = admissionFlags(flags, toBaseTranslateOptions(flags, readResolvConf).runDir);
+      // run serves the resolver for endpoints, so it is on unless told off.
+      const runFlags = { ...flags, endpointResolver: flags.endpointResolver ?? (flags.upstreams === 'endpoints' ? defaults.endpointResolverPort : 'off') };
+      const admission = admissionFlags(flags, toBaseTranslateOptions(runFlags, readResolvConf).runDir);
       // Loaded here, not at start-up: the cluster client and the metrics library cost every command 0.3 s and 70 MB.
       const { defaultRunTiming, runSidecar } = await import('../sidecar/run.js');
       const code = await runSidecar(
         {
           output: flags.output,
-          translate: toBaseTranslateOptions(flags, readResolvConf),
+          translate: toBaseTranslateOptions(runFlags, readResolvConf),
           ...(flags.kubeconfig !== undefined && { kubeconfig: flags.kubeconfig }),
           namespaces: flags.namespace ?? [],
           spawnNginx: flags.spawnNginx,

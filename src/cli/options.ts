@@ -36,6 +36,9 @@ export interface TranslateFlags {
   readonly externalNameSuffix?: string[];
   readonly firstNamespaceOwnsHost: boolean;
   readonly upstreams: 'service' | 'endpoints';
+  /** Unset: `off` for the file commands, `defaults.endpointResolverPort` for `run`. */
+  readonly endpointResolver?: number | 'off';
+  readonly unavailablePort: number;
   readonly httpPort: number;
   readonly httpsPort: number;
   readonly runDir: string;
@@ -70,6 +73,9 @@ export const defaults = {
   clusterDomain: 'cluster.local',
   httpPort: 80,
   httpsPort: 443,
+  /** `run`'s resolver for endpoints, and nginx's 503 server it points Services without endpoints at: both on loopback. */
+  endpointResolverPort: 10053,
+  unavailablePort: 10054,
   runDir: '/tmp/ingress2nginx',
   /** Fixed, not detected, so the same manifests give the same bytes on every machine. */
   nginxVersion: '1.22.1',
@@ -81,6 +87,10 @@ export function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port < 1 || port > 65535) throw new InvalidArgumentError('expected a port number 1-65535');
   return port;
+}
+
+export function parseEndpointResolver(value: string): number | 'off' {
+  return value === 'off' ? 'off' : parsePort(value);
 }
 
 export function parseSeconds(value: string): number {
@@ -253,6 +263,7 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
     ...(flags.externalNameSuffix && { externalNameSuffixes: flags.externalNameSuffix }),
     firstNamespaceOwnsHost: flags.firstNamespaceOwnsHost,
     upstreams: flags.upstreams,
+    ...endpointResolver(flags),
     httpPort: flags.httpPort,
     httpsPort: flags.httpsPort,
     runDir: flags.runDir,
@@ -267,6 +278,19 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
  */
 export function toTranslateOptions(flags: CommonFlags, target: NginxTarget, now: Date, resolvConf: () => string = () => ''): TranslateOptions {
   return { ...toBaseTranslateOptions(flags, resolvConf), ...target, now: flags.now ?? now, expectClusterProvided: !flags.strict };
+}
+
+/** `--endpoint-resolver`: only with `--upstreams endpoints`, and on a port of its own. */
+function endpointResolver(flags: TranslateFlags): Pick<BaseTranslateOptions, 'endpointResolver'> {
+  const port = flags.endpointResolver;
+  if (port === undefined || port === 'off') return {};
+  if (flags.upstreams !== 'endpoints') throw new UsageError('--endpoint-resolver needs --upstreams endpoints: with cluster IPs there is nothing to resolve');
+  const taken = [flags.httpPort, flags.httpsPort, flags.unavailablePort];
+  if (taken.includes(port)) throw new UsageError(`--endpoint-resolver ${port} is also the --http-port, --https-port or --unavailable-port`);
+  if (flags.unavailablePort === flags.httpPort || flags.unavailablePort === flags.httpsPort) {
+    throw new UsageError(`--unavailable-port ${flags.unavailablePort} is also the --http-port or --https-port`);
+  }
+  return { endpointResolver: { address: `127.0.0.1:${port}`, noEndpointsPort: flags.unavailablePort } };
 }
 
 function resolverAddresses(given: readonly string[], resolvConf: () => string): string[] {

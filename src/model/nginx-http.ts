@@ -5,7 +5,7 @@
 
 import type { ResourceRef } from './diagnostics.js';
 import type { TlsFiles } from './files.js';
-import type { UpstreamServer } from './nginx-shared.js';
+import type { EndpointResolution, UpstreamServer } from './nginx-shared.js';
 import type { LocationOrigin, ServicePortRef, VirtualHostOrigin } from './provenance.js';
 
 export interface TlsListener {
@@ -23,6 +23,11 @@ export interface HttpConfig {
   readonly locationSnippet?: string;
   /** `resolver` addresses (`--resolver`), for backends that nginx resolves per request. */
   readonly resolvers: readonly string[];
+  /**
+   * Instead of `resolvers`: the sidecar's resolver, which also relays other names to them, and the
+   * loopback server it sends upstreams to while their Service has no endpoint (it answers 503).
+   */
+  readonly endpointResolution?: EndpointResolution & { readonly noEndpointsListen: string };
   readonly httpPort: number;
   readonly httpsPort: number;
   /**
@@ -281,6 +286,8 @@ export interface HttpUpstream {
   /** `least_conn` (`load-balance`). */
   readonly leastConn?: boolean;
   readonly servers: readonly UpstreamServer[];
+  /** A server resolves at run time: the block is in the shared zone of `endpointResolution`. */
+  readonly resolves?: true;
   /** Idle connections kept per worker; 0 leaves `keepalive` out (nginx rejects `keepalive 0`). */
   readonly keepalive: number;
   /** Instead of the ConfigMap's `upstream-keepalive-*` (`http.upstreamDirectives`): `auth-keepalive-*`. */

@@ -4,12 +4,14 @@
  */
 
 import type { TlsFiles } from './files.js';
-import type { UpstreamServer } from './nginx-shared.js';
+import type { EndpointResolution, UpstreamServer } from './nginx-shared.js';
 import type { SniRouteOrigin, StreamServiceOrigin } from './provenance.js';
 
 export interface StreamConfig {
   /** `resolver` addresses (`--resolver`), for backends that nginx resolves per connection. */
   readonly resolvers: readonly string[];
+  /** Instead of `resolvers`: the sidecar's resolver, which also relays other names to them. */
+  readonly endpointResolution?: EndpointResolution;
   readonly mapHashBucketSize: number;
   readonly mapHashMaxSize: number;
   /**
@@ -88,6 +90,8 @@ export interface SniRoute {
 export interface StreamUpstream {
   readonly name: string;
   readonly servers: readonly UpstreamServer[];
+  /** A server resolves at run time: the block is in the shared zone of `endpointResolution`. */
+  readonly resolves?: true;
   readonly comment: string;
 }
 

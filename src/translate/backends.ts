@@ -1,9 +1,10 @@
 import { isIP } from 'node:net';
 import type { HttpUpstream, UpstreamServer } from '../model/nginx.js';
 import type { ServicePortRef } from '../model/provenance.js';
-import { specialAddress, specialHostName } from './checks/addresses.js';
+import { specialHostName } from './checks/addresses.js';
 import { isDnsHostname, isIpAddress, isKubernetesName, isPortName } from './checks/allowlist.js';
 import { clusterIpStandIn } from './cluster-provided.js';
+import { endpointAddress, serviceEndpoints, serviceHost, srvService } from './endpoints.js';
 import { key, type Resources } from './resources.js';
 import { upstreamName } from './upstream-names.js';
 
@@ -50,6 +51,8 @@ export interface BackendPolicy {
   readonly externalNameSuffixes: readonly string[];
   /** `--upstreams endpoints`: Services are reached at their ready EndpointSlice addresses. */
   readonly endpoints: boolean;
+  /** With `endpoints`: nginx resolves them at run time from the sidecar's resolver (`TranslateOptions.endpointResolver`). */
+  readonly resolvedEndpoints?: boolean;
   /** A Service without `spec.clusterIP` gets one when the manifests are applied: use a stand-in (`TranslateOptions.expectClusterProvided`). */
   readonly clusterAssignsAddresses?: boolean;
   /** `--system-ca-bundle`: what the certificate of an https endpoint a tenant names by URL (`auth-url`) is verified against. */
@@ -129,7 +132,7 @@ export function resolveServiceBackend(
     }
     return { ok: true, value: byName(namespace, ref.name, port, external.value, serviceDnsName) };
   }
-  if (policy.endpoints) return endpointsBackend(resources, namespace, ref.name, servicePort, serviceDnsName);
+  if (policy.endpoints) return endpointsBackend(resources, namespace, ref.name, servicePort, serviceDnsName, policy.resolvedEndpoints === true);
   const clusterIP = spec.clusterIP;
   if ((clusterIP === undefined || clusterIP === '') && policy.clusterAssignsAddresses) {
     const standIn = backend(namespace, ref.name, port, [{ address: `${clusterIpStandIn}:${port}` }], serviceDnsName);
@@ -161,10 +164,10 @@ export function resolveServiceBackend(
 }
 
 /**
- * The ready addresses of the Service's EndpointSlices for one Service port: the slice port with the
- * Service port's name, on every address of an endpoint whose `ready` is not false (absent means ready).
- * Addresses a tenant may not send traffic to (the node's loopback, link-local and metadata addresses,
- * unspecified and multicast) are left out: an EndpointSlice can be written by hand.
+ * A Service reached at its endpoints (endpoints.ts picks them, as kube-proxy does). Written into the
+ * upstream block, or, with the sidecar's resolver, one `server` that nginx resolves at run time: an SRV
+ * name whose answer is every endpoint with its own target port, so the block needs no reload when
+ * Pods come and go, and a Service without endpoints is answered by nginx's no-endpoints server.
  */
 function endpointsBackend(
   resources: Resources,
@@ -172,32 +175,20 @@ function endpointsBackend(
   name: string,
   servicePort: { readonly name?: string | undefined; readonly port: number },
   serviceDnsName: string,
+  resolved: boolean,
 ): BackendResolution {
-  const id = key(namespace, name);
-  const addresses = new Set<string>();
-  const refused = new Set<string>();
-  for (const { spec } of resources.endpointSlices.get(id) ?? []) {
-    if (spec.addressType !== 'IPv4' && spec.addressType !== 'IPv6') continue;
-    const port = (spec.ports ?? []).find((p) => (p.name ?? '') === (servicePort.name ?? ''))?.port;
-    if (port === undefined || port === null) continue;
-    for (const endpoint of spec.endpoints ?? []) {
-      if (endpoint.conditions?.ready === false) continue;
-      for (const address of endpoint.addresses) {
-        if (!isIpAddress(address)) continue;
-        const special = specialAddress(address);
-        if (special) {
-          refused.add(`${address} (${special.what})`);
-          continue;
-        }
-        addresses.add(isIP(address) === 6 ? `[${address}]:${port}` : `${address}:${port}`);
-      }
-    }
+  if (resolved) {
+    const resolve = { httpService: srvService('http', servicePort.port), streamService: srvService('stream', servicePort.port) };
+    const value = backend(namespace, name, servicePort.port, [{ address: serviceHost(namespace, name), resolve }], serviceDnsName);
+    return { ok: true, value: { ...value, description: `${value.description} (endpoints resolved by nginx at run time)` } };
   }
-  const left = refused.size === 0 ? '' : `; its EndpointSlices' addresses ${[...refused].sort().join(', ')} are left out, since no tenant may send traffic there`;
-  if (addresses.size === 0) return { ok: false, problem: `Service ${id} has no ready endpoints for port ${servicePort.port}${left}`, noEndpoints: true };
-  const servers = [...addresses].sort().map((address) => ({ address }));
+  const id = key(namespace, name);
+  const { endpoints, refused } = serviceEndpoints((resources.endpointSlices.get(id) ?? []).map((slice) => slice.spec), servicePort.name);
+  const left = refused.length === 0 ? '' : `; its EndpointSlices' addresses ${refused.join(', ')} are left out, since no tenant may send traffic there`;
+  if (endpoints.length === 0) return { ok: false, problem: `Service ${id} has no ready endpoints for port ${servicePort.port}${left}`, noEndpoints: true };
+  const servers = endpoints.map(endpointAddress).sort().map((address) => ({ address }));
   const value = backend(namespace, name, servicePort.port, servers, serviceDnsName);
-  return { ok: true, value, ...(refused.size > 0 && { warning: `Service ${id}${left.slice(1)}`, warningCode: 'endpoint-address-refused' }) };
+  return { ok: true, value, ...(refused.length > 0 && { warning: `Service ${id}${left.slice(1)}`, warningCode: 'endpoint-address-refused' }) };
 }
 
 /**

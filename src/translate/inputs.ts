@@ -2,6 +2,7 @@ import type { TlsFiles } from '../model/files.js';
 import type { Snapshot, SourceObject } from '../sources/snapshot.js';
 import type { BackendPolicy } from './backends.js';
 import { SecretOrigins } from './cluster-provided.js';
+import { resolvesEndpoints } from './endpoints.js';
 import { bundledDefaultCertificate, bundledDefaultKey } from './secrets/default-certificate.js';
 import { gatewayKinds } from './gateway/index.js';
 import { ReferenceGrants, referenceGrantSchema } from './reference-grants.js';
@@ -52,6 +53,7 @@ export function readInputs(snapshot: Snapshot, options: TranslateOptions, report
     externalNameDisabled: options.disableExternalName ?? false,
     externalNameSuffixes: options.externalNameSuffixes ?? [],
     endpoints: options.upstreams === 'endpoints',
+    resolvedEndpoints: resolvesEndpoints(options),
     clusterAssignsAddresses: options.expectClusterProvided ?? false,
     trustedCaBundle: options.systemCaBundle,
   };

@@ -6,10 +6,12 @@ export interface NginxFeatures {
   readonly http2Directive: boolean;
   /** `proxy_protocol v2` in the stream module (1.31.4); before, `proxy_protocol on` writes version 1 only. */
   readonly proxyProtocolV2: boolean;
+  /** `server … resolve` and `service=` in upstream blocks of the free nginx (1.27.3): endpoints re-resolved without a reload. */
+  readonly upstreamResolve: boolean;
 }
 
 export function nginxFeatures(version: string): NginxFeatures {
-  return { streamPass: atLeast(version, '1.25.5'), http2Directive: atLeast(version, '1.25.1'), proxyProtocolV2: atLeast(version, '1.31.4') };
+  return { streamPass: atLeast(version, '1.25.5'), http2Directive: atLeast(version, '1.25.1'), proxyProtocolV2: atLeast(version, '1.31.4'), upstreamResolve: atLeast(version, '1.27.3') };
 }
 
 /** `version >= minimum`, both dotted `X.Y.Z`. */

@@ -54,6 +54,14 @@ export interface TranslateOptions {
    * its EndpointSlices, as ingress-nginx does, so nginx balances over the Pods itself.
    */
   readonly upstreams?: 'service' | 'endpoints';
+  /**
+   * The sidecar's resolver, with `upstreams: 'endpoints'` (`run`, `render --endpoint-resolver`): on nginx
+   * 1.27.3 or later an upstream `server` names the Service and nginx resolves its endpoints at run time
+   * from this address (`resolve`), so a Pod that comes, goes or turns unready changes no config and needs
+   * no reload; older nginx gets the endpoints written in. While a Service has no endpoint, the resolver
+   * answers with nginx's own 503 server on `127.0.0.1:noEndpointsPort`.
+   */
+  readonly endpointResolver?: { readonly address: string; readonly noEndpointsPort: number };
   readonly httpPort: number;
   readonly httpsPort: number;
   /**

@@ -89,7 +89,7 @@ const endpointSliceSchema = z.object({
     .array(
       z.object({
         addresses: z.array(z.string()),
-        conditions: z.object({ ready: z.boolean().nullish() }).nullish(),
+        conditions: z.object({ ready: z.boolean().nullish(), serving: z.boolean().nullish(), terminating: z.boolean().nullish() }).nullish(),
       }),
     )
     .nullish(),

@@ -24,12 +24,14 @@ const host = (serverName: string, locations: Location[], certificate = `tls/${se
 });
 
 describe('nginx generations', () => {
-  it('uses pass from 1.25.5 on, the http2 directive from 1.25.1 on, and PROXY protocol v2 to backends from 1.31.4 on', () => {
-    expect(nginxFeatures('1.22.1')).toEqual({ streamPass: false, http2Directive: false, proxyProtocolV2: false });
-    expect(nginxFeatures('1.25.4')).toEqual({ streamPass: false, http2Directive: true, proxyProtocolV2: false });
-    expect(nginxFeatures('1.25.5')).toEqual({ streamPass: true, http2Directive: true, proxyProtocolV2: false });
-    expect(nginxFeatures('1.30.0')).toEqual({ streamPass: true, http2Directive: true, proxyProtocolV2: false });
-    expect(nginxFeatures('1.31.4')).toEqual({ streamPass: true, http2Directive: true, proxyProtocolV2: true });
+  it('uses pass from 1.25.5 on, the http2 directive from 1.25.1 on, resolving upstream servers from 1.27.3 on, and PROXY protocol v2 to backends from 1.31.4 on', () => {
+    expect(nginxFeatures('1.22.1')).toEqual({ streamPass: false, http2Directive: false, proxyProtocolV2: false, upstreamResolve: false });
+    expect(nginxFeatures('1.25.4')).toEqual({ streamPass: false, http2Directive: true, proxyProtocolV2: false, upstreamResolve: false });
+    expect(nginxFeatures('1.25.5')).toEqual({ streamPass: true, http2Directive: true, proxyProtocolV2: false, upstreamResolve: false });
+    expect(nginxFeatures('1.27.2')).toEqual({ streamPass: true, http2Directive: true, proxyProtocolV2: false, upstreamResolve: false });
+    expect(nginxFeatures('1.27.3')).toEqual({ streamPass: true, http2Directive: true, proxyProtocolV2: false, upstreamResolve: true });
+    expect(nginxFeatures('1.30.0')).toEqual({ streamPass: true, http2Directive: true, proxyProtocolV2: false, upstreamResolve: true });
+    expect(nginxFeatures('1.31.4')).toEqual({ streamPass: true, http2Directive: true, proxyProtocolV2: true, upstreamResolve: true });
     expect(atLeast('1.100.0', '1.25.5')).toBe(true);
     expect(atLeast('1.9.9', '1.25.5')).toBe(false);
   });

@@ -13,14 +13,14 @@ import { nginxGeneration, requireNginx } from '../support/nginx.js';
  * Golden files: each `fixtures/<case>/input/` renders to `fixtures/<case>/expected/nginx.conf`, with
  * its diagnostics and exit code in `report.txt`, Gateway API status in `status.json` (cases that have
  * any), and every golden config passes `nginx -t`. In the `pass` generation's run (see
- * vitest.config.ts) each case renders for nginx 1.26.3 to `expected/nginx-pass.conf` instead, with the
+ * vitest.config.ts) each case renders for nginx 1.28.2 (the pinned build) to `expected/nginx-pass.conf` instead, with the
  * same report and status, checked by that nginx.
  * Update after an intended change with `npx vitest run test/golden -u`, and review the diff.
  */
 
 const generation = nginxGeneration();
 /** A fixed version, so the golden bytes do not follow whichever newer nginx the build found. */
-const generationArgs = generation === 'pass' ? ['--nginx-version', '1.26.3', '--stream-module', 'none'] : [];
+const generationArgs = generation === 'pass' ? ['--nginx-version', '1.28.2', '--stream-module', 'none'] : [];
 const confName = generation === 'pass' ? 'nginx-pass.conf' : 'nginx.conf';
 
 const outputs: string[] = [];

@@ -13,6 +13,7 @@ import {
   type CertificateMap,
   type ControllerErrorPages,
   type Directive,
+  type EndpointResolution,
   type ForwardedHeaders,
   type Handoff,
   type HttpExtensions,
@@ -24,6 +25,7 @@ import {
 } from '../../model/nginx.js';
 import { withFields } from '../../model/objects.js';
 import { internalErrorServer, type ResolvedBackend } from '../backends.js';
+import { resolvesEndpoints, type ResolvingModule } from '../endpoints.js';
 import { authKeepaliveShares } from './auth-keepalive.js';
 import { directiveSlices, httpDirectiveSlices } from '../ingress/annotations/directive-slices.js';
 import { hstsHeaderValue, type ControllerSettings } from '../ingress/configmap.js';
@@ -135,6 +137,9 @@ export function nginxConfig(input: DataPlaneInput): NginxConfig {
 function streamConfig(input: StreamConfigInput): NginxConfig['stream'] {
   const { stream, streamServices, snippets, settings } = input;
   const streamHash = hashSizes(stream.frontends.flatMap((f) => f.routes.map((r) => r.serverName)));
+  const upstreams = [...stream.upstreams, ...streamServices.upstreams.filter((u) => !stream.upstreams.some((s) => s.name === u.name))]
+    .sort(byString((u) => readablePart(u.name)))
+    .map((u) => (u.servers.some((server) => server.resolve !== undefined) ? { ...u, resolves: true as const } : u));
   return {
     resolvers: input.options.resolvers ?? [],
     mapHashBucketSize: streamHash.bucketSize,
@@ -143,9 +148,8 @@ function streamConfig(input: StreamConfigInput): NginxConfig['stream'] {
     sslProtocols: settings.sslProtocols,
     sslCiphers: settings.sslCiphers,
     ...stream,
-    upstreams: [...stream.upstreams, ...streamServices.upstreams.filter((u) => !stream.upstreams.some((s) => s.name === u.name))].sort(
-      byString((u) => readablePart(u.name)),
-    ),
+    ...endpointResolution(input.options, 'stream', upstreams.filter((u) => u.resolves).length),
+    upstreams,
     services: streamServices.services,
     snippets: [...(snippets['stream-snippet'] !== undefined ? [snippets['stream-snippet']] : []), ...snippets.streamSnippets],
   };
@@ -163,7 +167,7 @@ export class StreamConfigMemo {
 
   kept(input: StreamConfigInput): NginxConfig['stream'] {
     const { stream, streamServices, snippets, settings } = input;
-    const read = JSON.stringify([input.options.resolvers, settings.sslProtocols, settings.sslCiphers, streamServices, snippets['stream-snippet'], snippets.streamSnippets]);
+    const read = JSON.stringify([input.options.resolvers, input.options.endpointResolver, settings.sslProtocols, settings.sslCiphers, streamServices, snippets['stream-snippet'], snippets.streamSnippets]);
     const last = this.last;
     const config = last && last.parts === stream && last.read === read ? last.config : streamConfig(input);
     this.last = { parts: stream, read, config };
@@ -197,6 +201,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
   const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
   const hstsHeader = hstsHeaderValue(settings);
   const extensions = input.extensions.collect(hosts.references);
+  const upstreams = httpUpstreams(facts, input.backends, settings, upstreamOrder(input.upstreamOrder), input.upstreamBlocks);
   const { snippets } = input;
   return {
     ...(snippets['http-snippet'] !== undefined && { snippet: snippets['http-snippet'] }),
@@ -218,7 +223,8 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     acceptProxyProtocol: settings.useProxyProtocol,
     proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
     ...listenerPorts(facts.some((f) => f.namesListenerPort), options),
-    ...upstreamsWithErrorServer(httpUpstreams(facts, input.backends, settings, upstreamOrder(input.upstreamOrder), input.upstreamBlocks), options.runDir),
+    ...upstreamsWithErrorServer(upstreams, options.runDir),
+    ...httpEndpointResolution(options, upstreams),
     redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
     redirectBaseWithPort: `https://$host:${options.httpsPort}`,
     ...trimmedRequestUri(facts.some((f) => f.trimsRequestUri)),
@@ -351,6 +357,7 @@ function httpUpstreams(
     ...(backend.balancing?.hashKey !== undefined && { hashKey: backend.balancing.hashKey }),
     ...(backend.balancing?.leastConn && { leastConn: true }),
     servers: backend.servers,
+    ...(backend.servers.some((server) => server.resolve !== undefined) && { resolves: true }),
     keepalive,
     ...backend.keepalive,
     ...(backend.keepalive && { keepalive: authShares.get(backend.upstream) ?? backend.keepalive.keepalive }),
@@ -377,6 +384,24 @@ function listenerPorts(named: boolean, options: TranslateOptions): Pick<NginxCon
 /** The request URI without its trailing `/`, when an HTTPS redirect drops it (ingress-nginx, without `preserve-trailing-slash`). */
 function trimmedRequestUri(trimmed: boolean): Pick<NginxConfig['http'], 'trimmedRequestUri'> {
   return trimmed ? { trimmedRequestUri: { variable: 'i2n_redirect_uri' } } : {};
+}
+
+/**
+ * The sidecar's resolver when upstream servers resolve (translate/endpoints.ts). The zone holds every
+ * resolved peer of every worker's view: about 1 kB each with their names, so 64 kB per block leaves room
+ * for about 64 endpoints per Service port on average; untouched pages of a shared zone cost no memory.
+ */
+function endpointResolution(options: TranslateOptions, module: ResolvingModule, resolvingBlocks: number): { endpointResolution?: EndpointResolution } {
+  const resolver = options.endpointResolver;
+  if (resolver === undefined || !resolvesEndpoints(options)) return {};
+  const megabytes = Math.max(1, Math.ceil((resolvingBlocks * 64) / 1024));
+  return { endpointResolution: { resolver: resolver.address, zone: `i2n_${module}_endpoints`, zoneSize: `${megabytes}m` } };
+}
+
+function httpEndpointResolution(options: TranslateOptions, upstreams: readonly HttpUpstream[]): Pick<NginxConfig['http'], 'endpointResolution'> {
+  const { endpointResolution: found } = endpointResolution(options, 'http', upstreams.filter((u) => u.resolves).length);
+  const port = options.endpointResolver?.noEndpointsPort;
+  return found && port !== undefined ? { endpointResolution: { ...found, noEndpointsListen: `127.0.0.1:${port}` } } : {};
 }
 
 /** The upstream blocks, and the 500 server when one of them weighs a share onto it. */

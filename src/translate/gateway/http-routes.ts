@@ -290,7 +290,7 @@ function backendTarget(object: SourceObject, index: number, backends: RouteBacke
   const weighted: ResolvedBackend = {
     upstream: upstreamName(`${object.metadata.namespace}_${object.metadata.name}_rule${index}_weighted`),
     servers: [
-      ...members.flatMap((m) => m.backend.servers.map((server) => ({ address: server.address, weight: m.weight / divisor }))),
+      ...members.flatMap((m) => m.backend.servers.map((server) => ({ ...server, weight: m.weight / divisor }))),
       ...(rejected > 0 ? [{ address: internalErrorServer(ctx.runDir), weight: rejected / divisor }] : []),
     ],
     serviceDnsName: only.backend.serviceDnsName,

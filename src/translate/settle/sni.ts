@@ -408,7 +408,7 @@ class StreamBuilder {
       }
       return { upstream: only.upstream };
     }
-    const servers: UpstreamServer[] = backends.flatMap((b) => b.servers.map((s) => ({ address: s.address, weight: b.weight })));
+    const servers: UpstreamServer[] = backends.flatMap((b) => b.servers.map((s) => ({ ...s, weight: b.weight })));
     if (rejectedWeight > 0) servers.push({ address: this.rejectTarget(), weight: rejectedWeight, neverMarkedDown: true });
     const name = upstreamName(`weighted_${digest(JSON.stringify(servers))}`);
     if (rejectedWeight > 0) this.rejecting.add(name);
@@ -421,14 +421,16 @@ class StreamBuilder {
   }
 
   /**
-   * Where a passthrough server proxies a backend set to. A lone backend with one address is named by that
+   * Where a passthrough server proxies a backend set to. A lone backend with one address (not a name nginx
+   * resolves at run time) is named by that
    * address, with no upstream block: a stream `proxy_pass` with a variable looks an upstream block up by
    * name per connection, through all of them (`ngx_stream_proxy_handler`), while an address is connected to
    * as it is, with the same single-peer behaviour an upstream block of one server has.
    */
   passthroughTarget(backends: readonly WeightedBackend[], rejectedWeight: number): PassthroughTarget {
     const only = backends[0];
-    const address = only?.servers[0]?.address;
+    const server = only?.servers[0];
+    const address = server?.resolve === undefined ? server?.address : undefined;
     if (backends.length === 1 && only && rejectedWeight === 0 && only.runtimeName === undefined && only.servers.length === 1 && address) {
       return { backend: address, noRetry: false, description: only.description };
     }
