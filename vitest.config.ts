@@ -21,6 +21,7 @@ const passGenerationTests = [
   'test/integration/stream-services.test.ts',
   'test/integration/snippets.test.ts',
   'test/integration/stickiness-traffic.test.ts',
+  'test/integration/endpoint-rollout.test.ts',
   'test/integration/headers-traffic.test.ts',
   'test/integration/default-backend-traffic.test.ts',
   'test/integration/migration-breadth-traffic.test.ts',

@@ -43,6 +43,12 @@ export class Metrics {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  readonly endpointResolverAnswers = new Counter({
+    name: 'ingress2nginx_endpoint_resolver_answers_total',
+    help: 'Questions the endpoint resolver answered (--endpoint-resolver), by record type (SRV: a Service port\'s endpoints, nginx asks about every 2 s each) and response code',
+    labelNames: ['type', 'rcode'],
+    registers: [this.registry],
+  });
   readonly lastSuccessfulReload = new Gauge({
     name: 'ingress2nginx_last_successful_reload_timestamp_seconds',
     help: 'Unix time of the last reload whose config generation nginx then served',

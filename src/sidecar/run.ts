@@ -14,7 +14,9 @@ import { ApiClient } from '../sources/cluster/client.js';
 import { objectPath, watchedKinds, type WatchedKind } from '../sources/cluster/kinds.js';
 import { defaultReflectorTiming, type RawObject, type ReflectorTiming } from '../sources/cluster/reflector.js';
 import { ClusterSource } from '../sources/cluster/source.js';
-import type { BaseTranslateOptions } from '../translate/options.js';
+import type { BaseTranslateOptions, TranslateOptions } from '../translate/options.js';
+import { resolvesEndpoints } from '../translate/endpoints.js';
+import { EndpointResolver, resolverAddress } from './endpoint-resolver.js';
 import { controllerName } from '../translate/translate.js';
 import { KeyPairCache } from '../translate/secrets/key-pairs.js';
 import { snapshotWhileUnchanged, startAdmission, type AdmissionFlags } from './admission-server.js';
@@ -171,8 +173,10 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   let sourceChanges = 0;
   const source = clusterSource(options, client, metrics, log, (modified) => {
     sourceChanges++;
+    endpointResolver?.changed();
     if (modified === undefined || !statusWriter.isEcho(modified)) reconciler.schedule();
   });
+  const endpointResolver = await startEndpointResolver(translate, source, metrics, log, cleanups);
   const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
 
   const afterRound = roundReporter({ options, log, metrics, requests, election, source, events, statusWriter, client, pod: io.env['POD_NAME'], podNamespace: access.namespace });
@@ -230,6 +234,11 @@ function sidecarTranslateOptions(
   const reservedPorts = new Map(options.translate.reservedPorts);
   const reserveMetricsPort = (port: number) => reservedPorts.set(port, `the sidecar's metrics and probes port (--metrics-address ${options.metricsHost}:${port})`);
   if (options.metricsPort !== 0) reserveMetricsPort(options.metricsPort);
+  const resolver = options.translate.endpointResolver;
+  if (resolver !== undefined) {
+    reservedPorts.set(resolverAddress(resolver.address).port, `the sidecar's endpoint resolver (--endpoint-resolver ${resolverAddress(resolver.address).port})`);
+    reservedPorts.set(resolver.noEndpointsPort, `nginx's 503 server for Services without endpoints (--unavailable-port ${resolver.noEndpointsPort})`);
+  }
   if (options.admission && options.admission.port !== 0) reservedPorts.set(options.admission.port, `the sidecar's admission webhook port (--validating-webhook ${options.admission.host}:${options.admission.port})`);
   const translate = {
     ...options.translate,
@@ -241,6 +250,34 @@ function sidecarTranslateOptions(
     ...(nginx.streamModulePath !== undefined && { streamModulePath: nginx.streamModulePath }),
   };
   return { translate, reserveMetricsPort };
+}
+
+/**
+ * The resolver nginx asks for the Services' endpoints (endpoint-resolver.ts), when the build makes
+ * upstream servers resolve (translate/endpoints.ts): started before nginx loads a config that names it.
+ */
+async function startEndpointResolver(translate: Omit<TranslateOptions, 'now'>, source: ClusterSource, metrics: Metrics, log: Logger, cleanups: Cleanup[]): Promise<EndpointResolver | undefined> {
+  const wanted = translate.endpointResolver;
+  if (wanted === undefined || !resolvesEndpoints(translate)) {
+    if (wanted !== undefined && translate.upstreams === 'endpoints') {
+      log.info('nginx is older than 1.27.3: endpoints are written into the config, and a change of them reloads nginx', { nginx: translate.nginxVersion });
+    }
+    return undefined;
+  }
+  const { host, port } = resolverAddress(wanted.address);
+  const resolver = new EndpointResolver({
+    host,
+    port,
+    noEndpointsPort: wanted.noEndpointsPort,
+    objects: () => (source.synced() ? { services: source.objects('Service'), slices: source.objects('EndpointSlice') } : undefined),
+    relayTo: translate.resolvers ?? [],
+    log,
+    onAnswered: (type, rcode) => metrics.endpointResolverAnswers.inc({ type, rcode }),
+  });
+  await environment(`cannot serve the endpoint resolver on ${wanted.address} (UDP and TCP)`, () => resolver.start());
+  cleanups.push(() => resolver.close());
+  log.info('endpoint resolver listening: nginx resolves the endpoints, and a change of them needs no reload', { address: wanted.address });
+  return resolver;
 }
 
 /** The admission webhook, with its self-made certificate kept when asked (--validating-webhook-ca-secret). */

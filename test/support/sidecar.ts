@@ -51,6 +51,8 @@ export interface SidecarOptions {
   readonly timing?: Partial<RunTiming>;
   /** The Pod's environment (`POD_NAME`, `POD_NAMESPACE`). */
   readonly env?: NodeJS.ProcessEnv;
+  /** The folders and ports of a sidecar before it: a restart in the same Pod (new ones otherwise). */
+  readonly samePod?: Pick<RunningSidecar, 'outDir' | 'runDir' | 'httpPort' | 'httpsPort'>;
 }
 
 const running = new Set<RunningSidecar>();
@@ -58,13 +60,7 @@ const folders: string[] = [];
 
 export async function startSidecar(options: SidecarOptions): Promise<RunningSidecar> {
   const nginx = requireNginx();
-  const base = await mkdtemp(join(tmpdir(), 'i2n-sidecar-'));
-  await chmod(base, 0o755);
-  const runDir = await mkdtemp('/tmp/i2n-s-');
-  await chmod(runDir, 0o755);
-  folders.push(base, runDir);
-  const outDir = join(base, 'out');
-  const [httpPort, httpsPort] = (await freePorts(2)) as [number, number];
+  const { outDir, runDir, httpPort, httpsPort } = options.samePod ?? (await newPod());
   let logs = '';
   let stop!: () => void;
   const stopRequested = new Promise<void>((resolve) => (stop = resolve));
@@ -123,6 +119,16 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
   };
   running.add(sidecar);
   return sidecar;
+}
+
+async function newPod(): Promise<Pick<RunningSidecar, 'outDir' | 'runDir' | 'httpPort' | 'httpsPort'>> {
+  const base = await mkdtemp(join(tmpdir(), 'i2n-sidecar-'));
+  await chmod(base, 0o755);
+  const runDir = await mkdtemp('/tmp/i2n-s-');
+  await chmod(runDir, 0o755);
+  folders.push(base, runDir);
+  const [httpPort, httpsPort] = (await freePorts(2)) as [number, number];
+  return { outDir: join(base, 'out'), runDir, httpPort, httpsPort };
 }
 
 /**
