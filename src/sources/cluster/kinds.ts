@@ -45,7 +45,7 @@ export const watchedKinds: readonly WatchedKind[] = [
   { kind: 'ConfigMap', group: '', version: 'v1', versions: ['v1'], plural: 'configmaps', namespaced: true, when: 'configmap' },
   { kind: 'Namespace', group: '', version: 'v1', versions: ['v1'], plural: 'namespaces', namespaced: false, when: 'gateway-api' },
   { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', versions: ['v1'], plural: 'endpointslices', namespaced: true, when: 'endpoints' },
-  { kind: 'GatewayClass', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'gatewayclasses', namespaced: false, when: 'gateway-api' },
+  { kind: 'GatewayClass', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'gatewayclasses', namespaced: false, when: 'gateway-api', statusWrite: 'patch' },
   { kind: 'Gateway', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'gateways', namespaced: true, when: 'gateway-api', statusWrite: 'patch' },
   { kind: 'TLSRoute', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1alpha3', 'v1alpha2'], plural: 'tlsroutes', namespaced: true, when: 'gateway-api', statusWrite: 'update' },
   { kind: 'HTTPRoute', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'httproutes', namespaced: true, when: 'gateway-api', statusWrite: 'update' },

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeApiServer, type JsonObject } from '../support/fake-apiserver.js';
+import { httpGet, parseEcho, startHttpBackend, type Peer } from '../support/peers.js';
+import { eventually, namespace, service, startSidecar, stopAllSidecars, type RunningSidecar } from '../support/sidecar.js';
+
+/**
+ * The GatewayClass in the cluster mode: the leader writes the status of the class it serves (the one
+ * `--gateway-class` names, when it names our controller) with the generation it read, and a Gateway
+ * whose parameters cannot be honoured is refused in its status and takes no traffic.
+ */
+
+const gatewayApi = 'gateway.networking.k8s.io/v1';
+const controllerName = 'ingress2nginx.dev/controller';
+const classRef = { apiVersion: gatewayApi, kind: 'GatewayClass', name: 'ingress2nginx' };
+
+let api: FakeApiServer;
+let kubeconfig: string;
+let peer: Peer;
+let sidecar: RunningSidecar;
+
+beforeAll(async () => {
+  api = await FakeApiServer.start({ tls: true, token: 'gatewayclass-test', bookmarkIntervalMs: 500 });
+  kubeconfig = await api.writeKubeconfig();
+  api.create(namespace('web'));
+  peer = await startHttpBackend('classy');
+  api.create(service('web', 'classy', peer));
+  api.create({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: classRef.name }, spec: { controllerName } });
+  // Another class of our controller: served by another deployment, if any; this one neither serves nor writes it.
+  api.create({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: 'elsewhere' }, spec: { controllerName } });
+  sidecar = await startSidecar({ api, kubeconfig });
+});
+
+afterAll(async () => {
+  await stopAllSidecars();
+  await peer.close();
+  await api.close();
+});
+
+type ApiConditions = { type: string; status: string; reason: string; observedGeneration: number; lastTransitionTime: string }[];
+
+function classState(name = classRef.name): { generation: number; conditions: ApiConditions } {
+  const object = api.get({ ...classRef, name }) as unknown as { metadata: { generation: number }; status?: { conditions?: ApiConditions } };
+  return { generation: object.metadata.generation, conditions: object.status?.conditions ?? [] };
+}
+
+/** Conditions that all name the object's current generation, as `Type=Status/Reason`. */
+function current(state: { generation: number; conditions: ApiConditions }): string[] | undefined {
+  const fresh = state.conditions.length > 0 && state.conditions.every((c) => c.observedGeneration === state.generation);
+  return fresh ? state.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`) : undefined;
+}
+
+async function served(host: string): Promise<string> {
+  const response = await httpGet({ port: sidecar.httpPort, host, path: '/' }).catch(() => undefined);
+  if (!response || response.status !== 200) return `status ${response?.status ?? 'none'}`;
+  return parseEcho(response.body).backend;
+}
+
+function gatewayConditions(name: string): { generation: number; conditions: ApiConditions } {
+  const object = api.get({ apiVersion: gatewayApi, kind: 'Gateway', namespace: 'web', name }) as unknown as { metadata: { generation: number }; status?: { conditions?: ApiConditions } };
+  return { generation: object.metadata.generation, conditions: object.status?.conditions ?? [] };
+}
+
+function createRoutedGateway(name: string, host: string, infrastructure?: JsonObject): void {
+  api.create({
+    apiVersion: gatewayApi,
+    kind: 'Gateway',
+    metadata: { name, namespace: 'web' },
+    spec: { gatewayClassName: classRef.name, listeners: [{ name: 'http', port: sidecar.httpPort, protocol: 'HTTP', hostname: host }], ...(infrastructure && { infrastructure }) },
+  });
+  api.create({
+    apiVersion: gatewayApi,
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: 'web' },
+    spec: { parentRefs: [{ name }], hostnames: [host], rules: [{ backendRefs: [{ name: 'classy', port: peer.port }] }] },
+  });
+}
+
+describe('GatewayClass status', () => {
+  it('GatewayClassObservedGenerationBump: Accepted with the generation read, and again after a spec change, the transition time kept', async () => {
+    const first = await eventually(() => current(classState()), (c) => c !== undefined);
+    expect(first).toEqual(['Accepted=True/Accepted']);
+    const before = classState();
+    expect(before.generation).toBe(1);
+
+    const object = api.get(classRef) as { metadata: JsonObject; spec: JsonObject };
+    api.update({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: object.metadata, spec: { ...object.spec, description: 'new' } });
+    const after = await eventually(() => classState(), (s) => s.generation === 2 && current(s) !== undefined);
+    expect(current(after)).toEqual(['Accepted=True/Accepted']);
+    expect(after.conditions[0]?.lastTransitionTime).toBe(before.conditions[0]?.lastTransitionTime);
+  });
+
+  it('leaves the status of a class --gateway-class does not name alone', async () => {
+    await eventually(() => current(classState()), (c) => c !== undefined);
+    expect(classState('elsewhere').conditions).toEqual([]);
+    expect(api.requests((r) => r.resource === 'gatewayclasses' && r.subresource === 'status').map((r) => r.name)).not.toContain('elsewhere');
+  });
+});
+
+describe('parameters ingress2nginx cannot honour', () => {
+  it('GatewayInvalidParametersRef: a Gateway with spec.infrastructure.parametersRef is Accepted=False/InvalidParameters and takes no traffic', async () => {
+    createRoutedGateway('plain', 'plain.example.test');
+    createRoutedGateway('parametrized', 'parametrized.example.test', { parametersRef: { group: 'invalid.io', kind: 'InvalidParameters', name: 'invalid' } });
+    expect(await eventually(() => served('plain.example.test'), (b) => b === 'classy')).toBe('classy');
+    const refused = await eventually(() => current(gatewayConditions('parametrized')), (c) => c !== undefined);
+    expect(refused).toEqual(['Accepted=False/InvalidParameters', 'Programmed=False/Invalid']);
+    expect(await served('parametrized.example.test')).toBe('status 404');
+  });
+
+  it('a parametersRef on the class refuses it and every Gateway of it; taking it away serves them again', async () => {
+    const object = api.get(classRef) as { metadata: JsonObject; spec: JsonObject };
+    api.update({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: object.metadata, spec: { ...object.spec, parametersRef: { group: '', kind: 'ConfigMap', name: 'settings', namespace: 'web' } } });
+    const refusedClass = await eventually(() => classState(), (s) => current(s)?.[0] === 'Accepted=False/InvalidParameters');
+    expect(current(refusedClass)).toEqual(['Accepted=False/InvalidParameters']);
+    expect(await eventually(() => served('plain.example.test'), (b) => b === 'status 404')).toBe('status 404');
+    expect(current(gatewayConditions('plain'))?.[0]).toBe('Accepted=False/InvalidParameters');
+
+    const refusedObject = api.get(classRef) as { metadata: JsonObject; spec: JsonObject };
+    const { parametersRef: _dropped, ...spec } = refusedObject.spec;
+    api.update({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: refusedObject.metadata, spec });
+    expect(await eventually(() => served('plain.example.test'), (b) => b === 'classy')).toBe('classy');
+    const acceptedAgain = await eventually(() => classState(), (s) => current(s)?.[0] === 'Accepted=True/Accepted');
+    expect(acceptedAgain.conditions[0]?.observedGeneration).toBe(acceptedAgain.generation);
+    expect(await eventually(() => current(gatewayConditions('plain')), (c) => c?.[0] === 'Accepted=True/Accepted')).toEqual(['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+  });
+});
