@@ -5,13 +5,33 @@ import { eventually, namespace, service, startSidecar, stopAllSidecars, type Run
 
 /**
  * The GatewayClass in the cluster mode: the leader writes the status of the class it serves (the one
- * `--gateway-class` names, when it names our controller) with the generation it read, and a Gateway
- * whose parameters cannot be honoured is refused in its status and takes no traffic.
+ * `--gateway-class` names, when it names our controller) with the generation it read and the Gateway API
+ * release its CRDs carry, and a Gateway whose parameters cannot be honoured is refused in its status and
+ * takes no traffic.
  */
 
 const gatewayApi = 'gateway.networking.k8s.io/v1';
 const controllerName = 'ingress2nginx.dev/controller';
 const classRef = { apiVersion: gatewayApi, kind: 'GatewayClass', name: 'ingress2nginx' };
+
+const gatewayApiPlurals = ['backendtlspolicies', 'gatewayclasses', 'gateways', 'httproutes', 'referencegrants', 'tlsroutes'];
+
+/** A Gateway API CRD as far as we read it: its name, group and bundle-version annotation. */
+function crd(plural: string, bundleVersion: string): JsonObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.gateway.networking.k8s.io`, annotations: { 'gateway.networking.k8s.io/bundle-version': bundleVersion } },
+    spec: { group: 'gateway.networking.k8s.io', scope: plural === 'gatewayclasses' ? 'Cluster' : 'Namespaced', names: { plural } },
+  };
+}
+
+/** A new bundle-version on a CRD, as an upgrade of the Gateway API would write. */
+function setBundleVersion(plural: string, bundleVersion: string): void {
+  const current = api.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `${plural}.gateway.networking.k8s.io` }) as { metadata: JsonObject };
+  const next = crd(plural, bundleVersion);
+  api.update({ ...next, metadata: { ...current.metadata, annotations: (next['metadata'] as JsonObject)['annotations'] ?? {} } });
+}
 
 let api: FakeApiServer;
 let kubeconfig: string;
@@ -24,6 +44,7 @@ beforeAll(async () => {
   api.create(namespace('web'));
   peer = await startHttpBackend('classy');
   api.create(service('web', 'classy', peer));
+  for (const plural of gatewayApiPlurals) api.create(crd(plural, 'v1.4.0'));
   api.create({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: classRef.name }, spec: { controllerName } });
   // Another class of our controller: served by another deployment, if any; this one neither serves nor writes it.
   api.create({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: 'elsewhere' }, spec: { controllerName } });
@@ -77,20 +98,30 @@ function createRoutedGateway(name: string, host: string, infrastructure?: JsonOb
 
 describe('GatewayClass status', () => {
   it('GatewayClassObservedGenerationBump: Accepted with the generation read, and again after a spec change, the transition time kept', async () => {
-    const first = await eventually(() => current(classState()), (c) => c !== undefined);
-    expect(first).toEqual(['Accepted=True/Accepted']);
+    const first = await eventually(() => current(classState()), (c) => c?.length === 2);
+    expect(first).toEqual(['Accepted=True/Accepted', 'SupportedVersion=True/SupportedVersion']);
     const before = classState();
     expect(before.generation).toBe(1);
 
     const object = api.get(classRef) as { metadata: JsonObject; spec: JsonObject };
     api.update({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: object.metadata, spec: { ...object.spec, description: 'new' } });
     const after = await eventually(() => classState(), (s) => s.generation === 2 && current(s) !== undefined);
-    expect(current(after)).toEqual(['Accepted=True/Accepted']);
-    expect(after.conditions[0]?.lastTransitionTime).toBe(before.conditions[0]?.lastTransitionTime);
+    expect(current(after)).toEqual(['Accepted=True/Accepted', 'SupportedVersion=True/SupportedVersion']);
+    expect(after.conditions.map((c) => c.lastTransitionTime)).toEqual(before.conditions.map((c) => c.lastTransitionTime));
+  });
+
+  it('SupportedVersion follows the CRDs: a release we were not checked against is False/UnsupportedVersion, the class still Accepted', async () => {
+    setBundleVersion('gateways', 'v0.0.0-dev');
+    const unsupported = await eventually(() => current(classState()), (c) => c?.[1] === 'SupportedVersion=False/UnsupportedVersion');
+    expect(unsupported).toEqual(['Accepted=True/Accepted', 'SupportedVersion=False/UnsupportedVersion']);
+    const message = (api.get(classRef) as unknown as { status: { conditions: { message: string }[] } }).status.conditions[1]?.message;
+    expect(message).toContain('gateways.gateway.networking.k8s.io is v0.0.0-dev');
+    setBundleVersion('gateways', 'v1.4.0');
+    expect(await eventually(() => current(classState()), (c) => c?.[1] === 'SupportedVersion=True/SupportedVersion')).toEqual(['Accepted=True/Accepted', 'SupportedVersion=True/SupportedVersion']);
   });
 
   it('leaves the status of a class --gateway-class does not name alone', async () => {
-    await eventually(() => current(classState()), (c) => c !== undefined);
+    await eventually(() => current(classState()), (c) => c?.length === 2);
     expect(classState('elsewhere').conditions).toEqual([]);
     expect(api.requests((r) => r.resource === 'gatewayclasses' && r.subresource === 'status').map((r) => r.name)).not.toContain('elsewhere');
   });
@@ -110,7 +141,7 @@ describe('parameters ingress2nginx cannot honour', () => {
     const object = api.get(classRef) as { metadata: JsonObject; spec: JsonObject };
     api.update({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: object.metadata, spec: { ...object.spec, parametersRef: { group: '', kind: 'ConfigMap', name: 'settings', namespace: 'web' } } });
     const refusedClass = await eventually(() => classState(), (s) => current(s)?.[0] === 'Accepted=False/InvalidParameters');
-    expect(current(refusedClass)).toEqual(['Accepted=False/InvalidParameters']);
+    expect(current(refusedClass)).toEqual(['Accepted=False/InvalidParameters', 'SupportedVersion=True/SupportedVersion']);
     expect(await eventually(() => served('plain.example.test'), (b) => b === 'status 404')).toBe('status 404');
     expect(current(gatewayConditions('plain'))?.[0]).toBe('Accepted=False/InvalidParameters');
 

@@ -53,6 +53,19 @@ export const watchedKinds: readonly WatchedKind[] = [
   { kind: 'ReferenceGrant', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'referencegrants', namespaced: true, when: 'gateway-api' },
 ];
 
+/**
+ * The Gateway API CRDs, each watched by its name (`<plural>.gateway.networking.k8s.io`, for the kinds
+ * above) once the group is served, never all CRDs: their bundle-version annotation is the GatewayClass's
+ * SupportedVersion.
+ */
+export const customResourceDefinitionKind: ApiKind = {
+  kind: 'CustomResourceDefinition',
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
+
 /** Written, never watched: leader election (read, created, replaced) and Events (created). */
 export const leaseKind: ApiKind = { kind: 'Lease', group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true };
 export const eventKind: ApiKind = { kind: 'Event', group: 'events.k8s.io', version: 'v1', plural: 'events', namespaced: true };
