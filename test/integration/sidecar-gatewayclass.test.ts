@@ -154,3 +154,25 @@ describe('parameters ingress2nginx cannot honour', () => {
     expect(await eventually(() => current(gatewayConditions('plain')), (c) => c?.[0] === 'Accepted=True/Accepted')).toEqual(['Accepted=True/Accepted', 'Programmed=True/Programmed']);
   });
 });
+
+describe('a cluster that does not let us read CRDs', () => {
+  it('is served and its class accepted, with SupportedVersion left out', async () => {
+    const denying = await FakeApiServer.start({ tls: true, token: 'gatewayclass-denied', bookmarkIntervalMs: 500 });
+    try {
+      denying.failNext({ path: /customresourcedefinitions/, status: 403, message: 'customresourcedefinitions is forbidden', count: 1_000_000 });
+      for (const plural of gatewayApiPlurals) denying.create(crd(plural, 'v1.4.0'));
+      denying.create({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: classRef.name }, spec: { controllerName } });
+      const denied = await startSidecar({ api: denying, kubeconfig: await denying.writeKubeconfig() });
+      expect(await eventually(() => denied.probe('/readyz'), (s) => s === 200)).toBe(200);
+      const conditions = await eventually(
+        () => (denying.get(classRef) as unknown as { status?: { conditions?: ApiConditions } }).status?.conditions ?? [],
+        (list) => list.some((c) => c.type === 'Accepted' && c.status === 'True'),
+      );
+      expect(conditions.map((c) => `${c.type}=${c.status}/${c.reason}`)).toEqual(['Accepted=True/Accepted']);
+      expect(denying.requests((r) => r.resource === 'customresourcedefinitions').length).toBeGreaterThan(0);
+      await denied.stop();
+    } finally {
+      await denying.close();
+    }
+  });
+});
