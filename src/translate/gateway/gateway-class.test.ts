@@ -108,9 +108,9 @@ describe('a Gateway\'s own parameters (GatewayInvalidParametersRef)', () => {
     expect(gatewayRefusal(plain, undefined, report)).toBeUndefined();
     const classRefusal = { reason: 'InvalidParameters', message: 'GatewayClass ingress2nginx is not accepted: …' } as const;
     expect(gatewayRefusal(plain, classRefusal, report)).toBe(classRefusal);
-    expect(report.diagnostics.map((d) => `${d.resource?.name} ${d.code} ${d.field}`)).toEqual([
-      'own invalid-parameters spec.infrastructure.parametersRef',
-      'plain invalid-parameters spec.gatewayClassName',
+    expect(report.diagnostics.map((d) => `${d.resource?.name} ${d.severity} ${d.code} ${d.field}`)).toEqual([
+      'own error invalid-parameters spec.infrastructure.parametersRef',
+      'plain warning gateway-class-not-accepted spec.gatewayClassName',
     ]);
   });
 

@@ -129,7 +129,8 @@ function classStatus(name: string, accepted: Condition, supportedVersion: Condit
  */
 export function gatewayRefusal(gateway: SourceObject, classRefusal: GatewayRefusal | undefined, report: Reporter): GatewayRefusal | undefined {
   if (classRefusal) {
-    report.error('invalid-parameters', gateway, `${classRefusal.message}; the Gateway is not served`, ['spec', 'gatewayClassName']);
+    // A warning: the fault is the class's (an error there), and an edit of the Gateway stays admissible.
+    report.warning('gateway-class-not-accepted', gateway, `${classRefusal.message}; the Gateway is not served`, ['spec', 'gatewayClassName']);
     return classRefusal;
   }
   const own = gatewayParametersSchema.safeParse(gateway.raw).data?.spec.infrastructure?.parametersRef;
