@@ -97,6 +97,17 @@ describe('the GatewayClass --gateway-class names', () => {
   });
 });
 
+describe('CRDs in the input', () => {
+  it('give the class its SupportedVersion; CRDs of other groups, of either apiextensions version, are read quietly', () => {
+    const cls = gatewayClass('ingress2nginx', { controllerName: controller });
+    const other = { ...crd('certificates', {}, 'cert-manager.io'), apiVersion: 'apiextensions.k8s.io/v1beta1' };
+    const { plan, diagnostics } = runPlan([cls, crd('gateways', bundle('v1.2.1')), crd('httproutes', bundle('v1.2.1')), other]);
+    const status = plan.statuses.find((s) => s.kind === 'GatewayClass');
+    expect(status && conditions(status.conditions)).toEqual({ Accepted: 'True/Accepted', SupportedVersion: 'True/SupportedVersion' });
+    expect(diagnostics).toEqual([]);
+  });
+});
+
 describe('a Gateway\'s own parameters (GatewayInvalidParametersRef)', () => {
   const http = [{ name: 'http', port: 80, protocol: 'HTTP' }];
 

@@ -106,7 +106,7 @@ export function decideGatewayClass(
   }
   const ref = parsed.spec.parametersRef ?? undefined;
   const supportedVersion = supportedVersionCondition(crds);
-  if (supportedVersion?.status === 'False') report.warning('unsupported-version', object, `${supportedVersion.message}; its Gateways are served all the same`, ['metadata', 'annotations']);
+  if (supportedVersion?.status === 'False') report.warning('unsupported-version', object, `${supportedVersion.message}; its Gateways are served all the same`);
   if (ref === undefined) {
     const accepted = condition('Accepted', 'True', 'Accepted', 'GatewayClass is accepted');
     return { status: classStatus(name, accepted, supportedVersion) };

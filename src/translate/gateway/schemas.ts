@@ -19,7 +19,7 @@ export const gatewayKinds: Readonly<Record<string, readonly string[]>> = {
   ReferenceGrant: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
   Namespace: ['v1'],
   // Read for the Gateway API CRDs' bundle-version (the GatewayClass's SupportedVersion).
-  CustomResourceDefinition: ['apiextensions.k8s.io/v1'],
+  CustomResourceDefinition: ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'],
 };
 
 /** Versions we still read but that the Gateway API has superseded. */
