@@ -12,7 +12,15 @@ export interface Condition {
   readonly message: string;
 }
 
-export type ResourceStatus = GatewayStatus | RouteStatus | PolicyStatus;
+export type ResourceStatus = GatewayClassStatus | GatewayStatus | RouteStatus | PolicyStatus;
+
+/** A GatewayClass is cluster-scoped: `namespace` is empty. */
+export interface GatewayClassStatus {
+  readonly kind: 'GatewayClass';
+  readonly namespace: '';
+  readonly name: string;
+  readonly conditions: readonly Condition[];
+}
 
 export interface GatewayStatus {
   readonly kind: 'Gateway';

@@ -116,6 +116,9 @@ const help: Readonly<Record<string, string>> = {
   'nginx-rejected': 'nginx -t fails with this resource in the config; it is left out so everything else is served. The message carries nginx\'s words.',
   // Gateway API
   'gateway-class-controller-mismatch': 'The GatewayClass names another controller; its Gateways are not ours.',
+  'invalid-parameters': 'A parametersRef on the GatewayClass or in a Gateway\'s spec.infrastructure: ingress2nginx takes no parameters, so the class or Gateway is not accepted and its Gateways are not served. Remove the parametersRef.',
+  'gateway-class-not-accepted': 'The Gateway\'s GatewayClass is not accepted (see the class\'s diagnostics); the Gateway is not served until the class is fixed.',
+  'unsupported-version': 'A Gateway API CRD has no bundle-version annotation or a release ingress2nginx was not checked against; the GatewayClass says SupportedVersion False and its Gateways are served as far as the objects\' versions allow.',
   'gateway-invalid': 'The Gateway does not validate; it is not programmed.',
   'listeners-not-valid': 'At least one listener of the Gateway is not valid; see the listener diagnostics.',
   'unsupported-protocol': 'Only TLS, HTTP and HTTPS listeners are served; this listener is not programmed.',

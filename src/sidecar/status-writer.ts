@@ -18,7 +18,7 @@ export interface StatusWriterOptions {
 
 /**
  * Writes what status.ts computes, and only what changed, the way kinds.ts says: Ingress load-balancer
- * addresses and Gateway status by merge patch (they are ours alone), TLSRoute parents and
+ * addresses, GatewayClass and Gateway status by merge patch (they are ours alone), TLSRoute parents and
  * BackendTLSPolicy ancestors by a replace at the resourceVersion we read (other controllers own entries
  * of those lists; a 409 means one wrote meanwhile, and its watch event brings another round).
  */
@@ -46,10 +46,10 @@ export class StatusWriter {
     }
     const statuses = new Map(result.statuses.map((s) => [`${s.kind}/${s.namespace}/${s.name}`, s]));
     const ctx = { controllerName: this.options.controllerName, now, applied, addresses };
-    for (const kind of ['Gateway', 'TLSRoute', 'HTTPRoute', 'BackendTLSPolicy'] as const) {
+    for (const kind of ['GatewayClass', 'Gateway', 'TLSRoute', 'HTTPRoute', 'BackendTLSPolicy'] as const) {
       for (const object of this.options.objects(kind)) {
         seen.add(keyOf(object));
-        const desired: ResourceStatus | undefined = statuses.get(`${kind}/${object.metadata.namespace}/${object.metadata.name}`);
+        const desired: ResourceStatus | undefined = statuses.get(`${kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`);
         const next = desiredStatus(kind, this.asWritten(object), desired, ctx);
         if (!next) continue;
         const body = kindOf(object).statusWrite === 'patch' ? { status: next } : { ...object, status: next };

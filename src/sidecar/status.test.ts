@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GatewayStatus, PolicyStatus, RouteStatus } from '../model/status.js';
+import type { GatewayClassStatus, GatewayStatus, PolicyStatus, RouteStatus } from '../model/status.js';
 import { desiredIngressStatus, desiredStatus, sameJson, withTransitions } from './status.js';
 
 const now = new Date('2026-11-30T12:00:00.456Z');
@@ -37,6 +37,18 @@ describe('desiredStatus', () => {
       expect.objectContaining({ type: 'Accepted', status: 'True', observedGeneration: 3 }),
       expect.objectContaining({ type: 'Programmed', status: 'False', reason: 'Pending' }),
     ]);
+  });
+
+  it('writes a GatewayClass with the generation it read, keeping the transition time of a condition that stays, and nothing for a class not ours', () => {
+    const gatewayClass: GatewayClassStatus = { kind: 'GatewayClass', namespace: '', name: 'ingress2nginx', conditions: [accepted] };
+    const first = desiredStatus('GatewayClass', { metadata: { generation: 1 } }, gatewayClass, ctx)!;
+    expect(first['conditions']).toEqual([{ ...accepted, lastTransitionTime: '2026-11-30T12:00:00Z', observedGeneration: 1 }]);
+    const later = { ...ctx, now: new Date('2026-12-01T00:00:00Z') };
+    expect(desiredStatus('GatewayClass', { metadata: { generation: 1 }, status: first }, gatewayClass, later)).toBeUndefined();
+    expect(desiredStatus('GatewayClass', { metadata: { generation: 2 }, status: first }, gatewayClass, later)!['conditions']).toEqual([
+      { ...accepted, lastTransitionTime: '2026-11-30T12:00:00Z', observedGeneration: 2 },
+    ]);
+    expect(desiredStatus('GatewayClass', { metadata: { generation: 1 }, status: { conditions: [{ type: 'Accepted', status: 'Unknown' }] } }, undefined, ctx)).toBeUndefined();
   });
 
   it('writes nothing when the status already is that, whatever the key order the server keeps', () => {

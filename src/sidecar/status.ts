@@ -82,6 +82,11 @@ export function desiredStatus(kind: ResourceStatus['kind'], current: Loose, desi
   const generation = Number(mapping(current['metadata'])['generation'] ?? 0);
   let next: Loose;
   switch (kind) {
+    case 'GatewayClass': {
+      if (!desired || desired.kind !== 'GatewayClass') return undefined;
+      next = { ...status, conditions: withTransitions(desired.conditions, status['conditions'], generation, ctx.now) };
+      break;
+    }
     case 'Gateway': {
       if (!desired || desired.kind !== 'Gateway') return undefined;
       const listeners = new Map(list(status['listeners']).map((l) => [String(l['name']), l]));

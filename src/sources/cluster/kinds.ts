@@ -45,13 +45,26 @@ export const watchedKinds: readonly WatchedKind[] = [
   { kind: 'ConfigMap', group: '', version: 'v1', versions: ['v1'], plural: 'configmaps', namespaced: true, when: 'configmap' },
   { kind: 'Namespace', group: '', version: 'v1', versions: ['v1'], plural: 'namespaces', namespaced: false, when: 'gateway-api' },
   { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', versions: ['v1'], plural: 'endpointslices', namespaced: true, when: 'endpoints' },
-  { kind: 'GatewayClass', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'gatewayclasses', namespaced: false, when: 'gateway-api' },
+  { kind: 'GatewayClass', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'gatewayclasses', namespaced: false, when: 'gateway-api', statusWrite: 'patch' },
   { kind: 'Gateway', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'gateways', namespaced: true, when: 'gateway-api', statusWrite: 'patch' },
   { kind: 'TLSRoute', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1alpha3', 'v1alpha2'], plural: 'tlsroutes', namespaced: true, when: 'gateway-api', statusWrite: 'update' },
   { kind: 'HTTPRoute', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'httproutes', namespaced: true, when: 'gateway-api', statusWrite: 'update' },
   { kind: 'BackendTLSPolicy', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1alpha3'], plural: 'backendtlspolicies', namespaced: true, when: 'gateway-api', statusWrite: 'update' },
   { kind: 'ReferenceGrant', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'referencegrants', namespaced: true, when: 'gateway-api' },
 ];
+
+/**
+ * The Gateway API CRDs, each watched by its name (`<plural>.gateway.networking.k8s.io`, for the kinds
+ * above) once the group is served, never all CRDs: their bundle-version annotation is the GatewayClass's
+ * SupportedVersion.
+ */
+export const customResourceDefinitionKind: ApiKind = {
+  kind: 'CustomResourceDefinition',
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
 
 /** Written, never watched: leader election (read, created, replaced) and Events (created). */
 export const leaseKind: ApiKind = { kind: 'Lease', group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true };

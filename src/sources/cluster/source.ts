@@ -1,6 +1,6 @@
 import type { Snapshot } from '../snapshot.js';
 import { ApiError, type ApiClient } from './client.js';
-import { watchedKinds, type WatchedKind } from './kinds.js';
+import { customResourceDefinitionKind, watchedKinds, type ApiKind, type WatchedKind } from './kinds.js';
 import { Reflector, type RawObject, type ReflectorTiming } from './reflector.js';
 import { SnapshotAssembler } from './snapshot.js';
 
@@ -63,9 +63,14 @@ export class ClusterSource {
     void this.discoverGatewayApi();
   }
 
-  /** Every watch has listed at least once, after the first look for the Gateway API (its kinds count once served). */
+  /**
+   * Every watch has listed at least once, after the first look for the Gateway API (its kinds count once
+   * served). The CRDs do not count: their versions only inform the GatewayClass status, and a cluster
+   * that does not let us read them is served all the same.
+   */
   synced(): boolean {
-    return this.gatewayApiLooked && [...this.reflectors.values(), ...this.followed.values()].every((r) => r.synced);
+    const counted = [...this.reflectors].filter(([key]) => !key.startsWith(`${customResourceDefinitionKind.kind}/`)).map(([, r]) => r);
+    return this.gatewayApiLooked && [...counted, ...this.followed.values()].every((r) => r.synced);
   }
 
   snapshot(): Snapshot {
@@ -134,7 +139,13 @@ export class ClusterSource {
     }
   }
 
-  private reflector(kind: WatchedKind, namespace: string | undefined, fieldSelector: string | undefined): Reflector {
+  private watchCustomResourceDefinition(name: string): void {
+    const reflector = this.reflector(customResourceDefinitionKind, undefined, `metadata.name=${name}`);
+    this.reflectors.set(`${customResourceDefinitionKind.kind}/${name}`, reflector);
+    reflector.start();
+  }
+
+  private reflector(kind: ApiKind, namespace: string | undefined, fieldSelector: string | undefined): Reflector {
     return new Reflector({
       client: this.options.client,
       kind,
@@ -170,6 +181,7 @@ export class ClusterSource {
     if (chosen.some((c) => c.version !== undefined)) {
       this.gatewayApiServed = true;
       for (const { kind, version } of chosen) if (version !== undefined) this.watchKind({ ...kind, version });
+      for (const { kind } of chosen) this.watchCustomResourceDefinition(`${kind.plural}.${kind.group}`);
       for (const kind of gatewayKinds.filter((k) => k.group === '' && !(k.kind === 'Namespace' && this.options.watchNamespaces))) this.watchKind(kind);
       this.gatewayApiLooked = true;
       this.options.onChange();

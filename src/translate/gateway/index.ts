@@ -141,7 +141,13 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
   const all = [...listeners.values()].flat();
   // HTTP and HTTPS listeners are the http servers' (settled with the Ingress paths), not the SNI front's.
   const ports = settleClaims(claims, all.filter((l) => l.programmed && l.protocol === 'TLS'), once);
-  const statuses: ResourceStatus[] = [...gatewayStatuses(inputs, listeners, report), ...routeStatuses, ...http.statuses, ...policies.statuses()];
+  const statuses: ResourceStatus[] = [
+    ...(inputs.gatewayClass ? [inputs.gatewayClass] : []),
+    ...gatewayStatuses(inputs, listeners, report),
+    ...routeStatuses,
+    ...http.statuses,
+    ...policies.statuses(),
+  ];
   statuses.sort(byString((s) => `${s.kind}\n${s.namespace}\n${s.name}`));
   return { ports, statuses, http: { contribution: http.contribution, backends: http.backends } };
 }
@@ -151,6 +157,11 @@ function gatewayStatuses(inputs: GatewayInputs, listeners: ReadonlyMap<string, r
   for (const [id, known] of inputs.knownGateways) {
     if (!known.ours) continue;
     const { namespace, name } = known.object.metadata;
+    if (known.refusal) {
+      const { reason, message } = known.refusal;
+      statuses.push({ kind: 'Gateway', namespace, name, conditions: [condition('Accepted', 'False', reason, message), condition('Programmed', 'False', 'Invalid', message)], listeners: [] });
+      continue;
+    }
     const own = listeners.get(id);
     if (!own) {
       const message = 'The Gateway is malformed (see its diagnostics)';

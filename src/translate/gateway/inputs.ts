@@ -5,7 +5,6 @@ import { hasSupportedVersion, hasValidName, key, parseWith, type Typed } from '.
 import {
   deprecatedVersions,
   gatewayClassNameSchema,
-  gatewayClassSchema,
   gatewayGroup,
   gatewayKinds,
   gatewaySchema,
@@ -17,12 +16,16 @@ import {
   type TlsRouteSpec,
 } from './schemas.js';
 import { referenceGrantSchema, type ReferenceGrantSpec } from '../reference-grants.js';
+import { decideGatewayClass, gatewayApiCrds, gatewayRefusal, type GatewayRefusal } from './gateway-class.js';
+import type { GatewayClassStatus } from '../../model/status.js';
 
-/** A Gateway in the input. `spec` only for ours that passed validation. */
+/** A Gateway in the input. `spec` only for ours that passed validation and are served. */
 export interface KnownGateway {
   readonly object: SourceObject;
   readonly ours: boolean;
   readonly spec?: GatewaySpec;
+  /** Ours, but not served: its parameters are invalid (gateway-class.ts). */
+  readonly refusal?: GatewayRefusal;
 }
 
 export interface TlsRouteInput extends Typed<TlsRouteSpec> {
@@ -44,6 +47,8 @@ export interface GatewayInputs {
   readonly grants: readonly Typed<ReferenceGrantSpec>[];
   /** Labels of every Namespace in the input. */
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** The status of our GatewayClass, when the input has it and it names our controller. */
+  readonly gatewayClass?: GatewayClassStatus;
 }
 
 /** Picks the Gateway API kinds (and Namespaces) out of the snapshot, checked and typed. */
@@ -64,7 +69,8 @@ export function readGatewayInputs(
   }
   const ofKind = (kind: string) => [...(byKind.get(kind) ?? [])].sort((a, b) => compareAge(a, b));
 
-  checkGatewayClass(ofKind('GatewayClass'), gatewayClass, controllerName, report);
+  const classObject = ofKind('GatewayClass').find((c) => c.metadata.name === gatewayClass);
+  const classDecision = decideGatewayClass(classObject, controllerName, gatewayApiCrds(ofKind('CustomResourceDefinition')), report);
 
   const knownGateways = new Map<string, KnownGateway>();
   const gateways: Typed<GatewaySpec>[] = [];
@@ -74,6 +80,11 @@ export function readGatewayInputs(
     const ours = loose.success && loose.data.spec.gatewayClassName === gatewayClass;
     if (!ours) {
       knownGateways.set(id, { object, ours: false });
+      continue;
+    }
+    const refusal = gatewayRefusal(object, classDecision.refusal, report);
+    if (refusal) {
+      knownGateways.set(id, { object, ours: true, refusal });
       continue;
     }
     const parsed = parseWith(gatewaySchema, object, report);
@@ -115,25 +126,16 @@ export function readGatewayInputs(
   const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
   for (const object of ofKind('Namespace')) namespaceLabels.set(object.metadata.name, object.metadata.labels);
 
-  return { knownGateways, gateways, routes, httpRoutes, policies: ofKind('BackendTLSPolicy'), grants, namespaceLabels };
-}
-
-/**
- * The flag names our class. A GatewayClass of that name in the input that names another controller is
- * most likely a mistake in the input, so it is reported; the flag still decides.
- */
-function checkGatewayClass(classes: readonly SourceObject[], gatewayClass: string, controllerName: string, report: Reporter): void {
-  const ours = classes.find((c) => c.metadata.name === gatewayClass);
-  if (!ours) return;
-  const parsed = parseWith(gatewayClassSchema, ours, report);
-  if (parsed && parsed.spec.controllerName !== controllerName) {
-    report.warning(
-      'gateway-class-controller-mismatch',
-      ours,
-      `GatewayClass ${gatewayClass} names controller "${parsed.spec.controllerName}", not "${controllerName}"; its Gateways are rendered anyway because --gateway-class selects them`,
-      ['spec', 'controllerName'],
-    );
-  }
+  return {
+    knownGateways,
+    gateways,
+    routes,
+    httpRoutes,
+    policies: ofKind('BackendTLSPolicy'),
+    grants,
+    namespaceLabels,
+    ...(classDecision.status && { gatewayClass: classDecision.status }),
+  };
 }
 
 /** A route is ours when a parentRef names one of our Gateways, or a Gateway that is not in the input at all. */

@@ -18,6 +18,8 @@ export const gatewayKinds: Readonly<Record<string, readonly string[]>> = {
   BackendTLSPolicy: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1alpha3`],
   ReferenceGrant: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
   Namespace: ['v1'],
+  // Read for the Gateway API CRDs' bundle-version (the GatewayClass's SupportedVersion).
+  CustomResourceDefinition: ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'],
 };
 
 /** Versions we still read but that the Gateway API has superseded. */
@@ -49,8 +51,22 @@ export const labelSelectorSchema = z.object({
 
 export type LabelSelector = z.infer<typeof labelSelectorSchema>;
 
+export const parametersReference = z.object({
+  group: z.string(),
+  kind: z.string().min(1),
+  name: objectName,
+  namespace: z.string().optional(),
+});
+
+export type ParametersReference = z.infer<typeof parametersReference>;
+
 export const gatewayClassSchema = z.object({
-  spec: z.object({ controllerName: z.string().min(1) }),
+  spec: z.object({ controllerName: z.string().min(1), parametersRef: parametersReference.nullish() }),
+});
+
+/** Just a Gateway's own parametersRef (`spec.infrastructure`), read before the rest is validated. */
+export const gatewayParametersSchema = z.object({
+  spec: z.object({ infrastructure: z.object({ parametersRef: z.unknown().optional() }).nullish() }),
 });
 
 /** Just enough of a Gateway to tell whether it is ours, before holding it to the full schema. */

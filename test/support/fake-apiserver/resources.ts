@@ -134,6 +134,8 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     microTimeFields: [['eventTime'], ['series', 'lastObservedTime']],
   },
   { ...builtIn, group: 'admissionregistration.k8s.io', versions: ['v1'], resource: 'validatingwebhookconfigurations', singular: 'validatingwebhookconfiguration', kind: 'ValidatingWebhookConfiguration', namespaced: false, generation: 'allButMetadata', storage: 'validatingwebhookconfigurations' },
+  // The CRDs themselves, as objects to read (their annotations); creating one serves nothing here.
+  { ...builtIn, group: 'apiextensions.k8s.io', versions: ['v1'], resource: 'customresourcedefinitions', singular: 'customresourcedefinition', kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], hasStatus: true, generation: 'spec', storage: 'customresourcedefinitions' },
   gatewayApi('gatewayclasses', 'gatewayclass', 'GatewayClass', { namespaced: false, shortNames: ['gc'] }),
   gatewayApi('gateways', 'gateway', 'Gateway', { namespaced: true, shortNames: ['gtw'] }),
   gatewayApi('tlsroutes', 'tlsroute', 'TLSRoute', { namespaced: true, versions: ['v1', 'v1alpha3', 'v1alpha2'] }),
