@@ -22,6 +22,7 @@ const passGenerationTests = [
   'test/integration/snippets.test.ts',
   'test/integration/stickiness-traffic.test.ts',
   'test/integration/endpoint-rollout.test.ts',
+  'test/integration/resolved-upstreams.test.ts',
   'test/integration/headers-traffic.test.ts',
   'test/integration/default-backend-traffic.test.ts',
   'test/integration/migration-breadth-traffic.test.ts',
