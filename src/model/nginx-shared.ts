@@ -24,4 +24,6 @@ export interface EndpointResolution {
   readonly zone: string;
   /** Sized by the upstream blocks that resolve, never by their endpoints (a new size would be a reload). */
   readonly zoneSize: string;
+  /** Ask for AAAA records too: some Service has IPv6 (`ipv6=off` otherwise). */
+  readonly ipv6: boolean;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointAddress, endpointHost, resolvesEndpoints, serviceEndpoints, type SliceEndpoints } from './endpoints.js';
+import { endpointAddress, endpointHost, resolvesEndpoints, serviceEndpoints, servicesHaveIpv6, type SliceEndpoints } from './endpoints.js';
 
 const slice = (endpoints: SliceEndpoints['endpoints'], port = 8080, addressType = 'IPv4', name = 'http'): SliceEndpoints => ({
   addressType,
@@ -59,5 +59,14 @@ describe('resolvesEndpoints', () => {
     expect(resolvesEndpoints({ upstreams: 'endpoints', endpointResolver: resolver, nginxVersion: '1.26.3' })).toBe(false);
     expect(resolvesEndpoints({ upstreams: 'service', endpointResolver: resolver, nginxVersion: '1.28.2' })).toBe(false);
     expect(resolvesEndpoints({ upstreams: 'endpoints', nginxVersion: '1.28.2' })).toBe(false);
+  });
+});
+
+describe('servicesHaveIpv6', () => {
+  it('is on when some Service has an IPv6 cluster IP or family, from the Services alone', () => {
+    expect(servicesHaveIpv6([{ spec: { clusterIP: '10.96.0.1' } }, { spec: {} }])).toBe(false);
+    expect(servicesHaveIpv6([{ spec: { clusterIP: 'fd00::1' } }])).toBe(true);
+    expect(servicesHaveIpv6([{ spec: { clusterIP: 'None', ipFamilies: ['IPv6'] } }])).toBe(true);
+    expect(servicesHaveIpv6([{ spec: { ipFamilies: ['IPv4', 'IPv6'] } }])).toBe(true);
   });
 });

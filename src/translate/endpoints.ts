@@ -139,3 +139,13 @@ export const noEndpointsHost = `no-endpoints.${endpointZone}`;
 export function resolvesEndpoints(options: Pick<TranslateOptions, 'upstreams' | 'endpointResolver' | 'nginxVersion'>): boolean {
   return options.upstreams === 'endpoints' && options.endpointResolver !== undefined && nginxFeatures(options.nginxVersion).upstreamResolve;
 }
+
+/**
+ * Some Service has IPv6 (its cluster IP, or `ipFamilies`): nginx then asks for AAAA as well as A records
+ * of each endpoint. Otherwise it asks for A only (`ipv6=off`), half the questions; read from the
+ * Services, never from their endpoints, so that no endpoint changes the config.
+ */
+export function servicesHaveIpv6(services: Iterable<{ readonly spec: { readonly clusterIP?: string | undefined; readonly ipFamilies?: readonly string[] | undefined } }>): boolean {
+  for (const { spec } of services) if (spec.clusterIP?.includes(':') || spec.ipFamilies?.includes('IPv6')) return true;
+  return false;
+}

@@ -63,6 +63,7 @@ const serviceSchema = z.object({
     .object({
       type: z.string().optional(),
       clusterIP: z.string().optional(),
+      ipFamilies: z.array(z.string()).optional(),
       externalName: z.string().optional(),
       ports: z
         .array(z.object({ name: z.string().optional(), port: portNumber, protocol: z.string().optional() }))

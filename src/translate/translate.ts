@@ -17,6 +17,7 @@ import { HostSettleMemo } from './settle/hosts.js';
 import { type MergedHosts } from './settle/settled.js';
 import { type RouteCountMemo } from './ingress/size-limits.js';
 import { nginxFeatures } from './nginx-version.js';
+import { servicesHaveIpv6 } from './endpoints.js';
 import { type TranslateOptions } from './options.js';
 import { byString } from './settle/precedence.js';
 import { Reporter } from './report.js';
@@ -110,6 +111,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
   const { settings, secrets } = inputs;
   const built = nginxConfig({
     options,
+    ipv6Services: servicesHaveIpv6(inputs.resources.services.values()),
     streamServices: settled.tcpUdp,
     snippets: { ...inputs.configMapSnippets, streamSnippets: ingress.snippets.streamSnippets() },
     settings,

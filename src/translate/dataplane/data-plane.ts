@@ -65,6 +65,8 @@ export interface HostCopies {
 /** What the data plane is made from: the settled Ingress hosts, the SNI stream, and what they refer to. */
 export interface DataPlaneInput {
   readonly options: TranslateOptions;
+  /** Some Service has IPv6: the resolver is asked for AAAA records too (endpoints.ts). */
+  readonly ipv6Services: boolean;
   readonly settings: ControllerSettings;
   readonly features: NginxFeatures;
   readonly handoff: Handoff;
@@ -148,14 +150,14 @@ function streamConfig(input: StreamConfigInput): NginxConfig['stream'] {
     sslProtocols: settings.sslProtocols,
     sslCiphers: settings.sslCiphers,
     ...stream,
-    ...endpointResolution(input.options, 'stream', upstreams.filter((u) => u.resolves).length),
+    ...endpointResolution(input.options, 'stream', upstreams.filter((u) => u.resolves).length, input.ipv6Services),
     upstreams,
     services: streamServices.services,
     snippets: [...(snippets['stream-snippet'] !== undefined ? [snippets['stream-snippet']] : []), ...snippets.streamSnippets],
   };
 }
 
-type StreamConfigInput = Pick<DataPlaneInput, 'options' | 'settings' | 'stream' | 'streamServices' | 'snippets'>;
+type StreamConfigInput = Pick<DataPlaneInput, 'options' | 'settings' | 'stream' | 'streamServices' | 'snippets' | 'ipv6Services'>;
 
 /**
  * The stream section of the last build, for the next (the cluster mode keeps one): the same object while
@@ -167,7 +169,7 @@ export class StreamConfigMemo {
 
   kept(input: StreamConfigInput): NginxConfig['stream'] {
     const { stream, streamServices, snippets, settings } = input;
-    const read = JSON.stringify([input.options.resolvers, input.options.endpointResolver, settings.sslProtocols, settings.sslCiphers, streamServices, snippets['stream-snippet'], snippets.streamSnippets]);
+    const read = JSON.stringify([input.options.resolvers, input.options.endpointResolver, input.ipv6Services, settings.sslProtocols, settings.sslCiphers, streamServices, snippets['stream-snippet'], snippets.streamSnippets]);
     const last = this.last;
     const config = last && last.parts === stream && last.read === read ? last.config : streamConfig(input);
     this.last = { parts: stream, read, config };
@@ -224,7 +226,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     proxyProtocolTrusted: settings.useProxyProtocol ? settings.proxyRealIpCidr : [],
     ...listenerPorts(facts.some((f) => f.namesListenerPort), options),
     ...upstreamsWithErrorServer(upstreams, options.runDir),
-    ...httpEndpointResolution(options, upstreams),
+    ...httpEndpointResolution(options, upstreams, input.ipv6Services),
     redirectBase: options.httpsPort === 443 ? 'https://$host' : `https://$host:${options.httpsPort}`,
     redirectBaseWithPort: `https://$host:${options.httpsPort}`,
     ...trimmedRequestUri(facts.some((f) => f.trimsRequestUri)),
@@ -391,15 +393,15 @@ function trimmedRequestUri(trimmed: boolean): Pick<NginxConfig['http'], 'trimmed
  * resolved peer of every worker's view: about 1 kB each with their names, so 64 kB per block leaves room
  * for about 64 endpoints per Service port on average; untouched pages of a shared zone cost no memory.
  */
-function endpointResolution(options: TranslateOptions, module: ResolvingModule, resolvingBlocks: number): { endpointResolution?: EndpointResolution } {
+function endpointResolution(options: TranslateOptions, module: ResolvingModule, resolvingBlocks: number, ipv6: boolean): { endpointResolution?: EndpointResolution } {
   const resolver = options.endpointResolver;
   if (resolver === undefined || !resolvesEndpoints(options)) return {};
   const megabytes = Math.max(1, Math.ceil((resolvingBlocks * 64) / 1024));
-  return { endpointResolution: { resolver: resolver.address, zone: `i2n_${module}_endpoints`, zoneSize: `${megabytes}m` } };
+  return { endpointResolution: { resolver: resolver.address, zone: `i2n_${module}_endpoints`, zoneSize: `${megabytes}m`, ipv6 } };
 }
 
-function httpEndpointResolution(options: TranslateOptions, upstreams: readonly HttpUpstream[]): Pick<NginxConfig['http'], 'endpointResolution'> {
-  const { endpointResolution: found } = endpointResolution(options, 'http', upstreams.filter((u) => u.resolves).length);
+function httpEndpointResolution(options: TranslateOptions, upstreams: readonly HttpUpstream[], ipv6: boolean): Pick<NginxConfig['http'], 'endpointResolution'> {
+  const { endpointResolution: found } = endpointResolution(options, 'http', upstreams.filter((u) => u.resolves).length, ipv6);
   const port = options.endpointResolver?.noEndpointsPort;
   return found && port !== undefined ? { endpointResolution: { ...found, noEndpointsListen: `127.0.0.1:${port}` } } : {};
 }
