@@ -129,6 +129,8 @@ function endpointSlice(namespace: string, service: string, name: string, ready: 
 
 interface RolloutFigures {
   readonly reloads: number;
+  /** Questions the resolver answered during the rollout. */
+  readonly answers: number;
   readonly nginxCpu: number;
   readonly nginxPeakRss: number;
   readonly sidecarCpu: number;
@@ -178,6 +180,8 @@ async function run(objects: readonly JsonObject[], nginxBin: string, extra: read
       await quiet(metricsPort);
       const pid = child.pid ?? 0;
       const reloads0 = await metric(metricsPort, 'ingress2nginx_reloads_total', '{result="success"}');
+      const answers = () => Promise.all(['SRV', 'A', 'AAAA'].map((type) => metric(metricsPort, 'ingress2nginx_endpoint_resolver_answers_total', `{type="${type}",rcode="NOERROR"}`))).then((n) => n.reduce((a, b) => a + b, 0));
+      const answers0 = await answers();
       const nginx0 = await nginxUsage(pid);
       const sidecar0 = await cpuOf(pid);
       let peak = nginx0.rss;
@@ -197,6 +201,7 @@ async function run(objects: readonly JsonObject[], nginxBin: string, extra: read
       const nginx1 = await nginxUsage(pid);
       return {
         reloads: (await metric(metricsPort, 'ingress2nginx_reloads_total', '{result="success"}')) - reloads0,
+        answers: (await answers()) - answers0,
         nginxCpu: nginx1.cpuSeconds - nginx0.cpuSeconds,
         nginxPeakRss: peak,
         sidecarCpu: (await cpuOf(pid)) - sidecar0,
@@ -290,7 +295,7 @@ async function main(): Promise<void> {
       const figures = await run(objects, nginx.binary, extra, work);
       out();
       out(`${label}: the rollout took ${figures.seconds.toFixed(0)} s`);
-      out(`  reloads ${figures.reloads}; nginx CPU ${figures.nginxCpu.toFixed(1)} s (master, workers and exited workers), peak RSS ${(figures.nginxPeakRss / 1e6).toFixed(0)} MB (master + workers)`);
+      out(`  reloads ${figures.reloads}; resolver answers ${figures.answers} (${(figures.answers / figures.seconds).toFixed(0)}/s); nginx CPU ${figures.nginxCpu.toFixed(1)} s (master, workers and exited workers), peak RSS ${(figures.nginxPeakRss / 1e6).toFixed(0)} MB (master + workers)`);
       out(`  sidecar CPU ${figures.sidecarCpu.toFixed(1)} s (${((figures.sidecarCpu / (2 * rolloutPods)) * 1000).toFixed(0)} ms per slice update: its rounds, and the resolver's answers)`);
     }
   } finally {

@@ -547,6 +547,15 @@ describe('environment errors: one line, exit 2', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it('--endpoint-resolver asks for --upstreams endpoints and a port of its own, and says why', async () => {
+    const out = join(await freshDir('endpoint-resolver'), 'out');
+    const withServiceUpstreams = await cli(['render', '-f', termination, '-o', out, ...common(), '--endpoint-resolver', '10053']);
+    expectEnvironmentError(withServiceUpstreams, 'ingress2nginx: --endpoint-resolver needs --upstreams endpoints: with cluster IPs there is nothing to resolve');
+    const samePort = await cli(['render', '-f', termination, '-o', out, ...common(), '--upstreams', 'endpoints', '--endpoint-resolver', '10054']);
+    expectEnvironmentError(samePort, 'ingress2nginx: --endpoint-resolver 10054 is also the --http-port, --https-port or --unavailable-port');
+    expect(existsSync(out)).toBe(false);
+  });
+
   describe.skipIf(!mountable)('on a tmpfs of our own (needs root and mount)', () => {
     const mounts: string[] = [];
     async function tmpfs(options: string): Promise<string> {
