@@ -9,6 +9,15 @@ import type { Logger } from './log.js';
 /** What a UDP answer may hold: nginx sends no EDNS, so a longer answer is truncated and asked again over TCP. */
 const udpLimit = 512;
 const relayTimeoutMs = 3000;
+/** About 2 answers per endpoint and Service port at 100,000 endpoints: past that, the kept answers start again. */
+const maxKeptAnswers = 250_000;
+
+/** An answer kept for the next identical question, with what the metrics count of it. */
+interface KeptAnswer {
+  readonly bytes: Buffer;
+  readonly type: string;
+  readonly rcode: string;
+}
 
 export interface EndpointResolverOptions {
   /** Loopback only: nothing outside the Pod may ask. */
@@ -36,6 +45,12 @@ export interface EndpointResolverOptions {
  */
 export class EndpointResolver {
   private table: EndpointTable | undefined;
+  /**
+   * Encoded answers of the table, by the query's bytes after its id: nginx asks the same questions every
+   * second or two (an SRV per upstream, an A per endpoint), so most are a lookup and a copy. Emptied with
+   * the table; bounded, since any process in the Pod may ask.
+   */
+  private readonly answers = new Map<string, KeptAnswer>();
   private udp: Socket | undefined;
   private tcp: Server | undefined;
   private boundPort = 0;
@@ -48,6 +63,7 @@ export class EndpointResolver {
 
   changed(): void {
     this.table = undefined;
+    this.answers.clear();
   }
 
   async start(): Promise<void> {
@@ -88,6 +104,24 @@ export class EndpointResolver {
 
   /** The bytes to send back, or undefined for a packet that is no question (dropped, as servers do). */
   private async reply(bytes: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | undefined> {
+    const key = bytes.length > 12 ? `${transport}${bytes.subarray(2).toString('latin1')}` : undefined;
+    const known = key === undefined ? undefined : this.answers.get(key);
+    if (known) {
+      this.options.onAnswered?.(known.type, known.rcode);
+      const copy = Buffer.from(known.bytes);
+      bytes.copy(copy, 0, 0, 2);
+      return copy;
+    }
+    const answered = await this.decided(bytes, transport);
+    if (answered?.kept && key !== undefined) {
+      if (this.answers.size >= maxKeptAnswers) this.answers.clear();
+      this.answers.set(key, { ...answered.kept, bytes: answered.bytes });
+    }
+    return answered?.bytes;
+  }
+
+  /** The answer to a query, and what to keep of it when it is the table's own (until the table changes). */
+  private async decided(bytes: Buffer, transport: 'udp' | 'tcp'): Promise<{ bytes: Buffer; kept?: Omit<KeptAnswer, 'bytes'> } | undefined> {
     let query: dnsPacket.Packet;
     try {
       query = dnsPacket.decode(bytes);
@@ -96,19 +130,21 @@ export class EndpointResolver {
     }
     const question = query.questions?.[0];
     if (query.type !== 'query' || question === undefined || (query.questions?.length ?? 0) !== 1) {
-      return dnsPacket.encode(response(query, { rcode: rcode.refused, answers: [] }));
+      return { bytes: dnsPacket.encode(response(query, { rcode: rcode.refused, answers: [] })) };
     }
     const objects = this.options.objects();
     const table = objects && (this.table ??= EndpointTable.of(objects.services, objects.slices));
     const answered: Answered | undefined = table ? answer(question, table, this.options.noEndpointsPort) : { rcode: rcode.serverFailure, answers: [] };
-    if (answered === undefined) return this.relay(query, bytes, transport);
-    this.options.onAnswered?.(question.type, rcodeName[answered.rcode] ?? String(answered.rcode));
+    if (answered === undefined) return { bytes: await this.relay(query, bytes, transport) };
+    const counted = { type: question.type, rcode: rcodeName[answered.rcode] ?? String(answered.rcode) };
+    this.options.onAnswered?.(counted.type, counted.rcode);
+    const kept = table ? { kept: counted } : {};
     const encoded = dnsPacket.encode(response(query, answered));
     if (transport === 'udp' && encoded.length > udpLimit) {
       const truncated = response(query, { rcode: answered.rcode, answers: [] });
-      return dnsPacket.encode({ ...truncated, flags: (truncated.flags ?? 0) | 0x0200 });
+      return { bytes: dnsPacket.encode({ ...truncated, flags: (truncated.flags ?? 0) | 0x0200 }), ...kept };
     }
-    return encoded;
+    return { bytes: encoded, ...kept };
   }
 
   /** A name outside our zone: to the first `--resolver`, bytes as they came; REFUSED when there is none or it does not answer. */
