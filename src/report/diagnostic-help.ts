@@ -143,6 +143,8 @@ const help: Readonly<Record<string, string>> = {
   'httproute-filter-unsupported': 'An HTTPRoute rule has a filter, or a filter value, that nginx cannot express here (ExtensionRef, several mirrors, a "$" in a header value, filters of one backendRef among several); the rule answers 500 rather than serve without it (PartiallyInvalid).',
   'httproute-match-beside-ingress': 'An HTTPRoute header, query or method match is on a location an Ingress holds; the Ingress keeps the location, so the match is not served there.',
   'httproute-match-fallthrough': 'Requests that meet none of the HTTPRoute matches on a path would fall through to a shorter path an Ingress holds, which a match cannot hand requests to; they answer 404.',
+  'route-kind-conflict': 'An HTTPRoute and a GRPCRoute share a host name on one listener; the older (then first by namespace/name) keeps that listener, as the GRPCRoute spec asks, and the other is not served there.',
+  'grpc-cleartext-unsupported': 'A GRPCRoute attaches to a plain HTTP listener, where gRPC needs HTTP/2 with prior knowledge beside HTTP/1.x on one port; nginx has that from 1.25.1, so for an older nginx the route is not served there.',
   'httproute-timeout-invalid': 'An HTTPRoute rule has timeouts that are not durations, or a backendRequest longer than request; the rule keeps the default timeouts.',
   'backend-tls-mixed': 'The backends of a route differ in backend TLS; connections through Terminate listeners are closed.',
   'backend-tls-policy-invalid': 'The BackendTLSPolicy does not validate; connections to its targets are closed, never sent in plain.',

@@ -68,6 +68,8 @@ export interface DataPlaneInput {
   readonly handoff: Handoff;
   /** The unix socket the SNI front hands terminated TLS to. */
   readonly httpsSocket: string;
+  /** A GRPCRoute is served over plain HTTP: the plain port takes HTTP/2 with prior knowledge too. */
+  readonly cleartextHttp2?: boolean;
   readonly defaultTls: TlsFiles;
   readonly hosts: MergedHosts;
   readonly stream: StreamParts;
@@ -207,6 +209,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     httpsPort: options.httpsPort,
     ...httpsListener(stream.frontends.some((front) => front.port === options.httpsPort), handoff, httpsSocket, options.httpsPort, settings),
     http2Directive: features.http2Directive,
+    cleartextHttp2: features.http2Directive && input.cleartextHttp2 === true,
     serverNamesHashBucketSize: serverNameHash.bucketSize,
     serverNamesHashMaxSize: serverNameHash.maxSize,
     mapHashBucketSize: httpMapHash.bucketSize,

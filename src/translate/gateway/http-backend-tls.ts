@@ -47,8 +47,8 @@ export function proxyOverTls(proxy: Proxy, backend: ResolvedBackend, tls: Backen
   if (backend.servers.some((server) => server.address === internalErrorServer(runDir))) return undefined;
   return {
     ...proxy,
-    scheme: 'https',
-    pass: proxy.pass.replace(/^http:/, 'https:'),
+    scheme: proxy.grpc ? 'grpcs' : 'https',
+    pass: proxy.pass.replace(/^(http|grpc):/, '$1s:'),
     ssl: {
       verify: true,
       verifyDepth,

@@ -28,6 +28,7 @@ import type { OnceReporter } from './traffic.js';
 import type { Listener } from './listeners.js';
 import { attachRoute, resolveBackendRefs, routeHostnames, type AttachContext, type RouteBackends, type RouteContext } from './routes.js';
 import type { BackendRef, HttpRouteRule, HttpRouteSpec } from './schemas.js';
+import { grpcField, withoutKindConflicts, withoutPlainGrpc, type HeldHostnames } from './grpc-routes.js';
 
 /**
  * The HTTPRoute front end: each rule's path matches become the same claims as an Ingress's paths (host,
@@ -39,6 +40,8 @@ export interface HttpRouteClaims {
   /** Upstream blocks the claims may use (single Services and weighted sets); the data plane keeps the used ones. */
   readonly backends: readonly ResolvedBackend[];
   readonly statuses: readonly RouteStatus[];
+  /** A GRPCRoute is served through an HTTP listener: plain HTTP must take HTTP/2 with prior knowledge too. */
+  readonly cleartextHttp2: boolean;
 }
 
 export interface HttpRouteContext extends RouteContext, AttachContext {
@@ -49,13 +52,25 @@ export interface HttpRouteContext extends RouteContext, AttachContext {
   readonly once: OnceReporter;
   /** The build's per-namespace budget, shared with the Ingresses (checks/size-budget.ts); one of its own without. */
   readonly budget?: NamespaceBudget;
+  /** nginx takes cleartext HTTP/2 beside HTTP/1.x on one port (1.25.1+): GRPCRoutes may be served through HTTP listeners. */
+  readonly cleartextHttp2?: boolean;
 }
 
 /** What a rule's requests go to: a proxy, or a status when nothing can serve them. */
 type RuleTarget =
   | { readonly proxy: Proxy; readonly backend: ResolvedBackend; readonly filters?: RuleFilters; readonly mirror?: RuleMirror }
-  | { readonly status: 500 }
+  | { readonly status: UnavailableStatus }
   | { readonly redirect: { readonly code: number; readonly url: string; readonly path?: PathModifier } };
+
+/**
+ * What requests get that nothing can serve: 500 for an HTTPRoute, as the Gateway API asks; 503 for a
+ * GRPCRoute, which gRPC clients read as UNAVAILABLE, the status the GRPCRoute spec asks for.
+ */
+type UnavailableStatus = 500 | 503;
+
+function unavailableStatus(object: SourceObject): UnavailableStatus {
+  return object.kind === 'GRPCRoute' ? 503 : 500;
+}
 
 /** A host of a route through its listeners: which protocols carry it, and the HTTPS certificate. */
 interface HostAttachment {
@@ -70,13 +85,16 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
   const claims: RouteClaim[] = [];
   const backends = new Map<string, ResolvedBackend>();
   const statuses: RouteStatus[] = [];
+  const held: HeldHostnames = new Map();
+  let cleartextHttp2 = false;
   const budget = ctx.budget ?? new NamespaceBudget();
   // Oldest first: a newer route cannot take an older one's share of its namespace's budget.
   for (const route of [...routes].sort((a, b) => compareAge(a.object, b.object))) {
     const object = route.object;
     const rules = route.spec.rules?.length ? route.spec.rules : [{}];
     const resolved = rules.map((rule, index) => resolveBackendRefs(object, rule.backendRefs ?? [], ['spec', 'rules', index], ctx));
-    const outcomes = attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx);
+    const attachedOutcomes = withoutPlainGrpc(object, attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx), ctx.cleartextHttp2 ?? false, ctx.report);
+    const outcomes = withoutKindConflicts(object, attachedOutcomes, held, ctx.report);
     const attached = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
     if (outcomes.length > 0 && !budget.admit(object, unitsOf(httpRouteLoadCost(route.spec, attached.size)), httpRouteBudgetWords, ctx.report)) {
       statuses.push(tooLargeStatus(object, outcomes));
@@ -92,12 +110,13 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     if (outcomes.length === 0) continue;
     const partial = unsupported.length > 0 ? [condition('PartiallyInvalid', 'True', 'UnsupportedValue', unsupported.join('; '))] : [];
     statuses.push({
-      kind: 'HTTPRoute',
+      kind: routeKindOf(object),
       namespace: object.metadata.namespace,
       name: object.metadata.name,
       parents: outcomes.map((o): ParentStatus => ({ ...o.status, conditions: [...o.status.conditions, ...partial] })),
     });
     const hosts = attached;
+    if (object.kind === 'GRPCRoute' && [...hosts.values()].some((h) => h.http)) cleartextHttp2 = true;
     for (const target of targets) if ('backend' in target) backends.set(target.backend.upstream, target.backend);
     for (const target of targets) if ('mirror' in target && target.mirror) backends.set(target.mirror.backend.upstream, target.mirror.backend);
     for (const [host, attachment] of hosts) {
@@ -111,14 +130,19 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     contribution: { passthrough: [], tls, routes: claims, canaries: [] },
     backends: [...backends.values()],
     statuses,
+    cleartextHttp2,
   };
+}
+
+function routeKindOf(object: SourceObject): RouteStatus['kind'] {
+  return object.kind === 'GRPCRoute' ? 'GRPCRoute' : 'HTTPRoute';
 }
 
 /** A route past its budget is not served: every parent says so. */
 function tooLargeStatus(object: SourceObject, outcomes: readonly { readonly status: ParentStatus }[]): RouteStatus {
   const refused = condition('Accepted', 'False', 'UnsupportedValue', 'the route asks nginx to load more than one object, or its namespace, may (see the httproute-too-large or namespace-too-large diagnostic)');
   return {
-    kind: 'HTTPRoute',
+    kind: routeKindOf(object),
     namespace: object.metadata.namespace,
     name: object.metadata.name,
     parents: outcomes.map((o): ParentStatus => ({ ...o.status, conditions: o.status.conditions.map((c) => (c.type === 'Accepted' ? refused : c)) })),
@@ -161,9 +185,9 @@ function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, ba
   const redirect = requestRedirect(object, rule, index, ctx.report, unsupported);
   if (redirect) return redirect;
   const mirror = requestMirror(object, rule, index, ctx, unsupported);
-  if (mirror === 'fail') return { status: 500 };
+  if (mirror === 'fail') return { status: unavailableStatus(object) };
   const filters = ruleFiltersOf(object, { ...rule, filters: (rule.filters ?? []).filter((f) => f.type !== 'RequestMirror') }, index, ctx.report, unsupported);
-  if (!filters) return { status: 500 };
+  if (!filters) return { status: unavailableStatus(object) };
   const target = backendTarget(object, index, backends, ctx);
   return 'proxy' in target ? { ...withFilters(target, filters), ...(mirror && { mirror }) } : target;
 }
@@ -192,6 +216,11 @@ function requestMirror(object: SourceObject, rule: HttpRouteRule, index: number,
     unsupported.push(text);
     ctx.report.error('httproute-filter-unsupported', object, text, field);
   };
+  if (object.kind === 'GRPCRoute') {
+    // nginx's mirror subrequest speaks the proxy module's HTTP/1.1, which a gRPC backend does not take.
+    problem('RequestMirror is not supported on a GRPCRoute', at, 'requests are not mirrored');
+    return undefined;
+  }
   const spec = ((filters[found] as { requestMirror?: unknown }).requestMirror ?? {}) as { backendRef?: BackendRef; percent?: unknown; fraction?: unknown };
   if (filters.filter((f) => f.type === 'RequestMirror').length > 1) return problem('more than one RequestMirror is not supported', ['spec', 'rules', index, 'filters'], "the rule's requests are answered 500"), 'fail';
   if (spec.percent !== undefined || spec.fraction !== undefined) {
@@ -208,7 +237,7 @@ function requestMirror(object: SourceObject, rule: HttpRouteRule, index: number,
   const companion: Location = {
     modifier: '=',
     path: `${mirrorPrefix}${digestOf(JSON.stringify(endpoint))}`,
-    comment: `RequestMirror of HTTPRoute ${resourceName(object)} rule ${index}`,
+    comment: `RequestMirror of ${object.kind} ${resourceName(object)} rule ${index}`,
     plainHttp: { redirect: false, serve: true },
     mirrorEndpoint: endpoint,
   };
@@ -273,8 +302,8 @@ function withFilters(target: { readonly proxy: Proxy; readonly backend: Resolved
 function backendTarget(object: SourceObject, index: number, backends: RouteBackends, ctx: HttpRouteContext): RuleTarget {
   const usable = backends.resolved.filter((b) => b.weight > 0);
   const only = usable[0];
-  if (!only) return { status: 500 };
-  if (usable.length === 1 && backends.rejectedWeight === 0) return { proxy: proxyTo(only.backend), backend: only.backend };
+  if (!only) return { status: unavailableStatus(object) };
+  if (usable.length === 1 && backends.rejectedWeight === 0) return { proxy: proxyTo(only.backend, object.kind === 'GRPCRoute'), backend: only.backend };
   const byName = usable.filter((b) => b.backend.runtimeName !== undefined);
   for (const b of byName) {
     ctx.report.error(
@@ -294,14 +323,14 @@ function backendTarget(object: SourceObject, index: number, backends: RouteBacke
       ...(rejected > 0 ? [{ address: internalErrorServer(ctx.runDir), weight: rejected / divisor }] : []),
     ],
     serviceDnsName: only.backend.serviceDnsName,
-    description: `HTTPRoute ${resourceName(object)} rule ${index}: ${[
+    description: `${object.kind} ${resourceName(object)} rule ${index}: ${[
       ...members.map((m) => `${m.backend.description} (weight ${m.weight})`),
-      ...(rejected > 0 ? [`unresolved weight ${rejected} (500)`] : []),
+      ...(rejected > 0 ? [`unresolved weight ${rejected} (${object.kind === 'GRPCRoute' ? 'UNAVAILABLE' : '500'})`] : []),
     ].join(', ')}`,
     service: only.backend.service,
   };
-  if (members.length === 0) return { status: 500 };
-  return { proxy: proxyTo(weighted), backend: weighted };
+  if (members.length === 0) return { status: unavailableStatus(object) };
+  return { proxy: proxyTo(weighted, object.kind === 'GRPCRoute'), backend: weighted };
 }
 
 /** A proxying target over TLS when a BackendTLSPolicy applies (http-backend-tls.ts); 500 when it cannot be. */
@@ -315,7 +344,7 @@ function withBackendTls(object: SourceObject, target: RuleTarget, index: number,
     `rule ${index}: its backends speak TLS (BackendTLSPolicy ${tls.policy}) beside backends that cannot be used, whose share nginx answers from a plain server; the rule's requests are answered 500 until every backend can be used`,
     ['spec', 'rules', index, 'backendRefs'],
   );
-  return { status: 500 };
+  return { status: unavailableStatus(object) };
 }
 
 /** A proxying target with the rule's `timeouts` (http-timeouts.ts); the others have nothing to time. */
@@ -426,14 +455,16 @@ function gcd(a: number, b: number): number {
   return b === 0 ? a : gcd(b, a % b);
 }
 
-function proxyTo(backend: ResolvedBackend): Proxy {
+/** The proxy module for an HTTPRoute; the grpc module (HTTP/2 to the backend) for a GRPCRoute. */
+function proxyTo(backend: ResolvedBackend, grpc: boolean): Proxy {
   const resolve = backend.runtimeName;
+  const scheme = grpc ? 'grpc' : 'http';
   return {
     upstream: backend.upstream,
-    grpc: false,
-    module: 'proxy',
-    scheme: 'http',
-    pass: resolve !== undefined ? 'http://$i2n_backend' : `http://${backend.upstream}`,
+    grpc,
+    module: grpc ? 'grpc' : 'proxy',
+    scheme,
+    pass: resolve !== undefined ? `${scheme}://$i2n_backend` : `${scheme}://${backend.upstream}`,
     ...(resolve !== undefined && { resolve }),
     service: backend.service,
     host: '$i2n_best_host',
@@ -465,7 +496,7 @@ function ruleClaims(
   paths.forEach((rulePaths, ruleIndex) => {
     const target = targets[ruleIndex] as RuleTarget;
     for (const path of rulePaths) {
-      const comment = `HTTPRoute ${resourceName(object)} rule ${ruleIndex} ${path.type} ${path.value}`;
+      const comment = `${object.kind} ${resourceName(object)} rule ${ruleIndex} ${path.type} ${path.value}`;
       // A RegularExpression path stands on `/` and tests the URI as a condition (request-dispatch.ts).
       const pathType = path.type === 'Exact' ? 'Exact' : path.type === 'RegularExpression' ? 'ImplementationSpecific' : 'Prefix';
       const locations = path.type === 'RegularExpression' ? [{ modifier: '' as const, path: '/', exact: false }] : locationsFor(pathType, path.value);
@@ -504,7 +535,7 @@ function rulePaths(object: SourceObject, rule: HttpRouteRule, ruleIndex: number,
     const problem = (code: string, message: string, at: FieldPath) => {
       const text = `rule ${ruleIndex} match ${matchIndex}: ${message}; this match is not served`;
       unsupported.push(text);
-      report.error(code, object, text, at);
+      report.error(code, object, text, object.kind === 'GRPCRoute' ? grpcField(at) : at);
     };
     const type = match.path?.type ?? 'PathPrefix';
     const value = match.path?.value ?? '/';
