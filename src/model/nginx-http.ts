@@ -36,8 +36,9 @@ export interface HttpConfig {
   /** `http2 on;` in the TLS servers (nginx >= 1.25.1) instead of the older `listen … http2`. */
   readonly http2Directive: boolean;
   /**
-   * `http2 on;` in the plain default server (nginx >= 1.25.1 tells HTTP/2 with prior knowledge from
-   * HTTP/1.x by its preface, per port): a GRPCRoute is served through an HTTP listener.
+   * `http2 on;` in the plain HTTP servers (nginx >= 1.25.1 tells HTTP/2 with prior knowledge from
+   * HTTP/1.x by its preface; the default server decides for the port, the named one answers 421 without
+   * it): a GRPCRoute is served through an HTTP listener.
    */
   readonly cleartextHttp2: boolean;
   readonly serverNamesHashBucketSize: number;
