@@ -516,6 +516,8 @@ export interface MirrorEndpoint extends ProxiedTarget {
    * the body either: a `Content-Length` with no body would leave the target waiting, and nginx with it.
    */
   readonly requestBody: boolean;
+  /** A GRPCRoute's mirror: the copy goes by `grpc_pass` (HTTP/2), `pass` a `grpc://` upstream. */
+  readonly grpc?: boolean;
 }
 
 export interface AuthEndpoint extends ProxiedTarget {

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { CliRun } from '../support/cli.js';
-import { grpcCall, grpcStatus, startGrpcBackend, type GrpcCall } from '../support/grpc.js';
+import { grpcCall, grpcStatus, startGrpcBackend, type GrpcCall, type GrpcPeer } from '../support/grpc.js';
 import { requireNginx } from '../support/nginx.js';
+import { eventually } from '../support/sidecar.js';
 import { echoBackendOf, httpGet, startHttpBackend, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority } from '../support/pki.js';
 import { cleanUp, configMapManifest, createTarget, documents, renderInto, serviceManifest, settle, startPeer, startTarget, temporaryDir, type Target } from './harness.js';
@@ -23,7 +24,7 @@ const gatewayApi = 'gateway.networking.k8s.io/v1';
 let target: Target;
 let rendered: CliRun;
 let ca: CertificateAuthority;
-let backends: Record<'v1' | 'v2' | 'v3' | 'secure', Peer>;
+let backends: Record<'v1' | 'v2' | 'v3' | 'secure' | 'mirror', GrpcPeer>;
 let web: Peer;
 
 /** nginx takes cleartext HTTP/2 beside HTTP/1.x on one port from 1.25.1. */
@@ -44,7 +45,7 @@ beforeAll(async () => {
   ca = await createCa(dir, 'GRPCRoute CA');
   const listenerCert = await issueCertificate(ca, {
     commonName: 'grpc.example.test',
-    sans: ['*.grpc.example.test', 'bar.com', 'foo.bar.com', '*.bar.com', '*.foo.com', 'multiple.prefixes.bar.com', 'multiple.prefixes.foo.com', 'foo.com'],
+    sans: ['*.grpc.example.test', '*.inter.grpc.example.test', '*.wild.grpc.example.test', '*.x.wild.grpc.example.test', 'multi.second.example.test', 'bar.com', 'foo.bar.com', '*.bar.com', '*.foo.com', 'multiple.prefixes.bar.com', 'multiple.prefixes.foo.com', 'foo.com'],
   });
   const backendCert = await issueCertificate(ca, { commonName: 'backend.example.test', sans: ['backend.example.test'] });
   backends = await settle({
@@ -52,11 +53,12 @@ beforeAll(async () => {
     v2: startPeer(startGrpcBackend('v2', '127.0.0.1')),
     v3: startPeer(startGrpcBackend('v3', '127.0.0.1')),
     secure: startPeer(startGrpcBackend('secure', '127.0.0.1', { cert: backendCert.certPem, key: backendCert.keyPem })),
+    mirror: startPeer(startGrpcBackend('mirror', '127.0.0.1')),
   });
   web = await startPeer(startHttpBackend('web'));
   target = await createTarget();
   // serviceManifest: the Service's port is the backend's own, on 127.0.0.1.
-  const to = (name: 'v1' | 'v2' | 'v3' | 'secure' | 'absent', more: Record<string, unknown> = {}) => ({ name, port: name === 'absent' ? 50051 : backends[name].port, ...more });
+  const to = (name: 'v1' | 'v2' | 'v3' | 'secure' | 'mirror' | 'absent', more: Record<string, unknown> = {}) => ({ name, port: name === 'absent' ? 50051 : backends[name].port, ...more });
   const https = (name: string, hostname: string) => ({
     name,
     port: target.httpsPort,
@@ -69,7 +71,7 @@ beforeAll(async () => {
     configMapManifest('ingress-nginx', 'controller', { 'worker-processes': '1' }),
     stringify({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: 'ingress2nginx' }, spec: { controllerName: 'ingress2nginx.dev/controller' } }),
     tlsSecretManifest({ name: 'listener-cert', namespace: 'infra', certificate: listenerCert }),
-    ...(['v1', 'v2', 'v3', 'secure'] as const).map((name) => serviceManifest('infra', name, backends[name])),
+    ...(['v1', 'v2', 'v3', 'secure', 'mirror'] as const).map((name) => serviceManifest('infra', name, backends[name])),
     serviceManifest('infra', 'web', web),
     stringify({
       apiVersion: gatewayApi,
@@ -90,11 +92,12 @@ beforeAll(async () => {
     }),
 
     // GRPCExactMethodMatching: service and method exactly; another method of the service is not matched.
+    // GRPCRouteNamedRule: a rule may have a name.
     grpcRoute('exact-method', {
       parentRefs: [parent('https')],
       hostnames: ['exact.grpc.example.test'],
       rules: [
-        { matches: [method('echo.v1.Echo', 'Ping')], backendRefs: [to('v1')] },
+        { name: 'ping', matches: [method('echo.v1.Echo', 'Ping')], backendRefs: [to('v1')] },
         { matches: [method('echo.v1.Echo', 'Other')], backendRefs: [to('v2')] },
       ],
     }),
@@ -128,6 +131,26 @@ beforeAll(async () => {
       ],
     }),
 
+    // GRPCRouteMultipleRoutesAttachmentSameHostnameIntersection: the route's own host name decides over
+    // the intersection, and over age: an exact name over a wildcard, a longer wildcard over a shorter.
+    grpcRoute('wildcard-older', { parentRefs: [parent('https')], hostnames: ['*.inter.grpc.example.test'], rules: [{ backendRefs: [to('v1')] }] }, '2025-01-01T00:00:00Z'),
+    grpcRoute('exact-newer', { parentRefs: [parent('https')], hostnames: ['abc.inter.grpc.example.test'], rules: [{ backendRefs: [to('v2')] }] }, '2025-06-01T00:00:00Z'),
+    grpcRoute('short-wildcard-older', { parentRefs: [parent('https')], hostnames: ['*.wild.grpc.example.test'], rules: [{ backendRefs: [to('v1')] }] }, '2025-01-01T00:00:00Z'),
+    grpcRoute('long-wildcard-newer', { parentRefs: [parent('https')], hostnames: ['*.x.wild.grpc.example.test'], rules: [{ backendRefs: [to('v2')] }] }, '2025-06-01T00:00:00Z'),
+
+    // GRPCRouteMultipleGateways: one route on the listeners of two Gateways.
+    stringify({
+      apiVersion: gatewayApi,
+      kind: 'Gateway',
+      metadata: { name: 'second', namespace: 'infra' },
+      spec: { gatewayClassName: 'ingress2nginx', listeners: [https('https', '*.second.example.test')] },
+    }),
+    grpcRoute('two-gateways', {
+      parentRefs: [parent('https'), { name: 'second' }],
+      hostnames: ['multi.grpc.example.test', 'multi.second.example.test'],
+      rules: [{ backendRefs: [to('v3')] }],
+    }),
+
     // GRPCRouteWeight; GRPCRouteRequestHeaderModifier and response headers; BackendNotFound.
     grpcRoute('weights', { parentRefs: [parent('https')], hostnames: ['weights.grpc.example.test'], rules: [{ backendRefs: [to('v1', { weight: 3 }), to('v2', { weight: 1 })] }] }),
     grpcRoute('modifiers', {
@@ -142,6 +165,14 @@ beforeAll(async () => {
           backendRefs: [to('v1')],
         },
       ],
+    }),
+    // GRPCRouteAllBackendsWeightZero
+    grpcRoute('weight-zero', { parentRefs: [parent('https')], hostnames: ['zero.grpc.example.test'], rules: [{ backendRefs: [to('v1', { weight: 0 }), to('v2', { weight: 0 })] }] }),
+    // GRPCRouteRequestMirror (extended): every call is copied to the mirror, whose answer is dropped.
+    grpcRoute('mirrored', {
+      parentRefs: [parent('https')],
+      hostnames: ['mirror.grpc.example.test'],
+      rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: to('mirror') } }], backendRefs: [to('v1')] }],
     }),
     grpcRoute('missing-backend', { parentRefs: [parent('https')], hostnames: ['missing.grpc.example.test'], rules: [{ backendRefs: [to('absent')] }] }),
 
@@ -238,6 +269,20 @@ describe('GRPCRoute over TLS (HTTP/2 by ALPN)', () => {
     expect(await overTls(host, '/echo.v1.Echo/Other')).toBe('status UNIMPLEMENTED');
   });
 
+  it('GRPCRouteMultipleRoutesAttachmentSameHostnameIntersection: the more specific route host name wins, whatever the age', async () => {
+    expect(await overTls('abc.inter.grpc.example.test', '/echo.v1.Echo/Ping')).toBe('v2');
+    expect(await overTls('other.inter.grpc.example.test', '/echo.v1.Echo/Ping')).toBe('v1');
+    expect(await overTls('abc.x.wild.grpc.example.test', '/echo.v1.Echo/Ping')).toBe('v2');
+    expect(await overTls('abc.wild.grpc.example.test', '/echo.v1.Echo/Ping')).toBe('v1');
+  });
+
+  it('GRPCRouteMultipleGateways: one route is served through the listeners of two Gateways', async () => {
+    expect(await overTls('multi.grpc.example.test', '/echo.v1.Echo/Ping')).toBe('v3');
+    expect(await overTls('multi.second.example.test', '/echo.v1.Echo/Ping')).toBe('v3');
+    const parents = (JSON.parse(rendered.stdout) as JsonReport).status['GRPCRoute/infra/two-gateways']?.parents ?? [];
+    expect(parents.map((p) => p.conditions.find((c) => c.type === 'Accepted')?.status)).toEqual(['True', 'True']);
+  });
+
   it('GRPCRouteWeight: splits calls by weight', async () => {
     const seen: string[] = [];
     for (let i = 0; i < 8; i++) seen.push(await overTls('weights.grpc.example.test', '/echo.v1.Echo/Ping'));
@@ -260,6 +305,19 @@ describe('GRPCRoute over TLS (HTTP/2 by ALPN)', () => {
     expect(result.headers['x-answered-by']).toBe('nginx');
   });
 
+  it('GRPCRouteAllBackendsWeightZero: answers UNAVAILABLE when every backend has weight 0', async () => {
+    expect(await overTls('zero.grpc.example.test', '/echo.v1.Echo/Ping')).toBe('status UNAVAILABLE');
+  });
+
+  it('GRPCRouteRequestMirror: copies each call, path and metadata, to the mirror and answers from the backend', async () => {
+    const before = backends.mirror.calls.length;
+    expect(await overTls('mirror.grpc.example.test', '/echo.v1.Echo/Other', { 'x-trace': 'mirrored' })).toBe('v1');
+    // nginx sends the copy beside the call: it may arrive after the answer.
+    const copies = await eventually(() => backends.mirror.calls.slice(before), (calls) => calls.length > 0);
+    expect(copies).toHaveLength(1);
+    expect(copies[0]).toMatchObject({ path: '/echo.v1.Echo/Other', metadata: { 'x-trace': 'mirrored' } });
+  });
+
   it('answers calls for a backend that is not there with UNAVAILABLE, and says BackendNotFound', async () => {
     expect(await overTls('missing.grpc.example.test', '/echo.v1.Echo/Ping')).toBe('status UNAVAILABLE');
     expect(routeConditions('GRPCRoute', 'missing-backend')).toMatchObject({ Accepted: 'True/Accepted', ResolvedRefs: 'False/BackendNotFound' });
@@ -278,7 +336,7 @@ describe('GRPCRoute over TLS (HTTP/2 by ALPN)', () => {
   it('lists GRPCRoute among the kinds of HTTP and HTTPS listeners, and counts the routes attached', () => {
     const listeners = (JSON.parse(rendered.stdout) as JsonReport).status['Gateway/infra/grpc']?.listeners ?? [];
     const byName = Object.fromEntries(listeners.map((l) => [l.name, { attachedRoutes: l.attachedRoutes, kinds: l.supportedKinds.map((k) => k.kind) }]));
-    expect(byName['https']).toEqual({ attachedRoutes: 8, kinds: ['HTTPRoute', 'GRPCRoute'] });
+    expect(byName['https']).toEqual({ attachedRoutes: 15, kinds: ['HTTPRoute', 'GRPCRoute'] });
     expect(byName['listener-3']).toEqual({ attachedRoutes: 1, kinds: ['HTTPRoute', 'GRPCRoute'] });
     expect(byName['http']?.kinds).toEqual(['HTTPRoute', 'GRPCRoute']);
   });

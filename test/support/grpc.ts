@@ -37,13 +37,20 @@ function definition(): grpc.ServiceDefinition {
   );
 }
 
+export interface GrpcPeer extends Peer {
+  /** Every call the backend answered, in order. */
+  readonly calls: readonly GrpcEcho[];
+}
+
 /** A gRPC backend on `host`, plaintext HTTP/2, or TLS with `tls`'s key pair. */
-export async function startGrpcBackend(name: string, host: string, tls?: { readonly cert: string; readonly key: string }): Promise<Peer> {
+export async function startGrpcBackend(name: string, host: string, tls?: { readonly cert: string; readonly key: string }): Promise<GrpcPeer> {
   const server = new grpc.Server();
+  const calls: GrpcEcho[] = [];
   const handler: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
     const metadata: Record<string, string> = {};
     for (const [key, value] of Object.entries(call.metadata.getMap())) metadata[key] = String(value);
     const answer: GrpcEcho = { backend: name, path: call.getPath(), metadata };
+    calls.push(answer);
     callback(null, Buffer.from(JSON.stringify(answer)));
   };
   server.addService(definition(), Object.fromEntries(grpcMethods.map((path) => [path, handler])));
@@ -53,6 +60,7 @@ export async function startGrpcBackend(name: string, host: string, tls?: { reado
   const port = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:0`, credentials, (error, bound) => (error ? reject(error) : resolve(bound))));
   return {
     port,
+    calls,
     close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())).then(() => server.forceShutdown()),
   };
 }

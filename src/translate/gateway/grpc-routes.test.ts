@@ -60,6 +60,20 @@ describe('a gRPC method match as the HTTP/2 path /<service>/<method>', () => {
   });
 });
 
+describe('GRPCRoute RequestMirror', () => {
+  it('copies each call over HTTP/2 to the call\'s own path, with the mirror\'s answer dropped', () => {
+    const mirror = service('apps', 'mirror', '10.0.0.9', [{ port: 50051 }]);
+    const route = grpcRoute('mirrored', {
+      hostnames: ['mirror.example.com'],
+      rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'mirror', port: 50051 } } }], ...toEcho }],
+    });
+    const { conf, diagnostics } = render([edge, echo, mirror, route]);
+    expect(diagnostics).toEqual([]);
+    expect(conf).toMatch(/mirror (\/\.ingress2nginx\/route-mirror\/\w+);\n\s+mirror_request_body on;\n\s+grpc_pass grpc:\/\/\w\w_apps_echo_50051;/);
+    expect(conf).toMatch(/location = \/\.ingress2nginx\/route-mirror\/\w+ \{\n\s+internal;\n(\s+#[^\n]*\n)?\s+rewrite \^ \$request_uri break;\n\s+grpc_set_header Host \$host;\n\s+grpc_pass grpc:\/\/\w\w_apps_mirror_50051;/);
+  });
+});
+
 describe('GRPCRoute validation (the CRD rules, for manifests that have not been through an API server)', () => {
   it.each([
     ['a method match with neither service nor method', { method: {} }],

@@ -216,11 +216,6 @@ function requestMirror(object: SourceObject, rule: HttpRouteRule, index: number,
     unsupported.push(text);
     ctx.report.error('httproute-filter-unsupported', object, text, field);
   };
-  if (object.kind === 'GRPCRoute') {
-    // nginx's mirror subrequest speaks the proxy module's HTTP/1.1, which a gRPC backend does not take.
-    problem('RequestMirror is not supported on a GRPCRoute', at, 'requests are not mirrored');
-    return undefined;
-  }
   const spec = ((filters[found] as { requestMirror?: unknown }).requestMirror ?? {}) as { backendRef?: BackendRef; percent?: unknown; fraction?: unknown };
   if (filters.filter((f) => f.type === 'RequestMirror').length > 1) return problem('more than one RequestMirror is not supported', ['spec', 'rules', index, 'filters'], "the rule's requests are answered 500"), 'fail';
   if (spec.percent !== undefined || spec.fraction !== undefined) {
@@ -233,7 +228,11 @@ function requestMirror(object: SourceObject, rule: HttpRouteRule, index: number,
     problem(`RequestMirror to ${resolved.backend.description}, reached by DNS name, is not supported`, [...at, 'backendRef'], 'requests are not mirrored');
     return undefined;
   }
-  const endpoint: MirrorEndpoint = { pass: `http://${resolved.backend.upstream}$request_uri`, host: '$host', upstream: resolved.backend.upstream, requestBody: true };
+  // A gRPC copy goes over HTTP/2 by grpc_pass, which sends the request's own URI.
+  const endpoint: MirrorEndpoint =
+    object.kind === 'GRPCRoute'
+      ? { pass: `grpc://${resolved.backend.upstream}`, host: '$host', upstream: resolved.backend.upstream, requestBody: true, grpc: true }
+      : { pass: `http://${resolved.backend.upstream}$request_uri`, host: '$host', upstream: resolved.backend.upstream, requestBody: true };
   const companion: Location = {
     modifier: '=',
     path: `${mirrorPrefix}${digestOf(JSON.stringify(endpoint))}`,
