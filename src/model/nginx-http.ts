@@ -59,6 +59,8 @@ export interface HttpConfig {
   readonly listenerPorts?: { readonly variable: string; readonly http: string; readonly https: string };
   /** Unix socket of a server that answers 500, when an upstream weighs the unusable share of an HTTPRoute's backends onto it. */
   readonly errorSocket?: string;
+  /** The same for a GRPCRoute's backends: a server that answers 503 over HTTP/2 (gRPC's UNAVAILABLE). */
+  readonly grpcErrorSocket?: string;
   /** `https://$host…` prefix of 308 redirects (carries the port when it is not 443). */
   readonly redirectBase: string;
   /** `https://$host:<port>`, for redirects that name the port even when it is 443 (`use-port-in-redirects`). */

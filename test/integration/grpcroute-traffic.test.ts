@@ -174,6 +174,7 @@ beforeAll(async () => {
       hostnames: ['mirror.grpc.example.test'],
       rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: to('mirror') } }], backendRefs: [to('v1')] }],
     }),
+    grpcRoute('half-missing', { parentRefs: [parent('https')], hostnames: ['half.grpc.example.test'], rules: [{ backendRefs: [to('v1'), to('absent')] }] }),
     grpcRoute('missing-backend', { parentRefs: [parent('https')], hostnames: ['missing.grpc.example.test'], rules: [{ backendRefs: [to('absent')] }] }),
 
     // BackendTLSPolicy on a GRPCRoute backend: grpcs://, verified against the CA and the policy's host name.
@@ -321,6 +322,10 @@ describe('GRPCRoute over TLS (HTTP/2 by ALPN)', () => {
   it('answers calls for a backend that is not there with UNAVAILABLE, and says BackendNotFound', async () => {
     expect(await overTls('missing.grpc.example.test', '/echo.v1.Echo/Ping')).toBe('status UNAVAILABLE');
     expect(routeConditions('GRPCRoute', 'missing-backend')).toMatchObject({ Accepted: 'True/Accepted', ResolvedRefs: 'False/BackendNotFound' });
+    // Beside a usable backend, the missing one's share of the calls fails the same way.
+    const seen: string[] = [];
+    for (let i = 0; i < 4; i++) seen.push(await overTls('half.grpc.example.test', '/echo.v1.Echo/Ping'));
+    expect(seen.sort()).toEqual(['status UNAVAILABLE', 'status UNAVAILABLE', 'v1', 'v1']);
   });
 
   it('speaks TLS to a backend a BackendTLSPolicy names, verified (grpcs://)', async () => {
@@ -336,7 +341,7 @@ describe('GRPCRoute over TLS (HTTP/2 by ALPN)', () => {
   it('lists GRPCRoute among the kinds of HTTP and HTTPS listeners, and counts the routes attached', () => {
     const listeners = (JSON.parse(rendered.stdout) as JsonReport).status['Gateway/infra/grpc']?.listeners ?? [];
     const byName = Object.fromEntries(listeners.map((l) => [l.name, { attachedRoutes: l.attachedRoutes, kinds: l.supportedKinds.map((k) => k.kind) }]));
-    expect(byName['https']).toEqual({ attachedRoutes: 15, kinds: ['HTTPRoute', 'GRPCRoute'] });
+    expect(byName['https']).toEqual({ attachedRoutes: 16, kinds: ['HTTPRoute', 'GRPCRoute'] });
     expect(byName['listener-3']).toEqual({ attachedRoutes: 1, kinds: ['HTTPRoute', 'GRPCRoute'] });
     expect(byName['http']?.kinds).toEqual(['HTTPRoute', 'GRPCRoute']);
   });

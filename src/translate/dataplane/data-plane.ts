@@ -23,7 +23,7 @@ import {
   type VirtualHost,
 } from '../../model/nginx.js';
 import { withFields } from '../../model/objects.js';
-import { internalErrorServer, type ResolvedBackend } from '../backends.js';
+import { internalErrorServer, internalGrpcErrorServer, type ResolvedBackend } from '../backends.js';
 import { authKeepaliveShares } from './auth-keepalive.js';
 import { directiveSlices, httpDirectiveSlices } from '../ingress/annotations/directive-slices.js';
 import { hstsHeaderValue, type ControllerSettings } from '../ingress/configmap.js';
@@ -382,11 +382,12 @@ function trimmedRequestUri(trimmed: boolean): Pick<NginxConfig['http'], 'trimmed
   return trimmed ? { trimmedRequestUri: { variable: 'i2n_redirect_uri' } } : {};
 }
 
-/** The upstream blocks, and the 500 server when one of them weighs a share onto it. */
-function upstreamsWithErrorServer(upstreams: HttpUpstream[], runDir: string): Pick<NginxConfig['http'], 'upstreams' | 'errorSocket'> {
-  const address = internalErrorServer(runDir);
-  const used = upstreams.some((u) => u.servers.some((s) => s.address === address));
-  return { upstreams, ...(used && { errorSocket: address.slice('unix:'.length) }) };
+/** The upstream blocks, and the 500 server (503 over HTTP/2 for gRPC) when one of them weighs a share onto it. */
+function upstreamsWithErrorServer(upstreams: HttpUpstream[], runDir: string): Pick<NginxConfig['http'], 'upstreams' | 'errorSocket' | 'grpcErrorSocket'> {
+  const socketIfUsed = (address: string) => (upstreams.some((u) => u.servers.some((s) => s.address === address)) ? address.slice('unix:'.length) : undefined);
+  const errorSocket = socketIfUsed(internalErrorServer(runDir));
+  const grpcErrorSocket = socketIfUsed(internalGrpcErrorServer(runDir));
+  return { upstreams, ...(errorSocket !== undefined && { errorSocket }), ...(grpcErrorSocket !== undefined && { grpcErrorSocket }) };
 }
 
 /** Up to this many upstream blocks, each keeps `upstream-keepalive-connections` idle connections. */

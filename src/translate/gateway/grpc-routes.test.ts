@@ -74,6 +74,18 @@ describe('GRPCRoute RequestMirror', () => {
   });
 });
 
+describe('GRPCRoute backends that cannot be used', () => {
+  it('weighs their share onto a server that answers 503 over HTTP/2, as the grpc module speaks', () => {
+    const route = grpcRoute('half', { hostnames: ['half.example.com'], rules: [{ backendRefs: [{ name: 'echo', port: 50051 }, { name: 'absent', port: 50051 }] }] });
+    // (nginx 1.22, through HTTPS listeners, writes `listen unix:… http2` instead: the traffic tests run it.)
+    const { conf } = render([edge, echo, route]);
+    const socket = /listen unix:(\S+grpc-503\.sock);\n\s+http2 on;\n\s+return 503;/.exec(conf)?.[1];
+    expect(socket).toBeDefined();
+    expect(conf).toContain(`server unix:${socket} weight=1;`);
+    expect(conf).not.toContain('http-500.sock');
+  });
+});
+
 describe('GRPCRoute validation (the CRD rules, for manifests that have not been through an API server)', () => {
   it.each([
     ['a method match with neither service nor method', { method: {} }],

@@ -3,7 +3,7 @@ import type { Location, LocationBehaviour, MapBlock, MirrorEndpoint, NginxConfig
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../checks/allowlist.js';
-import { internalErrorServer, type ResolvedBackend } from '../backends.js';
+import { internalErrorServer, internalGrpcErrorServer, type ResolvedBackend } from '../backends.js';
 import type { IngressContribution, RequestMatch, RouteClaim, TlsClaim } from '../settle/claims.js';
 import { locationsFor } from '../settle/paths.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
@@ -319,7 +319,7 @@ function backendTarget(object: SourceObject, index: number, backends: RouteBacke
     upstream: upstreamName(`${object.metadata.namespace}_${object.metadata.name}_rule${index}_weighted`),
     servers: [
       ...members.flatMap((m) => m.backend.servers.map((server) => ({ address: server.address, weight: m.weight / divisor }))),
-      ...(rejected > 0 ? [{ address: internalErrorServer(ctx.runDir), weight: rejected / divisor }] : []),
+      ...(rejected > 0 ? [{ address: object.kind === 'GRPCRoute' ? internalGrpcErrorServer(ctx.runDir) : internalErrorServer(ctx.runDir), weight: rejected / divisor }] : []),
     ],
     serviceDnsName: only.backend.serviceDnsName,
     description: `${object.kind} ${resourceName(object)} rule ${index}: ${[
