@@ -124,7 +124,7 @@ const help: Readonly<Record<string, string>> = {
   'protocol-conflict': 'Listeners on one port disagree on the protocol; they are not programmed.',
   'hostname-conflict': 'Listeners on one port share a hostname; they are not programmed.',
   'invalid-certificate-ref': 'A listener certificateRef is not a usable kubernetes.io/tls Secret; the listener is not programmed.',
-  'invalid-route-kinds': 'allowedRoutes.kinds names a kind the listener protocol does not carry (TLSRoute on TLS, HTTPRoute on HTTP and HTTPS).',
+  'invalid-route-kinds': 'allowedRoutes.kinds names a kind the listener protocol does not carry (TLSRoute on TLS, HTTPRoute and GRPCRoute on HTTP and HTTPS).',
   'ref-not-permitted': 'A reference to another namespace is not allowed by a ReferenceGrant.',
   'allowed-routes-selector-invalid': 'allowedRoutes.namespaces.selector is not a valid label selector; no namespace matches.',
   'certificate-ignored': 'A Passthrough listener has certificateRefs; they are not used.',

@@ -5,6 +5,7 @@ import type { SourceObject } from '../../sources/snapshot.js';
 import { conditions, gateway, listenerStatus, object, runPlan, service, v1, type Meta } from '../../../test/support/gateway.js';
 import { testTranslateOptions } from '../../../test/support/options.js';
 import { methodPath } from './grpc-routes.js';
+import { pathConflictCondition } from './http-routes.js';
 
 /** GRPCRoute: read, validated, matched as HTTP/2 paths, attached, and settled against HTTPRoutes. */
 
@@ -171,6 +172,23 @@ describe('GRPCRoute status', () => {
     // Every plain server takes HTTP/2 with prior knowledge: the default one decides per port, the named one would answer 421.
     expect(current.conf).toMatch(/listen 80 default_server;\n\s+server_name _;\n(\s+#[^\n]*\n)?\s+http2 on;/);
     expect(current.conf).toMatch(/server_name plain\.example\.com;\n(\s+#[^\n]*\n)?\s+http2 on;/);
+  });
+});
+
+describe('a GRPCRoute and an older Ingress on one host and path', () => {
+  it('leaves the path to the Ingress, and the route\'s parents say where it went', () => {
+    const ingress = object(
+      'networking.k8s.io/v1',
+      'Ingress',
+      'apps',
+      'shop',
+      { spec: { ingressClassName: 'nginx', rules: [{ host: 'shop.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'echo', port: { number: 50051 } } } }] } }] } },
+      { creationTimestamp: '2020-01-01T00:00:00Z' },
+    );
+    const route = grpcRoute('shop', { hostnames: ['shop.example.com'], rules: [toEcho] }, { creationTimestamp: '2024-01-01T00:00:00Z' });
+    const { conf, statuses } = render([edge, echo, ingress, route]);
+    expect(conf).not.toContain('grpc_pass');
+    expect(parentOf(statuses, 'GRPCRoute', 'shop')).toMatchObject({ Accepted: 'True/Accepted', [pathConflictCondition]: 'True/PathConflict' });
   });
 });
 

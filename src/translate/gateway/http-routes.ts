@@ -554,22 +554,25 @@ function rulePaths(object: SourceObject, rule: HttpRouteRule, ruleIndex: number,
 /** Condition type for an HTTPRoute path that another resource serves; the Gateway API defines none for it. */
 export const pathConflictCondition = 'ingress2nginx.dev/PathConflict';
 
+/** The route kinds whose rules become path claims: their statuses tell of lost paths. */
+const pathRouteKinds: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute']);
+
 /**
- * Route statuses with a condition on every accepted parent of an HTTPRoute that lost a host and path to
+ * Route statuses with a condition on every accepted parent of an HTTPRoute (or GRPCRoute) that lost a host and path to
  * another resource (an Ingress or an older HTTPRoute), read from the served locations' provenance: the
  * Gateway API keeps such a route Accepted, so the status says where its path went.
  */
 export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pick<NginxConfig['http'], 'defaultServer' | 'virtualHosts'>): ResourceStatus[] {
   // Only an HTTPRoute's status tells of its lost paths: without one, no location needs a look.
-  if (!statuses.some((status) => status.kind === 'HTTPRoute')) return [...statuses];
+  if (!statuses.some((status) => pathRouteKinds.has(status.kind))) return [...statuses];
   const lost = new Map<string, string[]>();
   const add = (serverName: string, locations: readonly Location[]) => {
     for (const location of locations) {
       const claim = location.origin?.claim;
       if (!claim || !location.origin) continue;
       for (const loser of claim.losers) {
-        if (loser.resource.kind !== 'HTTPRoute') continue;
-        const id = `${loser.resource.namespace ?? ''}/${loser.resource.name}`;
+        if (!pathRouteKinds.has(loser.resource.kind)) continue;
+        const id = `${loser.resource.kind}/${loser.resource.namespace ?? ''}/${loser.resource.name}`;
         const winner = `${claim.claimant.resource.kind} ${claim.claimant.resource.namespace ?? ''}/${claim.claimant.resource.name}`;
         const where = `${serverName === '' ? 'requests without a known host' : `host ${serverName}`} path ${location.origin.path}`;
         lost.set(id, [...new Set([...(lost.get(id) ?? []), `${where} is served by ${winner}`])]);
@@ -580,8 +583,8 @@ export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pic
   for (const host of http.virtualHosts) add(host.serverName, host.locations);
   if (lost.size === 0) return [...statuses];
   return statuses.map((status) => {
-    const conflicts = status.kind === 'HTTPRoute' ? lost.get(`${status.namespace}/${status.name}`) : undefined;
-    if (status.kind !== 'HTTPRoute' || !conflicts) return status;
+    const conflicts = lost.get(`${status.kind}/${status.namespace}/${status.name}`);
+    if ((status.kind !== 'HTTPRoute' && status.kind !== 'GRPCRoute') || !conflicts) return status;
     const conflicted = condition(pathConflictCondition, 'True', 'PathConflict', `${conflicts.sort().join('; ')} (older, or first by namespace/name)`);
     return {
       ...status,
