@@ -14,6 +14,7 @@ const passGenerationTests = [
   'test/integration/httproute-traffic.test.ts',
   'test/integration/httproute-scenarios.test.ts',
   'test/integration/httproute-matches.test.ts',
+  'test/integration/grpcroute-traffic.test.ts',
   'test/integration/isolation-traffic.test.ts',
   'test/integration/isolation-round-three.test.ts',
   'test/integration/many-hosts.test.ts',

@@ -4,7 +4,10 @@
 // with the test's own, and compares the statuses of `render --format json` with what the test's source
 // expects. Nothing of the checkout is copied; it is read where the user keeps it.
 //
-//   npm run build && node scripts/conformance-offline.mjs PATH-TO-GATEWAY-API-CHECKOUT [--all] [--json]
+//   npm run build && node scripts/conformance-offline.mjs PATH-TO-GATEWAY-API-CHECKOUT [--all] [--json] [--nginx-version=V]
+//
+// `--nginx-version` renders for that nginx (default: render's); GRPCRoutes on the suite's HTTP listeners
+// need 1.25.1 or later (cleartext HTTP/2 beside HTTP/1.x).
 //
 // What a test expects is read from its Go source, as far as that is plain: the features it needs, the
 // conditions it asks for (`metav1.Condition{Type, Status, Reason}`), and whether it waits for its
@@ -20,8 +23,8 @@
 // Traffic is not sent (the suite's backends are Deployments); the traffic tests of the project do that.
 // Secrets the suite creates at run time are not in the manifests: render takes them for Secrets the
 // cluster provides (a stand-in certificate), so listeners that name them are programmed.
-// Tests that need a feature outside the GATEWAY-HTTP and GATEWAY-TLS profiles' Gateway, HTTPRoute,
-// TLSRoute, ReferenceGrant and BackendTLSPolicy are listed as n/a (with --all: rendered all the same).
+// Tests that need a feature outside the GATEWAY-HTTP, GATEWAY-TLS and GATEWAY-GRPC profiles' Gateway,
+// HTTPRoute, TLSRoute, GRPCRoute, ReferenceGrant and BackendTLSPolicy are listed as n/a (with --all: rendered all the same).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,11 +34,12 @@ import { fileURLToPath } from 'node:url';
 const args = process.argv.slice(2);
 const checkout = args.find((a) => !a.startsWith('--'));
 if (!checkout) {
-  process.stderr.write('usage: node scripts/conformance-offline.mjs PATH-TO-GATEWAY-API-CHECKOUT [--all] [--json]\n');
+  process.stderr.write('usage: node scripts/conformance-offline.mjs PATH-TO-GATEWAY-API-CHECKOUT [--all] [--json] [--nginx-version=V]\n');
   process.exit(2);
 }
 const renderAll = args.includes('--all');
 const asJson = args.includes('--json');
+const nginxVersion = args.find((a) => a.startsWith('--nginx-version='))?.slice('--nginx-version='.length);
 const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'ingress2nginx');
 const gatewayClass = 'ingress2nginx';
 
@@ -56,9 +60,12 @@ const builtFeatures = new Set([
   'HTTPRouteRequestTimeout',
   'HTTPRouteBackendTimeout',
   'HTTPRouteParentRefPort',
+  'GRPCRoute',
+  'GRPCRouteNamedRouteRule',
+  'GRPCRouteRequestHeaderModifier',
 ]);
 /** Families of tests listed at all (the others are other route kinds). */
-const families = /^(Gateway|HTTPRoute|TLSRoute|BackendTLSPolicy)/;
+const families = /^(Gateway|HTTPRoute|TLSRoute|GRPC|BackendTLSPolicy)/;
 
 const testsDir = path.join(checkout, 'conformance', 'tests');
 const base = readFileSync(path.join(checkout, 'conformance', 'base', 'manifests.yaml'), 'utf8');
@@ -131,7 +138,7 @@ function render(manifests) {
     mkdirSync(path.join(dir, 'in'));
     writeFileSync(path.join(dir, 'in', 'base.yaml'), substitute(base));
     manifests.forEach((text, index) => writeFileSync(path.join(dir, 'in', `test-${index}.yaml`), substitute(text)));
-    const run = spawnSync(process.execPath, [bin, 'render', '-f', path.join(dir, 'in'), '-o', path.join(dir, 'out'), '--gateway-class', gatewayClass, '--format', 'json'], {
+    const run = spawnSync(process.execPath, [bin, 'render', '-f', path.join(dir, 'in'), '-o', path.join(dir, 'out'), '--gateway-class', gatewayClass, '--format', 'json', ...(nginxVersion ? ['--nginx-version', nginxVersion] : [])], {
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
     });
@@ -164,7 +171,7 @@ function judge(test, report, testObjects) {
   const named = new Set([...test.body.matchAll(/Name:\s*"([^"]+)"/g)].map((m) => m[1]));
   const baseGateways = objectsOf(base).filter((o) => o.kind === 'Gateway' && named.has(o.name));
   const gateways = [...testObjects.filter((o) => o.kind === 'Gateway'), ...baseGateways];
-  const routes = testObjects.filter((o) => o.kind === 'HTTPRoute' || o.kind === 'TLSRoute');
+  const routes = testObjects.filter((o) => o.kind === 'HTTPRoute' || o.kind === 'TLSRoute' || o.kind === 'GRPCRoute');
   const policies = testObjects.filter((o) => o.kind === 'BackendTLSPolicy');
   const expected = expectedConditions(test.body);
   const waitsForAcceptance = /MustBeAccepted\(/.test(test.body);

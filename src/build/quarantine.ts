@@ -24,7 +24,7 @@ export interface CheckedBuild {
  * without when it is missing (a host falls back to the default certificate, a policy without its CA
  * closes its share): so a bad Secret is found as the Secret, not as the Ingress that uses it.
  */
-const quarantineOrder = ['Service', 'Gateway', 'Ingress', 'canary', 'TLSRoute', 'HTTPRoute', 'BackendTLSPolicy', 'Secret', 'ConfigMap'] as const;
+const quarantineOrder = ['Service', 'Gateway', 'Ingress', 'canary', 'TLSRoute', 'HTTPRoute', 'GRPCRoute', 'BackendTLSPolicy', 'Secret', 'ConfigMap'] as const;
 
 /** Kinds others refer to: blamed only when nginx names their own file, else the resource that uses them is. */
 const referencedKinds: ReadonlySet<string> = new Set(['Secret', 'ConfigMap']);

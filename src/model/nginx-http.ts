@@ -40,6 +40,12 @@ export interface HttpConfig {
   readonly httpsRealIpFrom: readonly string[];
   /** `http2 on;` in the TLS servers (nginx >= 1.25.1) instead of the older `listen … http2`. */
   readonly http2Directive: boolean;
+  /**
+   * `http2 on;` in the plain HTTP servers (nginx >= 1.25.1 tells HTTP/2 with prior knowledge from
+   * HTTP/1.x by its preface; the default server decides for the port, the named one answers 421 without
+   * it): a GRPCRoute is served through an HTTP listener.
+   */
+  readonly cleartextHttp2: boolean;
   readonly serverNamesHashBucketSize: number;
   readonly serverNamesHashMaxSize: number;
   readonly mapHashBucketSize: number;
@@ -58,6 +64,8 @@ export interface HttpConfig {
   readonly listenerPorts?: { readonly variable: string; readonly http: string; readonly https: string };
   /** Unix socket of a server that answers 500, when an upstream weighs the unusable share of an HTTPRoute's backends onto it. */
   readonly errorSocket?: string;
+  /** The same for a GRPCRoute's backends: a server that answers 503 over HTTP/2 (gRPC's UNAVAILABLE). */
+  readonly grpcErrorSocket?: string;
   /** `https://$host…` prefix of 308 redirects (carries the port when it is not 443). */
   readonly redirectBase: string;
   /** `https://$host:<port>`, for redirects that name the port even when it is 443 (`use-port-in-redirects`). */
@@ -517,6 +525,8 @@ export interface MirrorEndpoint extends ProxiedTarget {
    * the body either: a `Content-Length` with no body would leave the target waiting, and nginx with it.
    */
   readonly requestBody: boolean;
+  /** A GRPCRoute's mirror: the copy goes by `grpc_pass` (HTTP/2), `pass` a `grpc://` upstream. */
+  readonly grpc?: boolean;
 }
 
 export interface AuthEndpoint extends ProxiedTarget {

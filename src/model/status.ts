@@ -38,7 +38,7 @@ export interface ListenerStatus {
 }
 
 export interface RouteStatus {
-  readonly kind: 'TLSRoute' | 'HTTPRoute';
+  readonly kind: 'TLSRoute' | 'HTTPRoute' | 'GRPCRoute';
   readonly namespace: string;
   readonly name: string;
   readonly parents: readonly ParentStatus[];

@@ -161,6 +161,24 @@ describe('Gateway API reviews', () => {
     const good = await review(target, admissionReview(route('good.example.com'), { kind: routeKind }), path);
     expect(good.response.allowed).toBe(true);
   });
+
+  it('denies a GRPCRoute the CRD would refuse, in validate\'s words, and allows a valid one', async () => {
+    // For an nginx that takes cleartext HTTP/2 beside HTTP/1.x: the Gateway's listener is HTTP.
+    const target = reviewer(withGateway, { translate: { ...options, nginxVersion: '1.28.2' } });
+    const path = '/gateway.networking.k8s.io/grpcroutes';
+    const grpcKind = { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'GRPCRoute' };
+    const grpcRoute = (service: string): JsonObject => ({
+      apiVersion: gatewayApi,
+      kind: 'GRPCRoute',
+      metadata: { name: 'grpc', namespace: 'team-a' },
+      spec: { parentRefs: [{ name: 'gw' }], hostnames: ['grpc.example.com'], rules: [{ matches: [{ method: { service } }], backendRefs: [{ name: 'web', port: 80 }] }] },
+    });
+    const bad = await review(target, admissionReview(grpcRoute('echo/v1'), { kind: grpcKind }), path);
+    expect(bad.response.allowed).toBe(false);
+    expect(bad.response.status?.message).toContain('GRPCRoute team-a/grpc');
+    const good = await review(target, admissionReview(grpcRoute('echo.v1.Echo'), { kind: grpcKind }), path);
+    expect(good.response.allowed).toBe(true);
+  });
 });
 
 describe('--validating-webhook-nginx-check', () => {

@@ -16,6 +16,7 @@ export const reviewedKinds = {
   '/networking/v1/ingresses': { kind: 'Ingress', group: 'networking.k8s.io', versions: ['v1'] },
   '/gateway.networking.k8s.io/gateways': { kind: 'Gateway', group: 'gateway.networking.k8s.io', versions: ['v1', 'v1beta1'] },
   '/gateway.networking.k8s.io/httproutes': { kind: 'HTTPRoute', group: 'gateway.networking.k8s.io', versions: ['v1', 'v1beta1'] },
+  '/gateway.networking.k8s.io/grpcroutes': { kind: 'GRPCRoute', group: 'gateway.networking.k8s.io', versions: ['v1'] },
   '/gateway.networking.k8s.io/tlsroutes': { kind: 'TLSRoute', group: 'gateway.networking.k8s.io', versions: ['v1', 'v1alpha3', 'v1alpha2'] },
 } as const satisfies Record<string, { kind: string; group: string; versions: readonly string[] }>;
 

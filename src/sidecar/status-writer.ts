@@ -46,7 +46,7 @@ export class StatusWriter {
     }
     const statuses = new Map(result.statuses.map((s) => [`${s.kind}/${s.namespace}/${s.name}`, s]));
     const ctx = { controllerName: this.options.controllerName, now, applied, addresses };
-    for (const kind of ['GatewayClass', 'Gateway', 'TLSRoute', 'HTTPRoute', 'BackendTLSPolicy'] as const) {
+    for (const kind of ['GatewayClass', 'Gateway', 'TLSRoute', 'HTTPRoute', 'GRPCRoute', 'BackendTLSPolicy'] as const) {
       for (const object of this.options.objects(kind)) {
         seen.add(keyOf(object));
         const desired: ResourceStatus | undefined = statuses.get(`${kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`);

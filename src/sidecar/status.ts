@@ -104,7 +104,8 @@ export function desiredStatus(kind: ResourceStatus['kind'], current: Loose, desi
       break;
     }
     case 'TLSRoute':
-    case 'HTTPRoute': {
+    case 'HTTPRoute':
+    case 'GRPCRoute': {
       const ours = desired?.kind === kind ? desired.parents : [];
       next = { ...status, parents: withOurEntries(status['parents'], 'parentRef', ours, Infinity, generation, ctx) };
       break;

@@ -40,6 +40,15 @@ export function internalErrorServer(runDir: string): string {
   return `unix:${runDir}/http-500.sock`;
 }
 
+/**
+ * The same for a GRPCRoute: a server that answers 503 over HTTP/2 (what grpc_pass speaks), which gRPC
+ * clients read as UNAVAILABLE, the status the GRPCRoute spec asks for. A plain HTTP/1 server would fail
+ * as an upstream error, which nginx retries on the other backends.
+ */
+export function internalGrpcErrorServer(runDir: string): string {
+  return `unix:${runDir}/grpc-503.sock`;
+}
+
 /** How far backends may be trusted: set by the operator, the same for every tenant. */
 export interface BackendPolicy {
   readonly clusterDomain: string;

@@ -118,6 +118,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     features: settled.features,
     handoff: settled.handoff,
     httpsSocket: settled.httpsSocket,
+    cleartextHttp2: gateways.http.cleartextHttp2,
     defaultTls: inputs.defaultTls,
     hosts: settled.hosts,
     stream: settled.stream,
@@ -203,6 +204,7 @@ function settledClaims(snapshot: Snapshot, options: TranslateOptions, memo: Tran
     httpsPort: options.httpsPort,
     runDir: options.runDir,
     sizeBudget,
+    cleartextHttp2: features.http2Directive,
   });
   const handoff: Handoff = features.streamPass ? { directive: 'pass', proxyProtocol: false } : { directive: 'proxy_pass', proxyProtocol: true };
   const httpsSocket = `${options.runDir}/https-${options.httpsPort}.sock`;

@@ -151,7 +151,7 @@ describe('input with no resource ingress2nginx reads', () => {
       expect(result.stdout).toBe('');
       const paths = argv.filter((a) => a !== '-f').map((a) => (a === '-' ? 'stdin' : a)).join(', ');
       expect(result.stderr).toBe(
-        `ingress2nginx: ${paths}: ${found}; none of the kinds ingress2nginx reads (Ingress, IngressClass, Service, Secret, ConfigMap, Namespace, EndpointSlice, GatewayClass, Gateway, TLSRoute, HTTPRoute, BackendTLSPolicy, ReferenceGrant). Nothing was written; give --allow-empty if an input without them is meant\n`,
+        `ingress2nginx: ${paths}: ${found}; none of the kinds ingress2nginx reads (Ingress, IngressClass, Service, Secret, ConfigMap, Namespace, EndpointSlice, GatewayClass, Gateway, TLSRoute, HTTPRoute, GRPCRoute, BackendTLSPolicy, ReferenceGrant). Nothing was written; give --allow-empty if an input without them is meant\n`,
       );
       expect(await snapshotOf(out)).toEqual(before);
     }

@@ -372,7 +372,7 @@ describe('GATEWAY-HTTP core scenarios, with real traffic (--upstreams endpoints)
 
   it('GatewayInvalidTLSConfiguration: a missing, foreign or malformed certificate Secret is InvalidCertificateRef', () => {
     for (const name of ['nonexistent-secret', 'unsupported-group', 'unsupported-kind', 'malformed-secret']) {
-      expect(gatewayStatus(name).listeners['https'], name).toMatchObject({ attachedRoutes: 0, supportedKinds: ['HTTPRoute'], ResolvedRefs: 'False/InvalidCertificateRef' });
+      expect(gatewayStatus(name).listeners['https'], name).toMatchObject({ attachedRoutes: 0, supportedKinds: ['HTTPRoute', 'GRPCRoute'], ResolvedRefs: 'False/InvalidCertificateRef' });
     }
   });
 

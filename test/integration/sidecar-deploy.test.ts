@@ -149,7 +149,7 @@ describe('RBAC of deploy/', () => {
     const app = ingress('apps', 'app', 'app.example.test', { service: 'app', port: peer.port }, { tlsSecret: 'app-tls', annotations: { 'nginx.ingress.kubernetes.io/auth-type': 'basic', 'nginx.ingress.kubernetes.io/auth-secret': 'users' } });
     api.create(ingressOfClassOf(app, 'ingress2nginx'));
     api.create(ingressOfClassOf(ingress('apps', 'bad', 'bad.example.test', { service: 'app', port: peer.port }, { annotations: { 'nginx.ingress.kubernetes.io/server-snippet': 'return 200;' } }), 'ingress2nginx'));
-    // The Gateway API, with status written for a Gateway (patch), a TLSRoute, an HTTPRoute and a BackendTLSPolicy (update).
+    // The Gateway API, with status written for a Gateway (patch), a TLSRoute, an HTTPRoute, a GRPCRoute and a BackendTLSPolicy (update).
     const gatewayApi = 'gateway.networking.k8s.io/v1';
     api.create({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: 'ingress2nginx' }, spec: { controllerName: 'ingress2nginx.dev/controller' } });
     api.create({
@@ -159,8 +159,9 @@ describe('RBAC of deploy/', () => {
       spec: { gatewayClassName: 'ingress2nginx', listeners: [{ name: 'tls', port: 9443, protocol: 'TLS', tls: { mode: 'Terminate', certificateRefs: [{ name: 'app-tls' }] } }] },
     });
     api.create({ apiVersion: gatewayApi, kind: 'TLSRoute', metadata: { name: 'route', namespace: 'apps' }, spec: { parentRefs: [{ name: 'gw' }], hostnames: ['gw.example.test'], rules: [{ backendRefs: [{ name: 'app', port: peer.port }] }] } });
-    // An HTTPRoute (update): the TLS listener does not admit it, which is status to write all the same.
+    // An HTTPRoute and a GRPCRoute (update): the TLS listener admits neither, which is status to write all the same.
     api.create({ apiVersion: gatewayApi, kind: 'HTTPRoute', metadata: { name: 'web', namespace: 'apps' }, spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'app', port: peer.port }] }] } });
+    api.create({ apiVersion: gatewayApi, kind: 'GRPCRoute', metadata: { name: 'grpc', namespace: 'apps' }, spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'app', port: peer.port }] }] } });
     api.create({ apiVersion: gatewayApi, kind: 'BackendTLSPolicy', metadata: { name: 'app', namespace: 'apps' }, spec: { targetRefs: [{ group: '', kind: 'Service', name: 'app' }], validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }], hostname: 'app.apps.svc' } } });
     api.create({ apiVersion: gatewayApi, kind: 'ReferenceGrant', metadata: { name: 'grant', namespace: 'apps' }, spec: { from: [{ group: gatewayApi.split('/')[0]!, kind: 'TLSRoute', namespace: 'other' }], to: [{ group: '', kind: 'Service' }] } });
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { FakeApiServer, type JsonObject } from '../support/fake-apiserver.js';
+import { grpcCall, startGrpcBackend } from '../support/grpc.js';
 import { httpGet, httpsGet, parseEcho, startHttpBackend, startTlsBackend, tlsProbe, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, type CertificateAuthority } from '../support/pki.js';
 import { eventually, ingress, namespace, service, settled, startSidecar, stopAllSidecars, tlsSecret, writeGatedNginx, type RunningSidecar } from '../support/sidecar.js';
@@ -218,6 +219,48 @@ describe('TLSRoute', () => {
     expect(status?.parents?.[0]?.controllerName).toBe('ingress2nginx.dev/controller');
     api.delete({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'TLSRoute', namespace: 'data', name: 'route' });
     expect((await eventually(probe, (p) => !p.data.startsWith('hello from route'))).data).not.toContain('hello from route');
+    await sidecar.stop();
+  });
+});
+
+describe('GRPCRoute', () => {
+  beforeAll(freshCluster);
+
+  it('is read from the cluster, served over TLS (HTTP/2 by ALPN), and gone once deleted, with its status written back per parent', async () => {
+    const peer = await startGrpcBackend('grpc-backend', '127.0.0.1');
+    peers.push(peer);
+    const cert = await issueCertificate(ca, { commonName: 'grpc.example.test', sans: ['grpc.example.test'] });
+    api.create({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'ingress2nginx' }, spec: { controllerName: 'ingress2nginx.dev/controller' } });
+    api.create(service('web', 'grpc', peer));
+    api.create(tlsSecret('web', 'grpc-tls', cert));
+    const sidecar = await startSidecar({ api, kubeconfig });
+    api.create({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'gw', namespace: 'web' },
+      spec: { gatewayClassName: 'ingress2nginx', listeners: [{ name: 'https', port: sidecar.httpsPort, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'grpc-tls' }] } }] },
+    });
+    const route = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GRPCRoute', namespace: 'web', name: 'grpc' };
+    api.create({
+      apiVersion: route.apiVersion,
+      kind: route.kind,
+      metadata: { name: route.name, namespace: route.namespace },
+      spec: { parentRefs: [{ name: 'gw' }], hostnames: ['grpc.example.test'], rules: [{ matches: [{ method: { service: 'echo.v1.Echo' } }], backendRefs: [{ name: 'grpc', port: peer.port }] }] },
+    });
+    const call = async () => {
+      const result = await grpcCall({ port: sidecar.httpsPort, authority: 'grpc.example.test', path: '/echo.v1.Echo/Ping', caPem: ca.certPem });
+      return result.echo?.backend ?? `code ${result.code}`;
+    };
+    expect(await eventually(call, (b) => b === 'grpc-backend')).toBe('grpc-backend');
+    type Parents = { parents?: { controllerName: string; conditions: { type: string; status: string }[] }[] } | undefined;
+    const status = await eventually(
+      () => api.get(route)?.['status'] as Parents,
+      (s) => (s?.parents ?? []).length > 0,
+    );
+    expect(status?.parents?.[0]?.controllerName).toBe('ingress2nginx.dev/controller');
+    expect(status?.parents?.[0]?.conditions.map((c) => `${c.type}=${c.status}`)).toEqual(['Accepted=True', 'ResolvedRefs=True']);
+    api.delete(route);
+    expect(await eventually(call, (b) => b !== 'grpc-backend')).toMatch(/^code /);
     await sidecar.stop();
   });
 });

@@ -291,6 +291,7 @@ describe('deploy/ admission webhook', () => {
         [['ingresses'], '/networking/v1/ingresses'],
         [['gateways'], '/gateway.networking.k8s.io/gateways'],
         [['httproutes'], '/gateway.networking.k8s.io/httproutes'],
+        [['grpcroutes'], '/gateway.networking.k8s.io/grpcroutes'],
         [['tlsroutes'], '/gateway.networking.k8s.io/tlsroutes'],
       ]);
       const deployment = deploymentOf(manifests);

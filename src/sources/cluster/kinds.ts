@@ -49,6 +49,7 @@ export const watchedKinds: readonly WatchedKind[] = [
   { kind: 'Gateway', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'gateways', namespaced: true, when: 'gateway-api', statusWrite: 'patch' },
   { kind: 'TLSRoute', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1alpha3', 'v1alpha2'], plural: 'tlsroutes', namespaced: true, when: 'gateway-api', statusWrite: 'update' },
   { kind: 'HTTPRoute', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'httproutes', namespaced: true, when: 'gateway-api', statusWrite: 'update' },
+  { kind: 'GRPCRoute', group: gatewayGroup, version: 'v1', versions: ['v1'], plural: 'grpcroutes', namespaced: true, when: 'gateway-api', statusWrite: 'update' },
   { kind: 'BackendTLSPolicy', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1alpha3'], plural: 'backendtlspolicies', namespaced: true, when: 'gateway-api', statusWrite: 'update' },
   { kind: 'ReferenceGrant', group: gatewayGroup, version: 'v1', versions: ['v1', 'v1beta1'], plural: 'referencegrants', namespaced: true, when: 'gateway-api' },
 ];

@@ -24,7 +24,7 @@ import {
   type VirtualHost,
 } from '../../model/nginx.js';
 import { withFields } from '../../model/objects.js';
-import { internalErrorServer, type ResolvedBackend } from '../backends.js';
+import { internalErrorServer, internalGrpcErrorServer, type ResolvedBackend } from '../backends.js';
 import { resolvesEndpoints, type ResolvingModule } from '../endpoints.js';
 import { authKeepaliveShares } from './auth-keepalive.js';
 import { directiveSlices, httpDirectiveSlices } from '../ingress/annotations/directive-slices.js';
@@ -72,6 +72,8 @@ export interface DataPlaneInput {
   readonly handoff: Handoff;
   /** The unix socket the SNI front hands terminated TLS to. */
   readonly httpsSocket: string;
+  /** A GRPCRoute is served over plain HTTP: the plain port takes HTTP/2 with prior knowledge too. */
+  readonly cleartextHttp2?: boolean;
   readonly defaultTls: TlsFiles;
   readonly hosts: MergedHosts;
   readonly stream: StreamParts;
@@ -214,6 +216,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     httpsPort: options.httpsPort,
     ...httpsListener(stream.frontends.some((front) => front.port === options.httpsPort), handoff, httpsSocket, options.httpsPort, settings),
     http2Directive: features.http2Directive,
+    cleartextHttp2: features.http2Directive && input.cleartextHttp2 === true,
     serverNamesHashBucketSize: serverNameHash.bucketSize,
     serverNamesHashMaxSize: serverNameHash.maxSize,
     mapHashBucketSize: httpMapHash.bucketSize,
@@ -406,11 +409,12 @@ function httpEndpointResolution(options: TranslateOptions, upstreams: readonly H
   return found && port !== undefined ? { endpointResolution: { ...found, noEndpointsListen: `127.0.0.1:${port}` } } : {};
 }
 
-/** The upstream blocks, and the 500 server when one of them weighs a share onto it. */
-function upstreamsWithErrorServer(upstreams: HttpUpstream[], runDir: string): Pick<NginxConfig['http'], 'upstreams' | 'errorSocket'> {
-  const address = internalErrorServer(runDir);
-  const used = upstreams.some((u) => u.servers.some((s) => s.address === address));
-  return { upstreams, ...(used && { errorSocket: address.slice('unix:'.length) }) };
+/** The upstream blocks, and the 500 server (503 over HTTP/2 for gRPC) when one of them weighs a share onto it. */
+function upstreamsWithErrorServer(upstreams: HttpUpstream[], runDir: string): Pick<NginxConfig['http'], 'upstreams' | 'errorSocket' | 'grpcErrorSocket'> {
+  const socketIfUsed = (address: string) => (upstreams.some((u) => u.servers.some((s) => s.address === address)) ? address.slice('unix:'.length) : undefined);
+  const errorSocket = socketIfUsed(internalErrorServer(runDir));
+  const grpcErrorSocket = socketIfUsed(internalGrpcErrorServer(runDir));
+  return { upstreams, ...(errorSocket !== undefined && { errorSocket }), ...(grpcErrorSocket !== undefined && { grpcErrorSocket }) };
 }
 
 /** Up to this many upstream blocks, each keeps `upstream-keepalive-connections` idle connections. */

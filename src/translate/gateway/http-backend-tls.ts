@@ -1,6 +1,6 @@
 import type { Proxy } from '../../model/nginx.js';
 import type { SourceObject } from '../../sources/snapshot.js';
-import { internalErrorServer, type ResolvedBackend } from '../backends.js';
+import { internalErrorServer, internalGrpcErrorServer, type ResolvedBackend } from '../backends.js';
 import { key } from '../resources.js';
 import type { BackendTlsPlan } from '../settle/port-plan.js';
 import type { BackendTlsPolicies } from './policies.js';
@@ -44,11 +44,12 @@ export function securedBackends(object: SourceObject, backends: RouteBackends, g
  * is answered by an internal plain-HTTP server, which a TLS upstream cannot reach.
  */
 export function proxyOverTls(proxy: Proxy, backend: ResolvedBackend, tls: BackendTlsPlan, runDir: string): Proxy | undefined {
-  if (backend.servers.some((server) => server.address === internalErrorServer(runDir))) return undefined;
+  const errorServers = [internalErrorServer(runDir), internalGrpcErrorServer(runDir)];
+  if (backend.servers.some((server) => errorServers.includes(server.address))) return undefined;
   return {
     ...proxy,
-    scheme: 'https',
-    pass: proxy.pass.replace(/^http:/, 'https:'),
+    scheme: proxy.grpc ? 'grpcs' : 'https',
+    pass: proxy.pass.replace(/^(http|grpc):/, '$1s:'),
     ssl: {
       verify: true,
       verifyDepth,

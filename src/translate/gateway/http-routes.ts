@@ -3,7 +3,7 @@ import type { Location, LocationBehaviour, MapBlock, MirrorEndpoint, NginxConfig
 import type { Condition, ParentStatus, ResourceStatus, RouteStatus } from '../../model/status.js';
 import type { SourceObject } from '../../sources/snapshot.js';
 import { isDnsHostname, isSafePath } from '../checks/allowlist.js';
-import { internalErrorServer, type ResolvedBackend } from '../backends.js';
+import { internalErrorServer, internalGrpcErrorServer, type ResolvedBackend } from '../backends.js';
 import type { IngressContribution, RequestMatch, RouteClaim, TlsClaim } from '../settle/claims.js';
 import { locationsFor } from '../settle/paths.js';
 import { internalLocationPrefix, isInternalPath } from '../internal-locations.js';
@@ -28,6 +28,7 @@ import type { OnceReporter } from './traffic.js';
 import type { Listener } from './listeners.js';
 import { attachRoute, resolveBackendRefs, routeHostnames, type AttachContext, type RouteBackends, type RouteContext } from './routes.js';
 import type { BackendRef, HttpRouteRule, HttpRouteSpec } from './schemas.js';
+import { grpcField, withoutKindConflicts, withoutPlainGrpc, type HeldHostnames } from './grpc-routes.js';
 
 /**
  * The HTTPRoute front end: each rule's path matches become the same claims as an Ingress's paths (host,
@@ -39,6 +40,8 @@ export interface HttpRouteClaims {
   /** Upstream blocks the claims may use (single Services and weighted sets); the data plane keeps the used ones. */
   readonly backends: readonly ResolvedBackend[];
   readonly statuses: readonly RouteStatus[];
+  /** A GRPCRoute is served through an HTTP listener: plain HTTP must take HTTP/2 with prior knowledge too. */
+  readonly cleartextHttp2: boolean;
 }
 
 export interface HttpRouteContext extends RouteContext, AttachContext {
@@ -49,13 +52,25 @@ export interface HttpRouteContext extends RouteContext, AttachContext {
   readonly once: OnceReporter;
   /** The build's per-namespace budget, shared with the Ingresses (checks/size-budget.ts); one of its own without. */
   readonly budget?: NamespaceBudget;
+  /** nginx takes cleartext HTTP/2 beside HTTP/1.x on one port (1.25.1+): GRPCRoutes may be served through HTTP listeners. */
+  readonly cleartextHttp2?: boolean;
 }
 
 /** What a rule's requests go to: a proxy, or a status when nothing can serve them. */
 type RuleTarget =
   | { readonly proxy: Proxy; readonly backend: ResolvedBackend; readonly filters?: RuleFilters; readonly mirror?: RuleMirror }
-  | { readonly status: 500 }
+  | { readonly status: UnavailableStatus }
   | { readonly redirect: { readonly code: number; readonly url: string; readonly path?: PathModifier } };
+
+/**
+ * What requests get that nothing can serve: 500 for an HTTPRoute, as the Gateway API asks; 503 for a
+ * GRPCRoute, which gRPC clients read as UNAVAILABLE, the status the GRPCRoute spec asks for.
+ */
+type UnavailableStatus = 500 | 503;
+
+function unavailableStatus(object: SourceObject): UnavailableStatus {
+  return object.kind === 'GRPCRoute' ? 503 : 500;
+}
 
 /** A host of a route through its listeners: which protocols carry it, and the HTTPS certificate. */
 interface HostAttachment {
@@ -70,13 +85,16 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
   const claims: RouteClaim[] = [];
   const backends = new Map<string, ResolvedBackend>();
   const statuses: RouteStatus[] = [];
+  const held: HeldHostnames = new Map();
+  let cleartextHttp2 = false;
   const budget = ctx.budget ?? new NamespaceBudget();
   // Oldest first: a newer route cannot take an older one's share of its namespace's budget.
   for (const route of [...routes].sort((a, b) => compareAge(a.object, b.object))) {
     const object = route.object;
     const rules = route.spec.rules?.length ? route.spec.rules : [{}];
     const resolved = rules.map((rule, index) => resolveBackendRefs(object, rule.backendRefs ?? [], ['spec', 'rules', index], ctx));
-    const outcomes = attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx);
+    const attachedOutcomes = withoutPlainGrpc(object, attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx), ctx.cleartextHttp2 ?? false, ctx.report);
+    const outcomes = withoutKindConflicts(object, attachedOutcomes, held, ctx.report);
     const attached = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
     if (outcomes.length > 0 && !budget.admit(object, unitsOf(httpRouteLoadCost(route.spec, attached.size)), httpRouteBudgetWords, ctx.report)) {
       statuses.push(tooLargeStatus(object, outcomes));
@@ -92,12 +110,13 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     if (outcomes.length === 0) continue;
     const partial = unsupported.length > 0 ? [condition('PartiallyInvalid', 'True', 'UnsupportedValue', unsupported.join('; '))] : [];
     statuses.push({
-      kind: 'HTTPRoute',
+      kind: routeKindOf(object),
       namespace: object.metadata.namespace,
       name: object.metadata.name,
       parents: outcomes.map((o): ParentStatus => ({ ...o.status, conditions: [...o.status.conditions, ...partial] })),
     });
     const hosts = attached;
+    if (object.kind === 'GRPCRoute' && [...hosts.values()].some((h) => h.http)) cleartextHttp2 = true;
     for (const target of targets) if ('backend' in target) backends.set(target.backend.upstream, target.backend);
     for (const target of targets) if ('mirror' in target && target.mirror) backends.set(target.mirror.backend.upstream, target.mirror.backend);
     for (const [host, attachment] of hosts) {
@@ -111,14 +130,19 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     contribution: { passthrough: [], tls, routes: claims, canaries: [] },
     backends: [...backends.values()],
     statuses,
+    cleartextHttp2,
   };
+}
+
+function routeKindOf(object: SourceObject): RouteStatus['kind'] {
+  return object.kind === 'GRPCRoute' ? 'GRPCRoute' : 'HTTPRoute';
 }
 
 /** A route past its budget is not served: every parent says so. */
 function tooLargeStatus(object: SourceObject, outcomes: readonly { readonly status: ParentStatus }[]): RouteStatus {
   const refused = condition('Accepted', 'False', 'UnsupportedValue', 'the route asks nginx to load more than one object, or its namespace, may (see the httproute-too-large or namespace-too-large diagnostic)');
   return {
-    kind: 'HTTPRoute',
+    kind: routeKindOf(object),
     namespace: object.metadata.namespace,
     name: object.metadata.name,
     parents: outcomes.map((o): ParentStatus => ({ ...o.status, conditions: o.status.conditions.map((c) => (c.type === 'Accepted' ? refused : c)) })),
@@ -161,9 +185,9 @@ function ruleTarget(object: SourceObject, rule: HttpRouteRule, index: number, ba
   const redirect = requestRedirect(object, rule, index, ctx.report, unsupported);
   if (redirect) return redirect;
   const mirror = requestMirror(object, rule, index, ctx, unsupported);
-  if (mirror === 'fail') return { status: 500 };
+  if (mirror === 'fail') return { status: unavailableStatus(object) };
   const filters = ruleFiltersOf(object, { ...rule, filters: (rule.filters ?? []).filter((f) => f.type !== 'RequestMirror') }, index, ctx.report, unsupported);
-  if (!filters) return { status: 500 };
+  if (!filters) return { status: unavailableStatus(object) };
   const target = backendTarget(object, index, backends, ctx);
   return 'proxy' in target ? { ...withFilters(target, filters), ...(mirror && { mirror }) } : target;
 }
@@ -204,11 +228,15 @@ function requestMirror(object: SourceObject, rule: HttpRouteRule, index: number,
     problem(`RequestMirror to ${resolved.backend.description}, reached by DNS name, is not supported`, [...at, 'backendRef'], 'requests are not mirrored');
     return undefined;
   }
-  const endpoint: MirrorEndpoint = { pass: `http://${resolved.backend.upstream}$request_uri`, host: '$host', upstream: resolved.backend.upstream, requestBody: true };
+  // A gRPC copy goes over HTTP/2 by grpc_pass, which sends the request's own URI.
+  const endpoint: MirrorEndpoint =
+    object.kind === 'GRPCRoute'
+      ? { pass: `grpc://${resolved.backend.upstream}`, host: '$host', upstream: resolved.backend.upstream, requestBody: true, grpc: true }
+      : { pass: `http://${resolved.backend.upstream}$request_uri`, host: '$host', upstream: resolved.backend.upstream, requestBody: true };
   const companion: Location = {
     modifier: '=',
     path: `${mirrorPrefix}${digestOf(JSON.stringify(endpoint))}`,
-    comment: `RequestMirror of HTTPRoute ${resourceName(object)} rule ${index}`,
+    comment: `RequestMirror of ${object.kind} ${resourceName(object)} rule ${index}`,
     plainHttp: { redirect: false, serve: true },
     mirrorEndpoint: endpoint,
   };
@@ -273,8 +301,8 @@ function withFilters(target: { readonly proxy: Proxy; readonly backend: Resolved
 function backendTarget(object: SourceObject, index: number, backends: RouteBackends, ctx: HttpRouteContext): RuleTarget {
   const usable = backends.resolved.filter((b) => b.weight > 0);
   const only = usable[0];
-  if (!only) return { status: 500 };
-  if (usable.length === 1 && backends.rejectedWeight === 0) return { proxy: proxyTo(only.backend), backend: only.backend };
+  if (!only) return { status: unavailableStatus(object) };
+  if (usable.length === 1 && backends.rejectedWeight === 0) return { proxy: proxyTo(only.backend, object.kind === 'GRPCRoute'), backend: only.backend };
   const byName = usable.filter((b) => b.backend.runtimeName !== undefined);
   for (const b of byName) {
     ctx.report.error(
@@ -291,17 +319,17 @@ function backendTarget(object: SourceObject, index: number, backends: RouteBacke
     upstream: upstreamName(`${object.metadata.namespace}_${object.metadata.name}_rule${index}_weighted`),
     servers: [
       ...members.flatMap((m) => m.backend.servers.map((server) => ({ ...server, weight: m.weight / divisor }))),
-      ...(rejected > 0 ? [{ address: internalErrorServer(ctx.runDir), weight: rejected / divisor }] : []),
+      ...(rejected > 0 ? [{ address: object.kind === 'GRPCRoute' ? internalGrpcErrorServer(ctx.runDir) : internalErrorServer(ctx.runDir), weight: rejected / divisor }] : []),
     ],
     serviceDnsName: only.backend.serviceDnsName,
-    description: `HTTPRoute ${resourceName(object)} rule ${index}: ${[
+    description: `${object.kind} ${resourceName(object)} rule ${index}: ${[
       ...members.map((m) => `${m.backend.description} (weight ${m.weight})`),
-      ...(rejected > 0 ? [`unresolved weight ${rejected} (500)`] : []),
+      ...(rejected > 0 ? [`unresolved weight ${rejected} (${object.kind === 'GRPCRoute' ? 'UNAVAILABLE' : '500'})`] : []),
     ].join(', ')}`,
     service: only.backend.service,
   };
-  if (members.length === 0) return { status: 500 };
-  return { proxy: proxyTo(weighted), backend: weighted };
+  if (members.length === 0) return { status: unavailableStatus(object) };
+  return { proxy: proxyTo(weighted, object.kind === 'GRPCRoute'), backend: weighted };
 }
 
 /** A proxying target over TLS when a BackendTLSPolicy applies (http-backend-tls.ts); 500 when it cannot be. */
@@ -315,7 +343,7 @@ function withBackendTls(object: SourceObject, target: RuleTarget, index: number,
     `rule ${index}: its backends speak TLS (BackendTLSPolicy ${tls.policy}) beside backends that cannot be used, whose share nginx answers from a plain server; the rule's requests are answered 500 until every backend can be used`,
     ['spec', 'rules', index, 'backendRefs'],
   );
-  return { status: 500 };
+  return { status: unavailableStatus(object) };
 }
 
 /** A proxying target with the rule's `timeouts` (http-timeouts.ts); the others have nothing to time. */
@@ -426,14 +454,16 @@ function gcd(a: number, b: number): number {
   return b === 0 ? a : gcd(b, a % b);
 }
 
-function proxyTo(backend: ResolvedBackend): Proxy {
+/** The proxy module for an HTTPRoute; the grpc module (HTTP/2 to the backend) for a GRPCRoute. */
+function proxyTo(backend: ResolvedBackend, grpc: boolean): Proxy {
   const resolve = backend.runtimeName;
+  const scheme = grpc ? 'grpc' : 'http';
   return {
     upstream: backend.upstream,
-    grpc: false,
-    module: 'proxy',
-    scheme: 'http',
-    pass: resolve !== undefined ? 'http://$i2n_backend' : `http://${backend.upstream}`,
+    grpc,
+    module: grpc ? 'grpc' : 'proxy',
+    scheme,
+    pass: resolve !== undefined ? `${scheme}://$i2n_backend` : `${scheme}://${backend.upstream}`,
     ...(resolve !== undefined && { resolve }),
     service: backend.service,
     host: '$i2n_best_host',
@@ -465,7 +495,7 @@ function ruleClaims(
   paths.forEach((rulePaths, ruleIndex) => {
     const target = targets[ruleIndex] as RuleTarget;
     for (const path of rulePaths) {
-      const comment = `HTTPRoute ${resourceName(object)} rule ${ruleIndex} ${path.type} ${path.value}`;
+      const comment = `${object.kind} ${resourceName(object)} rule ${ruleIndex} ${path.type} ${path.value}`;
       // A RegularExpression path stands on `/` and tests the URI as a condition (request-dispatch.ts).
       const pathType = path.type === 'Exact' ? 'Exact' : path.type === 'RegularExpression' ? 'ImplementationSpecific' : 'Prefix';
       const locations = path.type === 'RegularExpression' ? [{ modifier: '' as const, path: '/', exact: false }] : locationsFor(pathType, path.value);
@@ -504,7 +534,7 @@ function rulePaths(object: SourceObject, rule: HttpRouteRule, ruleIndex: number,
     const problem = (code: string, message: string, at: FieldPath) => {
       const text = `rule ${ruleIndex} match ${matchIndex}: ${message}; this match is not served`;
       unsupported.push(text);
-      report.error(code, object, text, at);
+      report.error(code, object, text, object.kind === 'GRPCRoute' ? grpcField(at) : at);
     };
     const type = match.path?.type ?? 'PathPrefix';
     const value = match.path?.value ?? '/';
@@ -524,22 +554,25 @@ function rulePaths(object: SourceObject, rule: HttpRouteRule, ruleIndex: number,
 /** Condition type for an HTTPRoute path that another resource serves; the Gateway API defines none for it. */
 export const pathConflictCondition = 'ingress2nginx.dev/PathConflict';
 
+/** The route kinds whose rules become path claims: their statuses tell of lost paths. */
+const pathRouteKinds: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute']);
+
 /**
- * Route statuses with a condition on every accepted parent of an HTTPRoute that lost a host and path to
+ * Route statuses with a condition on every accepted parent of an HTTPRoute (or GRPCRoute) that lost a host and path to
  * another resource (an Ingress or an older HTTPRoute), read from the served locations' provenance: the
  * Gateway API keeps such a route Accepted, so the status says where its path went.
  */
 export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pick<NginxConfig['http'], 'defaultServer' | 'virtualHosts'>): ResourceStatus[] {
   // Only an HTTPRoute's status tells of its lost paths: without one, no location needs a look.
-  if (!statuses.some((status) => status.kind === 'HTTPRoute')) return [...statuses];
+  if (!statuses.some((status) => pathRouteKinds.has(status.kind))) return [...statuses];
   const lost = new Map<string, string[]>();
   const add = (serverName: string, locations: readonly Location[]) => {
     for (const location of locations) {
       const claim = location.origin?.claim;
       if (!claim || !location.origin) continue;
       for (const loser of claim.losers) {
-        if (loser.resource.kind !== 'HTTPRoute') continue;
-        const id = `${loser.resource.namespace ?? ''}/${loser.resource.name}`;
+        if (!pathRouteKinds.has(loser.resource.kind)) continue;
+        const id = `${loser.resource.kind}/${loser.resource.namespace ?? ''}/${loser.resource.name}`;
         const winner = `${claim.claimant.resource.kind} ${claim.claimant.resource.namespace ?? ''}/${claim.claimant.resource.name}`;
         const where = `${serverName === '' ? 'requests without a known host' : `host ${serverName}`} path ${location.origin.path}`;
         lost.set(id, [...new Set([...(lost.get(id) ?? []), `${where} is served by ${winner}`])]);
@@ -550,8 +583,8 @@ export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pic
   for (const host of http.virtualHosts) add(host.serverName, host.locations);
   if (lost.size === 0) return [...statuses];
   return statuses.map((status) => {
-    const conflicts = status.kind === 'HTTPRoute' ? lost.get(`${status.namespace}/${status.name}`) : undefined;
-    if (status.kind !== 'HTTPRoute' || !conflicts) return status;
+    const conflicts = lost.get(`${status.kind}/${status.namespace}/${status.name}`);
+    if ((status.kind !== 'HTTPRoute' && status.kind !== 'GRPCRoute') || !conflicts) return status;
     const conflicted = condition(pathConflictCondition, 'True', 'PathConflict', `${conflicts.sort().join('; ')} (older, or first by namespace/name)`);
     return {
       ...status,

@@ -20,6 +20,7 @@ import { BackendTlsPolicies } from './policies.js';
 import { ReferenceGrants } from '../reference-grants.js';
 import { attachRoute, resolveRouteBackends, routeHostnames } from './routes.js';
 import { httpRouteClaims } from './http-routes.js';
+import { grpcAsHttpRoute } from './grpc-routes.js';
 import type { NamespaceBudget } from '../checks/size-budget.js';
 import { settleClaims, type Claim } from './sni.js';
 import { OnceReporter, passthroughTraffic, terminateTraffic, withoutRuntimeNamesInSets } from './traffic.js';
@@ -58,6 +59,8 @@ export interface GatewayContext {
   readonly runDir?: string;
   /** The build's per-namespace budget, which the Ingresses have drawn on first (checks/size-budget.ts). */
   readonly sizeBudget?: NamespaceBudget;
+  /** nginx takes cleartext HTTP/2 beside HTTP/1.1 on one port (1.25.1+): GRPCRoutes may attach to HTTP listeners. */
+  readonly cleartextHttp2?: boolean;
 }
 
 /**
@@ -125,7 +128,8 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     }
   }
 
-  const http = httpRouteClaims(inputs.httpRoutes, {
+  // GRPCRoutes are HTTPRoutes on the paths of their methods (grpc-routes.ts), settled with them oldest first.
+  const http = httpRouteClaims([...inputs.httpRoutes, ...inputs.grpcRoutes.map(grpcAsHttpRoute)], {
     resources: ctx.resources,
     report,
     grants,
@@ -136,6 +140,7 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     runDir: ctx.runDir ?? '/run/ingress2nginx',
     policies,
     once,
+    cleartextHttp2: ctx.cleartextHttp2 ?? false,
     ...(ctx.sizeBudget && { budget: ctx.sizeBudget }),
   });
   const all = [...listeners.values()].flat();
@@ -149,7 +154,7 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     ...policies.statuses(),
   ];
   statuses.sort(byString((s) => `${s.kind}\n${s.namespace}\n${s.name}`));
-  return { ports, statuses, http: { contribution: http.contribution, backends: http.backends } };
+  return { ports, statuses, http: { contribution: http.contribution, backends: http.backends, cleartextHttp2: http.cleartextHttp2 } };
 }
 
 function gatewayStatuses(inputs: GatewayInputs, listeners: ReadonlyMap<string, readonly Listener[]>, report: Reporter): GatewayStatus[] {

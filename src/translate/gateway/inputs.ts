@@ -8,10 +8,12 @@ import {
   gatewayGroup,
   gatewayKinds,
   gatewaySchema,
+  grpcRouteSchema,
   httpRouteSchema,
   routeParentsSchema,
   tlsRouteSchemas,
   type GatewaySpec,
+  type GrpcRouteSpec,
   type HttpRouteSpec,
   type TlsRouteSpec,
 } from './schemas.js';
@@ -42,6 +44,8 @@ export interface GatewayInputs {
   readonly routes: readonly TlsRouteInput[];
   /** HTTPRoutes chosen the same way; sorted by namespace/name. */
   readonly httpRoutes: readonly Typed<HttpRouteSpec>[];
+  /** GRPCRoutes chosen the same way; sorted by namespace/name. */
+  readonly grpcRoutes: readonly Typed<GrpcRouteSpec>[];
   /** BackendTLSPolicies, not validated yet: only those that affect our traffic are. Sorted oldest first. */
   readonly policies: readonly SourceObject[];
   readonly grants: readonly Typed<ReferenceGrantSpec>[];
@@ -117,6 +121,13 @@ export function readGatewayInputs(
     if (parsed) httpRoutes.push({ object, spec: parsed.spec });
   }
 
+  const grpcRoutes: Typed<GrpcRouteSpec>[] = [];
+  for (const object of [...(byKind.get('GRPCRoute') ?? [])].sort(byString((o) => key(o.metadata.namespace, o.metadata.name)))) {
+    if (!concernsOurGateways(object, knownGateways)) continue;
+    const parsed = parseWith(grpcRouteSchema, object, report);
+    if (parsed) grpcRoutes.push({ object, spec: parsed.spec });
+  }
+
   const grants: Typed<ReferenceGrantSpec>[] = [];
   for (const object of ofKind('ReferenceGrant')) {
     const parsed = parseWith(referenceGrantSchema, object, report);
@@ -131,6 +142,7 @@ export function readGatewayInputs(
     gateways,
     routes,
     httpRoutes,
+    grpcRoutes,
     policies: ofKind('BackendTLSPolicy'),
     grants,
     namespaceLabels,

@@ -316,8 +316,9 @@ describe('HTTP and HTTPS listeners (served by the http servers)', () => {
     );
     expect(diagnostics).toEqual([]);
     for (const name of ['web', 'secure', 'tunnel']) expect(conditions(listenerStatus(plan, 'infra', 'gw', name).conditions)).toEqual(good);
-    expect(listenerStatus(plan, 'infra', 'gw', 'web').supportedKinds).toEqual(httpRouteKind);
-    expect(listenerStatus(plan, 'infra', 'gw', 'secure').supportedKinds).toEqual(httpRouteKind);
+    const kinds = [...httpRouteKind, { group: 'gateway.networking.k8s.io', kind: 'GRPCRoute' }];
+    expect(listenerStatus(plan, 'infra', 'gw', 'web').supportedKinds).toEqual(kinds);
+    expect(listenerStatus(plan, 'infra', 'gw', 'secure').supportedKinds).toEqual(kinds);
     expect(plan.ports).toEqual([{ port: 443, routes: [], isolatedHostnames: ['tunnel.example.com'] }]);
   });
 

@@ -17,6 +17,7 @@ import { gatewayGroup, type GatewaySpec, type LabelSelector, type ListenerSpec }
 
 export const tlsRouteKind = { group: gatewayGroup, kind: 'TLSRoute' } as const;
 export const httpRouteKind = { group: gatewayGroup, kind: 'HTTPRoute' } as const;
+export const grpcRouteKind = { group: gatewayGroup, kind: 'GRPCRoute' } as const;
 
 /** Listener protocols we serve: TLS in the stream SNI front, HTTP and HTTPS in the http servers. */
 export type ListenerProtocol = 'TLS' | 'HTTP' | 'HTTPS';
@@ -265,7 +266,15 @@ function certificateKeyType(resources: Resources, ref: ObjectRef): string {
   }
 }
 
-/** `allowedRoutes.kinds`: empty means the protocol's kind (TLSRoute, or HTTPRoute on HTTP/HTTPS); another kind is InvalidRouteKinds. */
+/**
+ * The route kinds a protocol carries: TLSRoute on TLS; HTTPRoute and GRPCRoute on HTTP and HTTPS (a
+ * GRPCRoute through HTTP needs an nginx that takes cleartext HTTP/2: http-routes.ts says when not).
+ */
+function protocolKinds(protocol: ListenerProtocol): readonly { group: string; kind: string }[] {
+  return protocol === 'TLS' ? [tlsRouteKind] : [httpRouteKind, grpcRouteKind];
+}
+
+/** `allowedRoutes.kinds`: empty means the protocol's kinds; a kind the protocol does not carry is InvalidRouteKinds. */
 function routeKinds(
   gateway: Typed<GatewaySpec>,
   spec: ListenerSpec,
@@ -274,17 +283,18 @@ function routeKinds(
   ctx: ListenerContext,
   problems: { reason: string; message: string }[],
 ): { supportedKinds: { group: string; kind: string }[] } {
-  const own = protocol === 'TLS' ? tlsRouteKind : httpRouteKind;
+  const own = protocolKinds(protocol);
   const kinds = spec.allowedRoutes?.kinds ?? [];
-  if (kinds.length === 0) return { supportedKinds: [own] };
+  if (kinds.length === 0) return { supportedKinds: [...own] };
   const supported: { group: string; kind: string }[] = [];
   kinds.forEach((entry, kindIndex) => {
     const group = entry.group ?? gatewayGroup;
-    if (group === own.group && entry.kind === own.kind) {
-      if (supported.length === 0) supported.push(own);
+    const known = own.find((k) => k.group === group && k.kind === entry.kind);
+    if (known) {
+      if (!supported.includes(known)) supported.push(known);
       return;
     }
-    const message = `route kind ${group === '' ? entry.kind : `${group}/${entry.kind}`} is not supported on a${protocol === 'TLS' ? ' TLS' : 'n ' + protocol} listener; only ${own.group}/${own.kind} is`;
+    const message = `route kind ${group === '' ? entry.kind : `${group}/${entry.kind}`} is not supported on a${protocol === 'TLS' ? ' TLS' : 'n ' + protocol} listener; only ${own.map((k) => `${k.group}/${k.kind}`).join(' and ')} ${own.length > 1 ? 'are' : 'is'}`;
     problems.push({ reason: 'InvalidRouteKinds', message });
     reportReason(ctx.report, gateway.object, 'InvalidRouteKinds', `listener ${spec.name}: ${message}`, [
       'spec',

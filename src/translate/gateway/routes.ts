@@ -64,8 +64,8 @@ export function resolveRouteBackends(route: TlsRouteInput, ctx: RouteContext): R
  */
 export function resolveBackendRefs(object: SourceObject, refs: readonly BackendRef[], rulePath: FieldPath, ctx: RouteContext): RouteBackends {
   const routeKind = object.kind;
-  const unit = routeKind === 'HTTPRoute' ? 'requests' : 'connections';
-  const outcome = routeKind === 'HTTPRoute' ? 'answered 500' : 'closed';
+  const unit = routeKind === 'TLSRoute' ? 'connections' : 'requests';
+  const outcome = routeKind === 'TLSRoute' ? 'closed' : routeKind === 'GRPCRoute' ? 'answered UNAVAILABLE' : 'answered 500';
   const resolved: RouteBackend[] = [];
   const failures: { reason: string; message: string }[] = [];
   let rejectedWeight = 0;
@@ -260,7 +260,7 @@ export function attachRoute(
         `none of the route's hostnames (${routeNames}) intersects the hostname of listener ${listenerNames} of Gateway ${gatewayId}`,
       );
     }
-    for (const attachment of attachments) attachment.listener.attachedRoutes.add(key(routeNamespace, object.metadata.name));
+    for (const attachment of attachments) attachment.listener.attachedRoutes.add(`${routeKind}/${key(routeNamespace, object.metadata.name)}`);
     const names = attachments.map((a) => a.listener.spec.name).join(', ');
     outcomes.push({
       status: {
@@ -278,7 +278,7 @@ function refusal(listener: Listener, kind: string, namespace: string): string {
   if (!listener.usable) return 'the listener is not accepted';
   const protocol = listener.spec.protocol.toUpperCase();
   if (kind === 'TLSRoute' && protocol !== 'TLS') return `protocol ${listener.spec.protocol}; TLSRoutes attach to protocol TLS only`;
-  if (kind === 'HTTPRoute' && protocol === 'TLS') return `protocol ${listener.spec.protocol}; HTTPRoutes attach to protocol HTTP and HTTPS only`;
+  if ((kind === 'HTTPRoute' || kind === 'GRPCRoute') && protocol === 'TLS') return `protocol ${listener.spec.protocol}; ${kind}s attach to protocol HTTP and HTTPS only`;
   if (!listener.supportedKinds.some((k) => k.kind === kind)) return `allowedRoutes.kinds does not include ${kind}`;
   return `allowedRoutes.namespaces does not admit namespace ${namespace}`;
 }

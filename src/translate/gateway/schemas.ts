@@ -15,6 +15,7 @@ export const gatewayKinds: Readonly<Record<string, readonly string[]>> = {
   Gateway: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
   TLSRoute: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1alpha3`, `${gatewayGroup}/v1alpha2`],
   HTTPRoute: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
+  GRPCRoute: [`${gatewayGroup}/v1`],
   BackendTLSPolicy: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1alpha3`],
   ReferenceGrant: [`${gatewayGroup}/v1`, `${gatewayGroup}/v1beta1`],
   Namespace: ['v1'],
@@ -225,6 +226,54 @@ export const httpRouteSchema = z.object({
 });
 
 export type HttpRouteSpec = z.infer<typeof httpRouteSchema>['spec'];
+
+/** GRPCRoute v1, as the CRD validates it (its CEL rules on method names included); filters are judged where used. */
+const grpcMethodMatch = z
+  .object({
+    type: z.enum(['Exact', 'RegularExpression']).optional(),
+    service: z.string().max(1024).optional(),
+    method: z.string().max(1024).optional(),
+  })
+  .refine((m) => (m.service ?? '') !== '' || (m.method ?? '') !== '', { message: "one or both of 'service' or 'method' must be specified" })
+  .refine((m) => (m.type ?? 'Exact') !== 'Exact' || m.service === undefined || /^\.?[a-z_][a-z_0-9]*(\.[a-z_][a-z_0-9]*)*$/i.test(m.service), {
+    message: 'service must be dot-separated letters, digits and "_", each part starting with a letter or "_"',
+    path: ['service'],
+  })
+  .refine((m) => (m.type ?? 'Exact') !== 'Exact' || m.method === undefined || /^[A-Za-z_][A-Za-z_0-9]*$/.test(m.method), {
+    message: 'method must be letters, digits and "_", starting with a letter or "_"',
+    path: ['method'],
+  });
+
+export type GrpcMethodMatch = z.infer<typeof grpcMethodMatch>;
+
+const grpcRouteMatch = z.object({
+  method: grpcMethodMatch.optional(),
+  headers: z.array(z.object({ type: z.enum(['Exact', 'RegularExpression']).optional(), name: z.string().min(1).max(256), value: z.string().min(1).max(4096) })).max(16).optional(),
+});
+
+export type GrpcRouteMatch = z.infer<typeof grpcRouteMatch>;
+
+/** The filter types GRPCRoute defines: no redirect or rewrite (those are HTTPRoute's). */
+const grpcRouteFilter = z.object({ type: z.enum(['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestMirror', 'ExtensionRef']) }).loose();
+
+const grpcRouteRule = z.object({
+  name: sectionName.optional(),
+  matches: z.array(grpcRouteMatch).max(8).optional(),
+  filters: z.array(grpcRouteFilter).max(16).optional(),
+  backendRefs: z.array(backendRef.and(z.object({ filters: z.array(grpcRouteFilter).max(16).optional() }))).max(16).optional(),
+});
+
+export type GrpcRouteRule = z.infer<typeof grpcRouteRule>;
+
+export const grpcRouteSchema = z.object({
+  spec: z.object({
+    parentRefs: z.array(parentReference).max(32).optional(),
+    hostnames: z.array(z.string()).max(16).optional(),
+    rules: z.array(grpcRouteRule).max(16).optional(),
+  }),
+});
+
+export type GrpcRouteSpec = z.infer<typeof grpcRouteSchema>['spec'];
 
 const policyTargetRef = z.object({
   group: z.string(),

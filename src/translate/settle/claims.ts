@@ -56,7 +56,7 @@ export interface RouteClaim extends Claim {
   readonly comment: string;
   readonly proxy?: Proxy;
   /** Without `proxy`: the status the location answers; 503 unless said (an HTTPRoute's unusable backends: 500; no match: 404). */
-  readonly unavailableStatus?: 404 | 500;
+  readonly unavailableStatus?: 404 | 500 | 503;
   /** The resolved backend of `proxy`, which a canary splits against. */
   readonly backend?: ResolvedBackend;
   /** The backend's TLS name was chosen for it (verify on, no `proxy-ssl-name`): a canary gets its own. */

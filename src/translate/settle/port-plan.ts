@@ -12,13 +12,18 @@ import type { IngressContribution } from './claims.js';
 export interface GatewayPlan {
   /** One entry per listening port that has at least one programmed TLS listener (even without routes); sorted by port. */
   readonly ports: readonly PortPlan[];
-  /** Conditions for every Gateway, TLSRoute, HTTPRoute and BackendTLSPolicy in the input that is ours. */
+  /** Conditions for every Gateway, TLSRoute, HTTPRoute, GRPCRoute and BackendTLSPolicy in the input that is ours. */
   readonly statuses: readonly ResourceStatus[];
   /**
    * HTTPRoutes on HTTP and HTTPS listeners, as claims of the same kind as an Ingress's (settled with them
    * in settle/), and the upstream blocks they may use.
    */
-  readonly http: { readonly contribution: IngressContribution; readonly backends: readonly ResolvedBackend[] };
+  readonly http: {
+    readonly contribution: IngressContribution;
+    readonly backends: readonly ResolvedBackend[];
+    /** A GRPCRoute is served through an HTTP listener: the plain HTTP port takes HTTP/2 with prior knowledge too. */
+    readonly cleartextHttp2: boolean;
+  };
 }
 
 export interface PortPlan {

@@ -200,7 +200,7 @@ export function toLocations(
   // default backend takes what no Ingress path matches; a host only HTTPRoutes route keeps the Gateway
   // API's 404.
   if (!locations.some((l) => (l.modifier === '' || l.modifier === '^~') && l.path === '/')) {
-    const fallback = settings.fallback && !(winners.length > 0 && winners.every((w) => w.ingress.kind === 'HTTPRoute')) ? settings.fallback : undefined;
+    const fallback = settings.fallback && !(winners.length > 0 && winners.every((w) => w.ingress.kind === 'HTTPRoute' || w.ingress.kind === 'GRPCRoute')) ? settings.fallback : undefined;
     locations.push(
       fallback
         ? { modifier: '', path: '/', comment: 'no Ingress path matches: the default backend (--default-backend-service)', plainHttp: plainHttp(false), proxy: fallback }

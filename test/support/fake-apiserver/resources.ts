@@ -140,6 +140,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   gatewayApi('gateways', 'gateway', 'Gateway', { namespaced: true, shortNames: ['gtw'] }),
   gatewayApi('tlsroutes', 'tlsroute', 'TLSRoute', { namespaced: true, versions: ['v1', 'v1alpha3', 'v1alpha2'] }),
   gatewayApi('httproutes', 'httproute', 'HTTPRoute', { namespaced: true, versions: ['v1', 'v1beta1'] }),
+  gatewayApi('grpcroutes', 'grpcroute', 'GRPCRoute', { namespaced: true, versions: ['v1'] }),
   gatewayApi('backendtlspolicies', 'backendtlspolicy', 'BackendTLSPolicy', { namespaced: true, shortNames: ['btlspolicy'] }),
   // The ReferenceGrant CRD has no status subresource (nor a status field).
   gatewayApi('referencegrants', 'referencegrant', 'ReferenceGrant', { namespaced: true, shortNames: ['refgrant'], hasStatus: false }),
