@@ -1,6 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { connect } from 'node:net';
+import os from 'node:os';
 import dnsPacket from 'dns-packet';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RawObject } from '../sources/cluster/reflector.js';
@@ -159,6 +160,23 @@ describe('EndpointResolver', () => {
     } finally {
       echo.close();
     }
+  });
+
+  it('answers on loopback only: the machine\'s own address is refused', async () => {
+    const resolver = await resolverWith(() => ({ services: [], slices: [] }));
+    const own = Object.values(os.networkInterfaces())
+      .flat()
+      .find((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal)?.address;
+    if (own === undefined) throw new Error('this machine has no non-loopback IPv4 address');
+    const refused = await new Promise<string>((resolve) => {
+      const socket = connect({ host: own, port: resolver.port });
+      socket.on('connect', () => {
+        socket.destroy();
+        resolve('connected');
+      });
+      socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    });
+    expect(refused).toBe('ECONNREFUSED');
   });
 
   it('reads --resolver spellings', () => {
