@@ -25,43 +25,81 @@ export const rcodeName: Readonly<Record<number, string>> = { 0: 'NOERROR', 2: 'S
 /** nginx asks again after `valid=1s`; the TTL says the same to anything else that caches. */
 const ttl = 1;
 
-interface TableService {
-  readonly namespace: string;
-  readonly name: string;
+/**
+ * One Service as the resolver sees it, with what was worked out for it so far. Kept from one table to the
+ * next while its Service and slices are the same objects (the watches replace an object that changes):
+ * during a rollout only the Service that rolls is worked out again.
+ */
+export class TableService {
   /** Service port number → the port's name ('' when unnamed), which the slice ports carry. */
   readonly ports: ReadonlyMap<number, string>;
-  readonly slices: SliceEndpoints[];
+  readonly slices: SliceEndpoints[] = [];
+  /** The Service, then its slices: what this was made from. */
+  readonly sources: RawObject[];
+  private readonly picked = new Map<string, readonly Endpoint[]>();
+  private targets: ReadonlyMap<string, Endpoint> | undefined;
+
+  constructor(
+    readonly namespace: string,
+    readonly name: string,
+    service: RawObject,
+  ) {
+    const spec = service['spec'] as { ports?: unknown } | undefined;
+    const ports = new Map<number, string>();
+    for (const port of Array.isArray(spec?.ports) ? (spec.ports as { port?: unknown; name?: unknown }[]) : []) {
+      if (typeof port.port === 'number') ports.set(port.port, typeof port.name === 'string' ? port.name : '');
+    }
+    this.ports = ports;
+    this.sources = [service];
+  }
+
+  /** The endpoints of one port (picked when first asked for). */
+  endpoints(portName: string): readonly Endpoint[] {
+    let found = this.picked.get(portName);
+    if (found === undefined) {
+      found = serviceEndpoints(this.slices, portName).endpoints;
+      this.picked.set(portName, found);
+    }
+    return found;
+  }
+
+  /** The endpoint an SRV answer of the Service names `host` (endpointHost), on any of its ports. */
+  target(host: string): Endpoint | undefined {
+    this.targets ??= new Map(
+      [...new Set(this.ports.values())].flatMap((portName) => this.endpoints(portName)).map((e) => [endpointHost(this.namespace, this.name, e), e] as const),
+    );
+    return this.targets.get(host);
+  }
 }
 
-/**
- * The Services and their EndpointSlices by the names nginx asks for. Endpoints are picked per Service
- * port when first asked for and kept until the next table: the answers nginx asks for every second
- * cost a map lookup, not a walk over the slices.
- */
+/** The Services (not ExternalName) and their EndpointSlices by the names nginx asks for. */
 export class EndpointTable {
-  private readonly picked = new Map<string, readonly Endpoint[]>();
-  private readonly targets = new Map<TableService, ReadonlyMap<string, Endpoint>>();
-
   constructor(private readonly services: ReadonlyMap<string, TableService>) {}
 
-  /** Made from what the watches hold: Services (not ExternalName) and the slices labelled with their name. */
-  static of(services: readonly RawObject[], slices: readonly RawObject[]): EndpointTable {
+  /**
+   * Made from what the watches hold; a Service whose objects are those of `previous` is taken over as
+   * it is, with what was worked out for it.
+   */
+  static of(services: readonly RawObject[], slices: readonly RawObject[], previous?: EndpointTable): EndpointTable {
     const table = new Map<string, TableService>();
     for (const service of services) {
-      const spec = service['spec'] as { type?: unknown; ports?: unknown } | undefined;
-      if (spec?.type === 'ExternalName') continue;
-      const ports = new Map<number, string>();
-      for (const port of Array.isArray(spec?.ports) ? (spec.ports as { port?: unknown; name?: unknown }[]) : []) {
-        if (typeof port.port === 'number') ports.set(port.port, typeof port.name === 'string' ? port.name : '');
-      }
+      if ((service['spec'] as { type?: unknown } | undefined)?.type === 'ExternalName') continue;
       const { namespace = '', name } = service.metadata;
-      table.set(serviceHost(namespace, name), { namespace, name, ports, slices: [] });
+      table.set(serviceHost(namespace, name), new TableService(namespace, name, service));
     }
     for (const slice of slices) {
       const labels = (slice.metadata as { labels?: Record<string, unknown> }).labels;
       const service = labels?.[serviceNameLabel];
       if (typeof service !== 'string') continue;
-      table.get(serviceHost(slice.metadata.namespace ?? '', service))?.slices.push(slice as unknown as SliceEndpoints);
+      const entry = table.get(serviceHost(slice.metadata.namespace ?? '', service));
+      entry?.slices.push(slice as unknown as SliceEndpoints);
+      entry?.sources.push(slice);
+    }
+    if (previous) {
+      for (const [host, entry] of table) {
+        const before = previous.services.get(host);
+        if (before && before.sources.length === entry.sources.length && before.sources.every((object, i) => object === entry.sources[i])) table.set(host, before);
+      }
     }
     return new EndpointTable(table);
   }
@@ -70,31 +108,17 @@ export class EndpointTable {
     return this.services.get(host);
   }
 
-  endpoints(service: TableService, portName: string): readonly Endpoint[] {
-    const key = `${serviceHost(service.namespace, service.name)}|${portName}`;
-    let found = this.picked.get(key);
-    if (found === undefined) {
-      found = serviceEndpoints(service.slices, portName).endpoints;
-      this.picked.set(key, found);
-    }
-    return found;
-  }
-
-  /** The endpoint an SRV answer of the Service names `host` (endpointHost), on any of its ports. */
-  target(service: TableService, host: string): Endpoint | undefined {
-    let byHost = this.targets.get(service);
-    if (byHost === undefined) {
-      const all = [...new Set(service.ports.values())].flatMap((portName) => this.endpoints(service, portName));
-      byHost = new Map(all.map((e) => [endpointHost(service.namespace, service.name, e), e]));
-      this.targets.set(service, byHost);
-    }
-    return byHost.get(host);
+  /** `service` is in this table as it is (taken over, not made again). */
+  holds(service: TableService): boolean {
+    return this.services.get(serviceHost(service.namespace, service.name)) === service;
   }
 }
 
 export interface Answered {
   readonly rcode: number;
   readonly answers: Answer[];
+  /** The Service the answer comes from; none for the no-endpoints server's name, or a name not found. */
+  readonly service?: TableService;
 }
 
 /**
@@ -111,16 +135,16 @@ export function answer(question: Question, table: EndpointTable, noEndpointsPort
   const target = /^[^.]+\.(.+)$/.exec(name);
   const service = target ? table.service(target[1] as string) : undefined;
   if (!service) return { rcode: rcode.nameError, answers: [] };
-  const endpoint = table.target(service, name);
-  return endpoint ? addressAnswer(question, endpoint) : { rcode: rcode.nameError, answers: [] };
+  const endpoint = service.target(name);
+  return endpoint ? { ...addressAnswer(question, endpoint), service } : { rcode: rcode.nameError, answers: [] };
 }
 
 function srvAnswer(question: Question, table: EndpointTable, module: ResolvingModule, port: number, host: string, noEndpointsPort: number): Answered {
   const service = table.service(host);
   const portName = service?.ports.get(port);
   if (!service || portName === undefined) return { rcode: rcode.nameError, answers: [] };
-  if (question.type !== 'SRV') return { rcode: rcode.noError, answers: [] };
-  const endpoints = table.endpoints(service, portName);
+  if (question.type !== 'SRV') return { rcode: rcode.noError, answers: [], service };
+  const endpoints = service.endpoints(portName);
   const records =
     endpoints.length > 0
       ? endpoints.map((e) => ({ port: e.port, target: endpointHost(service.namespace, service.name, e) }))
@@ -130,6 +154,7 @@ function srvAnswer(question: Question, table: EndpointTable, module: ResolvingMo
   return {
     rcode: rcode.noError,
     answers: records.map((data) => ({ type: 'SRV', class: 'IN', name: question.name, ttl, data: { priority: 0, weight: 1, ...data } })),
+    service,
   };
 }
 

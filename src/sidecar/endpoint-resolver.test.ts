@@ -128,6 +128,24 @@ describe('EndpointResolver', () => {
     expect((await askUdp(resolver.port, name, 'SRV')).answers?.map((a) => (a.data as { target: string }).target)).toEqual([`v4-10-0-0-9-p8080.web.shop.${zone}`]);
   });
 
+  it('after a change, answers anew for the Service that changed and keeps the others\' answers right', async () => {
+    const api = service('api', [{ name: 'http', port: 80 }]);
+    let objects = { services: [web[0] as RawObject, api], slices: [web[1] as RawObject, slice('api-a', 'api', 9000, [{ addresses: ['10.0.2.1'] }])] };
+    const resolver = await resolverWith(() => objects);
+    const targets = async (name: string) => (await askUdp(resolver.port, `_http-80._tcp.${name}.shop.${zone}`, 'SRV')).answers.map((a) => (a.data as { target: string }).target);
+    expect(await targets('api')).toEqual([`v4-10-0-2-1-p9000.api.shop.${zone}`]);
+    expect(await targets('web')).toHaveLength(2);
+    objects = { ...objects, slices: [web[1] as RawObject, slice('api-a', 'api', 9000, [{ addresses: ['10.0.2.2'] }])] };
+    resolver.changed();
+    expect(await targets('api')).toEqual([`v4-10-0-2-2-p9000.api.shop.${zone}`]);
+    expect((await askUdp(resolver.port, `v4-10-0-2-1-p9000.api.shop.${zone}`, 'A')).rcode).toBe('NXDOMAIN');
+    expect(await targets('web')).toHaveLength(2);
+    objects = { ...objects, slices: [slice('web-a', 'web', 8080, [{ addresses: ['10.0.0.7'] }]), objects.slices[1] as RawObject] };
+    resolver.changed();
+    expect(await targets('web')).toEqual([`v4-10-0-0-7-p8080.web.shop.${zone}`]);
+    expect(await targets('api')).toEqual([`v4-10-0-2-2-p9000.api.shop.${zone}`]);
+  });
+
   it('truncates an answer over 512 bytes on UDP, and gives it whole over TCP', async () => {
     const many = Array.from({ length: 40 }, (_, i) => ({ addresses: [`10.0.1.${i + 1}`] }));
     const objects = { services: [web[0] as RawObject], slices: [slice('web-a', 'web', 8080, many)] };

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect, createServer, isIP, type Server } from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { RawObject } from '../sources/cluster/reflector.js';
-import { answer, EndpointTable, rcode, rcodeName, response, type Answered } from './endpoint-answers.js';
+import { answer, EndpointTable, rcode, rcodeName, response, type Answered, type TableService } from './endpoint-answers.js';
 import type { Logger } from './log.js';
 
 /** What a UDP answer may hold: nginx sends no EDNS, so a longer answer is truncated and asked again over TCP. */
@@ -17,6 +17,8 @@ interface KeptAnswer {
   readonly bytes: Buffer;
   readonly type: string;
   readonly rcode: string;
+  /** The Service it comes from: it goes when that Service or its slices change. None: when anything changes. */
+  readonly service?: TableService;
 }
 
 export interface EndpointResolverOptions {
@@ -45,10 +47,12 @@ export interface EndpointResolverOptions {
  */
 export class EndpointResolver {
   private table: EndpointTable | undefined;
+  /** The table before the last change: what did not change is taken over from it. */
+  private previous: EndpointTable | undefined;
   /**
-   * Encoded answers of the table, by the query's bytes after its id: nginx asks the same questions every
-   * second or two (an SRV per upstream, an A per endpoint), so most are a lookup and a copy. Emptied with
-   * the table; bounded, since any process in the Pod may ask.
+   * Encoded answers, by the query's bytes after its id: nginx asks the same questions every second or two
+   * (an SRV per upstream, an A per endpoint), so most are a lookup and a copy. An answer goes when its
+   * Service changes (the others stay through a rollout); bounded, since any process in the Pod may ask.
    */
   private readonly answers = new Map<string, KeptAnswer>();
   private udp: Socket | undefined;
@@ -62,8 +66,19 @@ export class EndpointResolver {
   }
 
   changed(): void {
+    this.previous = this.table ?? this.previous;
     this.table = undefined;
-    this.answers.clear();
+  }
+
+  /** The table of what the watches hold now, made again after a change; undefined until they have listed. */
+  private currentTable(): EndpointTable | undefined {
+    if (this.table) return this.table;
+    const objects = this.options.objects();
+    if (!objects) return undefined;
+    const table = EndpointTable.of(objects.services, objects.slices, this.previous);
+    for (const [key, kept] of this.answers) if (kept.service === undefined || !table.holds(kept.service)) this.answers.delete(key);
+    this.table = table;
+    return table;
   }
 
   async start(): Promise<void> {
@@ -105,7 +120,7 @@ export class EndpointResolver {
   /** The bytes to send back, or undefined for a packet that is no question (dropped, as servers do). */
   private async reply(bytes: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | undefined> {
     const key = bytes.length > 12 ? `${transport}${bytes.subarray(2).toString('latin1')}` : undefined;
-    const known = key === undefined ? undefined : this.answers.get(key);
+    const known = key === undefined || this.currentTable() === undefined ? undefined : this.answers.get(key);
     if (known) {
       this.options.onAnswered?.(known.type, known.rcode);
       const copy = Buffer.from(known.bytes);
@@ -132,13 +147,12 @@ export class EndpointResolver {
     if (query.type !== 'query' || question === undefined || (query.questions?.length ?? 0) !== 1) {
       return { bytes: dnsPacket.encode(response(query, { rcode: rcode.refused, answers: [] })) };
     }
-    const objects = this.options.objects();
-    const table = objects && (this.table ??= EndpointTable.of(objects.services, objects.slices));
+    const table = this.currentTable();
     const answered: Answered | undefined = table ? answer(question, table, this.options.noEndpointsPort) : { rcode: rcode.serverFailure, answers: [] };
     if (answered === undefined) return { bytes: await this.relay(query, bytes, transport) };
     const counted = { type: question.type, rcode: rcodeName[answered.rcode] ?? String(answered.rcode) };
     this.options.onAnswered?.(counted.type, counted.rcode);
-    const kept = table ? { kept: counted } : {};
+    const kept = table ? { kept: { ...counted, ...(answered.service && { service: answered.service }) } } : {};
     const encoded = dnsPacket.encode(response(query, answered));
     if (transport === 'udp' && encoded.length > udpLimit) {
       const truncated = response(query, { rcode: answered.rcode, answers: [] });
