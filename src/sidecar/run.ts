@@ -15,7 +15,7 @@ import { objectPath, watchedKinds, type WatchedKind } from '../sources/cluster/k
 import { defaultReflectorTiming, type RawObject, type ReflectorTiming } from '../sources/cluster/reflector.js';
 import { ClusterSource } from '../sources/cluster/source.js';
 import type { BaseTranslateOptions, TranslateOptions } from '../translate/options.js';
-import { resolvesEndpoints } from '../translate/endpoints.js';
+import { namesUrlByAddress, resolvesEndpoints } from '../translate/endpoints.js';
 import { EndpointResolver, resolverAddress } from './endpoint-resolver.js';
 import { controllerName } from '../translate/translate.js';
 import { KeyPairCache } from '../translate/secrets/key-pairs.js';
@@ -171,12 +171,15 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   // Our own status writes come back as watch events: they change nothing the config is made of.
   // Counts what the watches hold changing: the admission webhook assembles a snapshot only after a change.
   let sourceChanges = 0;
-  const source = clusterSource(options, client, metrics, log, (modified) => {
+  const source = clusterSource(options, client, metrics, log, (kind, modified) => {
     sourceChanges++;
-    endpointResolver?.changed();
+    if (kind === 'Service' || kind === 'EndpointSlice' || kind === '') endpointResolver?.changed();
+    // nginx resolves the endpoints: an endpoint change changes no byte of the config (endpoints.ts).
+    if (kind === 'EndpointSlice' && endpointResolver && !urlsByAddress.named(source)) return;
     if (modified === undefined || !statusWriter.isEcho(modified)) reconciler.schedule();
   });
   const endpointResolver = await startEndpointResolver(translate, source, metrics, log, cleanups);
+  const urlsByAddress = new UrlsByAddress();
   const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
 
   const afterRound = roundReporter({ options, log, metrics, requests, election, source, events, statusWriter, client, pod: io.env['POD_NAME'], podNamespace: access.namespace });
@@ -280,6 +283,22 @@ async function startEndpointResolver(translate: Omit<TranslateOptions, 'now'>, s
   return resolver;
 }
 
+/** Whether an Ingress or ConfigMap the watches hold names a URL by address (`namesUrlByAddress`), each object looked at once. */
+class UrlsByAddress {
+  private readonly seen = new WeakMap<RawObject, boolean>();
+
+  named(source: ClusterSource): boolean {
+    for (const kind of ['Ingress', 'ConfigMap']) {
+      for (const object of source.objects(kind)) {
+        let names = this.seen.get(object);
+        if (names === undefined) this.seen.set(object, (names = namesUrlByAddress(object)));
+        if (names) return true;
+      }
+    }
+    return false;
+  }
+}
+
 /** The admission webhook, with its self-made certificate kept when asked (--validating-webhook-ca-secret). */
 async function startWebhook(
   admission: AdmissionFlags,
@@ -296,8 +315,8 @@ async function startWebhook(
   cleanups.push(() => webhook.close());
 }
 
-/** The watches the options call for; `onChange` hears every change (with the object of a MODIFIED event). */
-function clusterSource(options: RunOptions, client: ApiClient, metrics: Metrics, log: Logger, onChange: (modified?: RawObject) => void): ClusterSource {
+/** The watches the options call for; `onChange` hears every change, with its kind (and the object of a MODIFIED event). */
+function clusterSource(options: RunOptions, client: ApiClient, metrics: Metrics, log: Logger, onChange: (kind: string, modified?: RawObject) => void): ClusterSource {
   return new ClusterSource({
     client,
     namespaces: options.namespaces,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointAddress, endpointHost, resolvesEndpoints, serviceEndpoints, servicesHaveIpv6, type SliceEndpoints } from './endpoints.js';
+import { endpointAddress, endpointHost, namesUrlByAddress, resolvesEndpoints, serviceEndpoints, servicesHaveIpv6, type SliceEndpoints } from './endpoints.js';
 
 const slice = (endpoints: SliceEndpoints['endpoints'], port = 8080, addressType = 'IPv4', name = 'http'): SliceEndpoints => ({
   addressType,
@@ -68,5 +68,17 @@ describe('servicesHaveIpv6', () => {
     expect(servicesHaveIpv6([{ spec: { clusterIP: 'fd00::1' } }])).toBe(true);
     expect(servicesHaveIpv6([{ spec: { clusterIP: 'None', ipFamilies: ['IPv6'] } }])).toBe(true);
     expect(servicesHaveIpv6([{ spec: { ipFamilies: ['IPv4', 'IPv6'] } }])).toBe(true);
+  });
+});
+
+describe('namesUrlByAddress', () => {
+  it('finds a URL whose host is an IP address in annotations or ConfigMap data', () => {
+    const annotated = (value: string) => ({ metadata: { annotations: { 'nginx.ingress.kubernetes.io/auth-url': value } } });
+    expect(namesUrlByAddress(annotated('http://10.1.2.3/auth'))).toBe(true);
+    expect(namesUrlByAddress(annotated('https://user@10.1.2.3:8443/auth'))).toBe(true);
+    expect(namesUrlByAddress(annotated('http://[fd00::1]:80/'))).toBe(true);
+    expect(namesUrlByAddress(annotated('http://auth.shop.svc.cluster.local/auth'))).toBe(false);
+    expect(namesUrlByAddress({ metadata: {}, data: { 'global-auth-url': 'http://192.0.2.9/check' } })).toBe(true);
+    expect(namesUrlByAddress({ metadata: { annotations: { note: 'no url' } } })).toBe(false);
   });
 });

@@ -149,3 +149,23 @@ export function servicesHaveIpv6(services: Iterable<{ readonly spec: { readonly 
   for (const { spec } of services) if (spec.clusterIP?.includes(':') || spec.ipFamilies?.includes('IPv6')) return true;
   return false;
 }
+
+/**
+ * Whether an object names a URL by IP address (an Ingress's `auth-url` or `mirror-target`, a ConfigMap's
+ * `global-auth-url`): the one place where a build that resolves endpoints still reads their addresses,
+ * to refuse an address of another namespace's Service, its endpoints included (ingress/auth-endpoint.ts).
+ * Only while some object does must an endpoint change build again; otherwise it changes no byte.
+ */
+export function namesUrlByAddress(object: { readonly metadata?: unknown; readonly data?: unknown }): boolean {
+  const annotations = (object.metadata as { annotations?: unknown } | undefined)?.annotations;
+  for (const values of [annotations, object.data]) {
+    if (typeof values !== 'object' || values === null) continue;
+    for (const value of Object.values(values)) {
+      if (typeof value !== 'string' || !value.includes('://')) continue;
+      for (const [, host = ''] of value.matchAll(/:\/\/(?:[^@/?#\s]*@)?(\[[^\]]*\]|[^/:?#\s]+)/g)) {
+        if (isIpAddress(host.replace(/^\[|\]$/g, ''))) return true;
+      }
+    }
+  }
+  return false;
+}

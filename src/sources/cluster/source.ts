@@ -27,8 +27,11 @@ export interface ClusterSourceOptions {
   readonly timing: ReflectorTiming;
   /** How often to look again for the Gateway API CRDs while they are not served. */
   readonly discoveryIntervalMs: number;
-  /** Something the watches hold changed; `modified` is the object of a MODIFIED event. */
-  readonly onChange: (modified?: RawObject) => void;
+  /**
+   * Something the watches hold changed: objects of `kind` (empty when more than one kind may have: a
+   * watch stopped, the Gateway API found); `modified` is the object of a MODIFIED event.
+   */
+  readonly onChange: (kind: string, modified?: RawObject) => void;
   readonly onRestart: (kind: string, reason: string, status?: number) => void;
 }
 
@@ -112,7 +115,7 @@ export class ClusterSource {
       if (wanted.has(key)) continue;
       this.followed.delete(key);
       void reflector.stop();
-      this.options.onChange();
+      this.options.onChange(key.slice(0, key.indexOf('/')));
     }
     for (const [key, object] of wanted) {
       if (this.followed.has(key)) continue;
@@ -152,7 +155,7 @@ export class ClusterSource {
       ...(namespace !== undefined && { namespace }),
       ...(fieldSelector !== undefined && { fieldSelector }),
       timing: this.options.timing,
-      onChange: this.options.onChange,
+      onChange: (modified) => this.options.onChange(kind.kind, modified),
       onRestart: (reason, status) => this.options.onRestart(kind.kind, reason, status),
     });
   }
@@ -184,12 +187,12 @@ export class ClusterSource {
       for (const { kind } of chosen) this.watchCustomResourceDefinition(`${kind.plural}.${kind.group}`);
       for (const kind of gatewayKinds.filter((k) => k.group === '' && !(k.kind === 'Namespace' && this.options.watchNamespaces))) this.watchKind(kind);
       this.gatewayApiLooked = true;
-      this.options.onChange();
+      this.options.onChange('');
       return;
     }
     if (!this.gatewayApiLooked) {
       this.gatewayApiLooked = true;
-      this.options.onChange();
+      this.options.onChange('');
     }
     this.discovery = setTimeout(() => void this.discoverGatewayApi(), this.options.discoveryIntervalMs);
     this.discovery.unref();
