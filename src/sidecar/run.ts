@@ -173,13 +173,9 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
   let sourceChanges = 0;
   const source = clusterSource(options, client, metrics, log, (kind, modified) => {
     sourceChanges++;
-    if (kind === 'Service' || kind === 'EndpointSlice' || kind === '') endpointResolver?.changed();
-    // nginx resolves the endpoints: an endpoint change changes no byte of the config (endpoints.ts).
-    if (kind === 'EndpointSlice' && endpointResolver && !urlsByAddress.named(source)) return;
-    if (modified === undefined || !statusWriter.isEcho(modified)) reconciler.schedule();
+    if (endpointChanges.builds(kind, source) && (modified === undefined || !statusWriter.isEcho(modified))) reconciler.schedule();
   });
-  const endpointResolver = await startEndpointResolver(translate, source, metrics, log, cleanups);
-  const urlsByAddress = new UrlsByAddress();
+  const endpointChanges = new EndpointChanges(await startEndpointResolver(translate, source, metrics, log, cleanups));
   const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
 
   const afterRound = roundReporter({ options, log, metrics, requests, election, source, events, statusWriter, client, pod: io.env['POD_NAME'], podNamespace: access.namespace });
@@ -283,15 +279,27 @@ async function startEndpointResolver(translate: Omit<TranslateOptions, 'now'>, s
   return resolver;
 }
 
-/** Whether an Ingress or ConfigMap the watches hold names a URL by address (`namesUrlByAddress`), each object looked at once. */
-class UrlsByAddress {
-  private readonly seen = new WeakMap<RawObject, boolean>();
+/**
+ * What a change the watches hear means for the endpoint resolver, and whether it builds. With the
+ * resolver, an endpoint change changes no byte of the config (translate/endpoints.ts), unless an Ingress
+ * or ConfigMap names a URL by address (`namesUrlByAddress`; each object is looked at once).
+ */
+class EndpointChanges {
+  private readonly urlsByAddress = new WeakMap<RawObject, boolean>();
 
-  named(source: ClusterSource): boolean {
+  constructor(private readonly resolver: EndpointResolver | undefined) {}
+
+  builds(kind: string, source: ClusterSource): boolean {
+    if (!this.resolver) return true;
+    if (kind === 'Service' || kind === 'EndpointSlice' || kind === '') this.resolver.changed();
+    return kind !== 'EndpointSlice' || this.urlByAddressNamed(source);
+  }
+
+  private urlByAddressNamed(source: ClusterSource): boolean {
     for (const kind of ['Ingress', 'ConfigMap']) {
       for (const object of source.objects(kind)) {
-        let names = this.seen.get(object);
-        if (names === undefined) this.seen.set(object, (names = namesUrlByAddress(object)));
+        let names = this.urlsByAddress.get(object);
+        if (names === undefined) this.urlsByAddress.set(object, (names = namesUrlByAddress(object)));
         if (names) return true;
       }
     }
