@@ -22,7 +22,7 @@ import { digestOf } from '../settle/extensions.js';
 import { anyHostname } from './hostnames.js';
 import { carryingGateways, proxyOverTls, securedBackends, type SecuredBackends } from './http-backend-tls.js';
 import { ruleTimeouts } from './http-timeouts.js';
-import type { BackendTlsPlan } from '../settle/port-plan.js';
+import type { BackendTlsPlan, PortContribution } from '../settle/port-plan.js';
 import type { BackendTlsPolicies } from './policies.js';
 import type { OnceReporter } from './traffic.js';
 import type { Listener } from './listeners.js';
@@ -35,7 +35,10 @@ import type { BackendRef, HttpRouteRule, HttpRouteSpec } from './schemas.js';
  * settle/; an HTTPS listener adds a TLS claim for each host name with its certificate.
  */
 export interface HttpRouteClaims {
+  /** Through listeners on the Ingress ports: settled with the Ingresses. */
   readonly contribution: IngressContribution;
+  /** Through listeners on other ports, by port: each port's own servers (`PortContribution`). */
+  readonly ownPorts: readonly PortContribution[];
   /** Upstream blocks the claims may use (single Services and weighted sets); the data plane keeps the used ones. */
   readonly backends: readonly ResolvedBackend[];
   readonly statuses: readonly RouteStatus[];
@@ -68,6 +71,17 @@ interface HostAttachment {
 export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: HttpRouteContext): HttpRouteClaims {
   const tls: TlsClaim[] = [];
   const claims: RouteClaim[] = [];
+  const ownPorts = new Map<number, { tls: TlsClaim[]; routes: RouteClaim[]; https: boolean }>();
+  const claimsOn = (port: number | undefined, https: boolean) => {
+    if (port === undefined) return { tls, routes: claims };
+    let own = ownPorts.get(port);
+    if (!own) ownPorts.set(port, (own = { tls: [], routes: [], https }));
+    return own;
+  };
+  // A port of its own is served from its first programmed listener, routes or not (unknown hosts: 404).
+  for (const listener of [...ctx.listeners.values()].flat()) {
+    if (listener.programmed && listener.ownPort !== undefined) claimsOn(listener.ownPort, listener.protocol === 'HTTPS');
+  }
   const backends = new Map<string, ResolvedBackend>();
   const statuses: RouteStatus[] = [];
   const budget = ctx.budget ?? new NamespaceBudget();
@@ -77,8 +91,9 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     const rules = route.spec.rules?.length ? route.spec.rules : [{}];
     const resolved = rules.map((rule, index) => resolveBackendRefs(object, rule.backendRefs ?? [], ['spec', 'rules', index], ctx));
     const outcomes = attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx);
-    const attached = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
-    if (outcomes.length > 0 && !budget.admit(object, unitsOf(httpRouteLoadCost(route.spec, attached.size)), httpRouteBudgetWords, ctx.report)) {
+    const byPort = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
+    const attachedHosts = [...byPort.values()].reduce((sum, hosts) => sum + hosts.size, 0);
+    if (outcomes.length > 0 && !budget.admit(object, unitsOf(httpRouteLoadCost(route.spec, attachedHosts)), httpRouteBudgetWords, ctx.report)) {
       statuses.push(tooLargeStatus(object, outcomes));
       continue;
     }
@@ -97,18 +112,25 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
       name: object.metadata.name,
       parents: outcomes.map((o): ParentStatus => ({ ...o.status, conditions: [...o.status.conditions, ...partial] })),
     });
-    const hosts = attached;
     for (const target of targets) if ('backend' in target) backends.set(target.backend.upstream, target.backend);
     for (const target of targets) if ('mirror' in target && target.mirror) backends.set(target.mirror.backend.upstream, target.mirror.backend);
-    for (const [host, attachment] of hosts) {
-      if (attachment.https && attachment.certificate && host !== '') {
-        tls.push({ ingress: object, field: attachment.field, host, secret: attachment.certificate });
+    for (const [port, hosts] of byPort) {
+      const overTls = [...hosts.values()].some((a) => a.https);
+      const portTargets = port === undefined ? timed : timed.map((target) => onOwnPort(target, port, overTls));
+      for (const [host, attachment] of hosts) {
+        const into = claimsOn(port, attachment.https);
+        if (attachment.https && attachment.certificate && host !== '') {
+          into.tls.push({ ingress: object, field: attachment.field, host, secret: attachment.certificate });
+        }
+        into.routes.push(...ruleClaims(object, paths, portTargets, host, attachment));
       }
-      claims.push(...ruleClaims(object, paths, timed, host, attachment));
     }
   }
   return {
     contribution: { passthrough: [], tls, routes: claims, canaries: [] },
+    ownPorts: [...ownPorts.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([port, own]) => ({ port, tls: own.https, contribution: { passthrough: [], tls: own.tls, routes: own.routes, canaries: [] } })),
     backends: [...backends.values()],
     statuses,
   };
@@ -132,11 +154,18 @@ function resolvedRefsOf(resolved: readonly RouteBackends[]): Condition {
   return condition('ResolvedRefs', 'False', first.condition.reason, failed.map((r) => r.condition.message).join('; '));
 }
 
-/** Host names the route serves through programmed listeners; `*` (no host name on either side) is the default server. */
-function hostAttachments(attachments: readonly { listener: Listener; hostnames: readonly { hostname: string }[]; index: number }[]): Map<string, HostAttachment> {
-  const hosts = new Map<string, HostAttachment>();
+/**
+ * Host names the route serves through programmed listeners, by the listener's own port (undefined: the
+ * Ingress ports); `*` (no host name on either side) is the default server.
+ */
+function hostAttachments(
+  attachments: readonly { listener: Listener; hostnames: readonly { hostname: string }[]; index: number }[],
+): Map<number | undefined, Map<string, HostAttachment>> {
+  const byPort = new Map<number | undefined, Map<string, HostAttachment>>();
   for (const { listener, hostnames, index } of attachments) {
     if (!listener.programmed) continue;
+    let hosts = byPort.get(listener.ownPort);
+    if (!hosts) byPort.set(listener.ownPort, (hosts = new Map()));
     for (const { hostname } of hostnames) {
       const host = hostname === anyHostname ? '' : hostname;
       const entry = hosts.get(host) ?? { http: false, https: false, field: ['spec', 'parentRefs', index] };
@@ -148,7 +177,18 @@ function hostAttachments(attachments: readonly { listener: Listener; hostnames: 
       hosts.set(host, entry);
     }
   }
-  return new Map([...hosts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const sorted = (hosts: Map<string, HostAttachment>) => new Map([...hosts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return new Map([...byPort.entries()].sort(([a], [b]) => (a ?? 0) - (b ?? 0)).map(([port, hosts]) => [port, sorted(hosts)]));
+}
+
+/**
+ * A target on a port of its own: a redirect that keeps the listener's port names it (the Ingress ports
+ * name theirs by `$i2n_listener_port`, which tells them apart by scheme only).
+ */
+function onOwnPort(target: RuleTarget, port: number, overTls: boolean): RuleTarget {
+  if (!('redirect' in target) || !target.redirect.url.includes(`$${listenerPortVariable}`)) return target;
+  const wellKnown = port === (overTls ? 443 : 80);
+  return { redirect: { ...target.redirect, url: target.redirect.url.replace(`$${listenerPortVariable}`, wellKnown ? '' : `:${port}`) } };
 }
 
 /**

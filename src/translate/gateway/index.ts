@@ -143,7 +143,7 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
   const ports = settleClaims(claims, all.filter((l) => l.programmed && l.protocol === 'TLS'), once);
   const statuses: ResourceStatus[] = [...gatewayStatuses(inputs, listeners, report), ...routeStatuses, ...http.statuses, ...policies.statuses()];
   statuses.sort(byString((s) => `${s.kind}\n${s.namespace}\n${s.name}`));
-  return { ports, statuses, http: { contribution: http.contribution, backends: http.backends } };
+  return { ports, statuses, http: { contribution: http.contribution, ownPorts: http.ownPorts, backends: http.backends } };
 }
 
 function gatewayStatuses(inputs: GatewayInputs, listeners: ReadonlyMap<string, readonly Listener[]>, report: Reporter): GatewayStatus[] {

@@ -18,7 +18,20 @@ export interface GatewayPlan {
    * HTTPRoutes on HTTP and HTTPS listeners, as claims of the same kind as an Ingress's (settled with them
    * in settle/), and the upstream blocks they may use.
    */
-  readonly http: { readonly contribution: IngressContribution; readonly backends: readonly ResolvedBackend[] };
+  readonly http: {
+    readonly contribution: IngressContribution;
+    /** HTTPRoutes on HTTP and HTTPS listeners on other ports than the Ingress ports: each port its own servers. */
+    readonly ownPorts: readonly PortContribution[];
+    readonly backends: readonly ResolvedBackend[];
+  };
+}
+
+/** The HTTPRoutes' claims through listeners on one port other than the Ingress ports. */
+export interface PortContribution {
+  readonly port: number;
+  /** HTTPS listeners (TLS servers, beside the port's TLS listeners by SNI); else HTTP (plain servers). */
+  readonly tls: boolean;
+  readonly contribution: IngressContribution;
 }
 
 export interface PortPlan {
