@@ -267,14 +267,15 @@ function settleOwnPort(
     objects: inputs.objects,
     settings: { ...inputs.settings, firstNamespaceOwnsHost: false },
     secrets: inputs.secrets,
-    defaultTls: inputs.defaultTls,
+    defaultTls: own.defaultCertificate ?? inputs.defaultTls,
     httpsPort: own.port,
     runDir: options.runDir,
     handoff,
     httpsSocket,
     report,
   });
-  return { hosts: { port: own.port, tls: own.tls, hosts: settled.hosts, httpsSocket }, ...(own.tls && { stream: settled.stream }) };
+  const defaultTls = own.defaultCertificate ?? inputs.defaultTls;
+  return { hosts: { port: own.port, tls: own.tls, hosts: settled.hosts, httpsSocket, defaultTls }, ...(own.tls && { stream: settled.stream }) };
 }
 
 /** The Ingress ports' stream parts with the own TLS ports' (their fronts, terminate servers and upstreams), each once. */

@@ -112,6 +112,8 @@ export interface OwnPortHosts {
   readonly hosts: MergedHosts;
   /** The unix socket its SNI front hands terminated TLS to. */
   readonly httpsSocket: string;
+  /** For names no route serves: the port's host-less HTTPS listener's certificate, else the controller's default. */
+  readonly defaultTls: TlsFiles;
 }
 
 export function nginxConfig(input: DataPlaneInput): NginxConfig {
@@ -280,8 +282,8 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
  * served, never redirected or shared, as HTTP listeners ask.
  */
 function ownPortServers(own: OwnPortHosts, input: DataPlaneInput): OwnPortServers & Pick<NginxConfig['http'], 'httpsRealIpFrom'> {
-  const { settings, defaultTls, stream, handoff } = input;
-  const defaultServerTls = own.tls && !settings.sslRejectHandshake ? defaultTls : undefined;
+  const { settings, stream, handoff } = input;
+  const defaultServerTls = own.tls && !settings.sslRejectHandshake ? own.defaultTls : undefined;
   const virtualHosts = own.tls ? shareSslContexts(own.hosts.virtualHosts, defaultServerTls, false).virtualHosts : [...own.hosts.virtualHosts];
   const listening = own.tls
     ? httpsListener(stream.frontends.some((front) => front.port === own.port), handoff, own.httpsSocket, own.port, settings)

@@ -11,6 +11,7 @@ import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import type { Typed } from '../resources.js';
 import type { ObjectRef } from '../secrets/secret-files.js';
+import type { TlsFiles } from '../../model/files.js';
 import { upstreamName } from '../upstream-names.js';
 import { NamespaceBudget, unitsOf } from '../checks/size-budget.js';
 import { compareAge } from '../settle/precedence.js';
@@ -71,7 +72,7 @@ interface HostAttachment {
 export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: HttpRouteContext): HttpRouteClaims {
   const tls: TlsClaim[] = [];
   const claims: RouteClaim[] = [];
-  const ownPorts = new Map<number, { tls: TlsClaim[]; routes: RouteClaim[]; https: boolean }>();
+  const ownPorts = new Map<number, { tls: TlsClaim[]; routes: RouteClaim[]; https: boolean; defaultCertificate?: TlsFiles }>();
   const claimsOn = (port: number | undefined, https: boolean) => {
     if (port === undefined) return { tls, routes: claims };
     let own = ownPorts.get(port);
@@ -80,7 +81,9 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
   };
   // A port of its own is served from its first programmed listener, routes or not (unknown hosts: 404).
   for (const listener of [...ctx.listeners.values()].flat()) {
-    if (listener.programmed && listener.ownPort !== undefined) claimsOn(listener.ownPort, listener.protocol === 'HTTPS');
+    if (!listener.programmed || listener.ownPort === undefined) continue;
+    const own = claimsOn(listener.ownPort, listener.protocol === 'HTTPS');
+    if ('https' in own && listener.protocol === 'HTTPS' && listener.hostname === undefined) own.defaultCertificate ??= listener.certificates[0];
   }
   const backends = new Map<string, ResolvedBackend>();
   const statuses: RouteStatus[] = [];
@@ -130,7 +133,12 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     contribution: { passthrough: [], tls, routes: claims, canaries: [] },
     ownPorts: [...ownPorts.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([port, own]) => ({ port, tls: own.https, contribution: { passthrough: [], tls: own.tls, routes: own.routes, canaries: [] } })),
+      .map(([port, own]) => ({
+        port,
+        tls: own.https,
+        contribution: { passthrough: [], tls: own.tls, routes: own.routes, canaries: [] },
+        ...(own.defaultCertificate && { defaultCertificate: own.defaultCertificate }),
+      })),
     backends: [...backends.values()],
     statuses,
   };

@@ -32,6 +32,11 @@ export interface PortContribution {
   /** HTTPS listeners (TLS servers, beside the port's TLS listeners by SNI); else HTTP (plain servers). */
   readonly tls: boolean;
   readonly contribution: IngressContribution;
+  /**
+   * TLS: the certificate of the port's HTTPS listener without a hostname, for names no route serves (no SNI,
+   * an unknown one): the Gateway's, not the controller's default certificate.
+   */
+  readonly defaultCertificate?: TlsFiles;
 }
 
 export interface PortPlan {
