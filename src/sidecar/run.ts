@@ -173,7 +173,16 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     sourceChanges++;
     if (modified === undefined || !statusWriter.isEcho(modified)) reconciler.schedule();
   });
-  const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
+  // A data plane of chosen Gateways (`--gateway`) serves no Ingress, so it writes no Ingress status either.
+  const gateways = options.translate.gateways;
+  const statusWriter = new StatusWriter({
+    client,
+    controllerName,
+    ingressStatus: options.updateStatus && gateways === undefined,
+    ...(gateways && { servedGateways: new Set(gateways) }),
+    log,
+    objects: (kind) => source.objects(kind),
+  });
 
   const afterRound = roundReporter({ options, log, metrics, requests, election, source, events, statusWriter, client, pod: io.env['POD_NAME'], podNamespace: access.namespace });
 

@@ -196,6 +196,7 @@ function settledClaims(snapshot: Snapshot, options: TranslateOptions, memo: Tran
     secrets,
     report,
     gatewayClass: options.gatewayClass,
+    ...(options.gateways && { servedGateways: new Set(options.gateways) }),
     controllerName,
     backendPolicy: inputs.backendPolicy,
     systemCaBundle: options.systemCaBundle,

@@ -36,6 +36,8 @@ export interface GatewayContext {
   readonly report: Reporter;
   /** `--gateway-class`: Gateways with this `spec.gatewayClassName` are ours. */
   readonly gatewayClass: string;
+  /** `--gateway`: only these Gateways (`namespace/name`) of the class are ours; unset: all of them. */
+  readonly servedGateways?: ReadonlySet<string>;
   /** Written into route and policy parent statuses, e.g. `ingress2nginx.dev/controller`. */
   readonly controllerName: string;
   readonly backendPolicy: BackendPolicy;
@@ -66,7 +68,7 @@ export interface GatewayContext {
  */
 export function planGateways(ctx: GatewayContext): GatewayPlan {
   const { report } = ctx;
-  const inputs = readGatewayInputs(ctx.objects, ctx.gatewayClass, ctx.controllerName, report);
+  const inputs = readGatewayInputs(ctx.objects, ctx.gatewayClass, ctx.controllerName, report, ctx.servedGateways);
   const grants = new ReferenceGrants(inputs.grants);
   const listeners = evaluateListeners(inputs.gateways, {
     resources: ctx.resources,
