@@ -577,7 +577,7 @@ export const pathConflictCondition = 'ingress2nginx.dev/PathConflict';
  * another resource (an Ingress or an older HTTPRoute), read from the served locations' provenance: the
  * Gateway API keeps such a route Accepted, so the status says where its path went.
  */
-export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pick<NginxConfig['http'], 'defaultServer' | 'virtualHosts'>): ResourceStatus[] {
+export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pick<NginxConfig['http'], 'defaultServer' | 'virtualHosts' | 'ownPorts'>): ResourceStatus[] {
   // Only an HTTPRoute's status tells of its lost paths: without one, no location needs a look.
   if (!statuses.some((status) => status.kind === 'HTTPRoute')) return [...statuses];
   const lost = new Map<string, string[]>();
@@ -596,6 +596,7 @@ export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pic
   };
   add('', http.defaultServer.locations);
   for (const host of http.virtualHosts) add(host.serverName, host.locations);
+  for (const own of http.ownPorts ?? []) for (const host of own.virtualHosts) add(host.serverName, host.locations);
   if (lost.size === 0) return [...statuses];
   return statuses.map((status) => {
     const conflicts = status.kind === 'HTTPRoute' ? lost.get(`${status.namespace}/${status.name}`) : undefined;
