@@ -1,14 +1,19 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { build } from '../../src/build/build.js';
 import { routeTable } from '../../src/report/routes.js';
 import { requestLogTables } from '../../src/translate/dataplane/request-log.js';
-import { gateway, object, service, v1 } from '../support/gateway.js';
+import { gateway, object, service, tlsSecret, v1 } from '../support/gateway.js';
+import { createCa, issueCertificate } from '../support/pki.js';
 import { testTranslateOptions } from '../support/options.js';
 
 /**
  * The route table (`routes`, `diff`, the review page) of Gateways on ports of their own: a host name
  * routed on two ports is two rows, each with its port and its own backend, beside the Ingress ports' rows;
- * and the request metrics, which count their requests as the Ingress ports' (labels per location).
+ * the request metrics, which count their requests as the Ingress ports' (labels per location); and the
+ * certificates served there (their expiry is a metric of the cluster mode).
  */
 
 const route = (name: string, gatewayName: string, backend: string) =>
@@ -41,5 +46,22 @@ describe('route table and request metrics of own ports', () => {
       [8080, 'http', ['infra/one']],
       [8081, 'http', ['infra/two']],
     ]);
+  });
+
+  it('names the certificate an HTTPS port of its own serves for a host', async () => {
+    const ca = await createCa(await mkdtemp(join(tmpdir(), 'i2n-own-port-')), 'own port CA');
+    const certificate = await issueCertificate(ca, { commonName: 'secure.example.test', sans: ['secure.example.test'] });
+    const result = build(
+      {
+        objects: [
+          ...objects,
+          tlsSecret('infra', 'cert', certificate),
+          gateway('infra', 'secure', [{ name: 'https', port: 8443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'cert' }] } }]),
+          object(v1, 'HTTPRoute', 'infra', 'on-secure', { spec: { parentRefs: [{ name: 'secure' }], hostnames: ['secure.example.test'], rules: [{ backendRefs: [{ name: 'one', port: 80 }] }] } }),
+        ],
+      },
+      testTranslateOptions(),
+    );
+    expect(result.certificates.map((c) => [c.host, c.subject])).toContainEqual(['secure.example.test', expect.stringContaining('secure.example.test')]);
   });
 });
