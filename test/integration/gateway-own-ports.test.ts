@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { CliRun } from '../support/cli.js';
-import { echoBackendOf, httpGet, httpsGet, startHttpBackend, startHttpsBackend, type Peer } from '../support/peers.js';
+import { echoBackendOf, httpGet, httpsGet, parseEcho, startHttpBackend, startHttpsBackend, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';
 import { freePorts } from '../support/ports.js';
 import { startNginx } from '../support/nginx.js';
@@ -182,6 +182,15 @@ describe('Gateways on ports of their own, beside the Ingress ports (real traffic
     expect(await backendAt(ports.second, 'same.example.test', '/shared')).toBe('v1');
     expect(await backendAt(target.httpPort, 'same.example.test', '/shared')).toBe('ingress');
     expect(routeConditions('HTTPRoute', 'shared')).toEqual({ Accepted: 'True/Accepted', ResolvedRefs: 'True/ResolvedRefs' });
+  });
+
+  it('tells the backend the port the request came to (X-Forwarded-Port), on ports of their own and the Ingress port', async () => {
+    const forwardedPort = async (port: number) => parseEcho((await httpGet({ port, host: 'same.example.test' })).body).headers['x-forwarded-port'];
+    expect(await forwardedPort(ports.first)).toBe(String(ports.first));
+    expect(await forwardedPort(ports.second)).toBe(String(ports.second));
+    expect(await forwardedPort(target.httpPort)).toBe(String(target.httpPort));
+    const overTls = await httpsGet({ port: ports.secure, servername: 'app.example.test', ca: ca.certPem });
+    expect(parseEcho(overTls.body).headers['x-forwarded-port']).toBe(String(ports.secure));
   });
 
   it('HTTPRouteListenerPortMatching: a parentRef port binds the route to the listener on that port only', async () => {
