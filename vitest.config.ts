@@ -13,6 +13,7 @@ const passGenerationTests = [
   'test/integration/gateway-traffic.test.ts',
   'test/integration/httproute-traffic.test.ts',
   'test/integration/httproute-scenarios.test.ts',
+  'test/integration/gateway-own-ports.test.ts',
   'test/integration/httproute-matches.test.ts',
   'test/integration/grpcroute-traffic.test.ts',
   'test/integration/isolation-traffic.test.ts',

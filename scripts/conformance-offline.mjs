@@ -4,10 +4,14 @@
 // with the test's own, and compares the statuses of `render --format json` with what the test's source
 // expects. Nothing of the checkout is copied; it is read where the user keeps it.
 //
-//   npm run build && node scripts/conformance-offline.mjs PATH-TO-GATEWAY-API-CHECKOUT [--all] [--json] [--nginx-version=V]
+//   npm run build && node scripts/conformance-offline.mjs PATH-TO-GATEWAY-API-CHECKOUT [--all] [--json] [--nginx-version=V] [--per-gateway]
 //
 // `--nginx-version` renders for that nginx (default: render's); GRPCRoutes on the suite's HTTP listeners
 // need 1.25.1 or later (cleartext HTTP/2 beside HTTP/1.x).
+// By default every Gateway shares one data plane and the ports --http-port/--https-port give (80, 443).
+// With --per-gateway each Gateway is rendered as a data plane of its own (`render --gateway NS/NAME`),
+// as the suite runs them (each Gateway an address of its own): its status comes from its own data
+// plane, and a route's parents and a policy's ancestors are those every data plane wrote.
 //
 // What a test expects is read from its Go source, as far as that is plain: the features it needs, the
 // conditions it asks for (`metav1.Condition{Type, Status, Reason}`), and whether it waits for its
@@ -40,6 +44,7 @@ if (!checkout) {
 const renderAll = args.includes('--all');
 const asJson = args.includes('--json');
 const nginxVersion = args.find((a) => a.startsWith('--nginx-version='))?.slice('--nginx-version='.length);
+const perGateway = args.includes('--per-gateway');
 const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'ingress2nginx');
 const gatewayClass = 'ingress2nginx';
 
@@ -63,6 +68,8 @@ const builtFeatures = new Set([
   'GRPCRoute',
   'GRPCRouteNamedRouteRule',
   'GRPCRouteRequestHeaderModifier',
+  'GatewayPort8080',
+  'HTTPRouteDestinationPortMatching',
 ]);
 /** Families of tests listed at all (the others are other route kinds). */
 const families = /^(Gateway|HTTPRoute|TLSRoute|GRPC|BackendTLSPolicy)/;
@@ -132,13 +139,13 @@ function objectsOf(yaml) {
     .filter((o) => o !== undefined);
 }
 
-function render(manifests) {
+function render(manifests, extraArgs = []) {
   const dir = mkdtempSync(path.join(tmpdir(), 'i2n-conformance-'));
   try {
     mkdirSync(path.join(dir, 'in'));
     writeFileSync(path.join(dir, 'in', 'base.yaml'), substitute(base));
     manifests.forEach((text, index) => writeFileSync(path.join(dir, 'in', `test-${index}.yaml`), substitute(text)));
-    const run = spawnSync(process.execPath, [bin, 'render', '-f', path.join(dir, 'in'), '-o', path.join(dir, 'out'), '--gateway-class', gatewayClass, '--format', 'json', ...(nginxVersion ? ['--nginx-version', nginxVersion] : [])], {
+    const run = spawnSync(process.execPath, [bin, 'render', '-f', path.join(dir, 'in'), '-o', path.join(dir, 'out'), '--gateway-class', gatewayClass, '--format', 'json', ...(nginxVersion ? ['--nginx-version', nginxVersion] : []), ...extraArgs], {
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
     });
@@ -147,6 +154,40 @@ function render(manifests) {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * With --per-gateway: each Gateway of `gateways` rendered on its own, the statuses put together as the
+ * data planes would write them (a Gateway's from its own; routes' parents and policies' ancestors from all).
+ */
+function renderPerGateway(manifests, gateways) {
+  const status = {};
+  const entries = { parents: 'parentRef', ancestors: 'ancestorRef' };
+  for (const gateway of gateways) {
+    const id = `Gateway/${gateway.namespace}/${gateway.name}`;
+    const rendered = render(manifests, ['--gateway', `${gateway.namespace}/${gateway.name}`]);
+    if (rendered.error) return rendered;
+    for (const [key, value] of Object.entries(rendered.report.status ?? {})) {
+      if (key.startsWith('Gateway/')) {
+        if (key === id) status[key] = value;
+        continue;
+      }
+      const merged = (status[key] ??= { ...value, parents: undefined, ancestors: undefined });
+      for (const [list, ref] of Object.entries(entries)) {
+        for (const entry of value[list] ?? []) {
+          if (!(merged[list] ??= []).some((known) => JSON.stringify(known[ref]) === JSON.stringify(entry[ref]))) merged[list].push(entry);
+        }
+      }
+    }
+  }
+  return { report: { status } };
+}
+
+/** The suite's base manifests and a test's, rendered in the mode asked for. */
+function renderTest(manifests) {
+  if (!perGateway) return render(manifests);
+  const gateways = [...objectsOf(base), ...objectsOf(manifests.join('\n---\n'))].filter((o) => o.kind === 'Gateway');
+  return renderPerGateway(manifests, gateways);
 }
 
 // ------------------------------------------------------------------------------ verdicts
@@ -215,7 +256,7 @@ function judge(test, report, testObjects) {
 const files = readdirSync(testsDir).filter((f) => f.endsWith('.go') && !f.endsWith('_test.go') && f !== 'main.go').sort();
 const rows = [];
 // The suite's setup: the base manifests alone, and every namespace ready.
-const setup = render([]);
+const setup = renderTest([]);
 const setupProblems = setup.error ? [setup.error] : readiness(setup.report, objectsOf(base));
 rows.push({ test: '(setup: base manifests, namespaces ready)', features: [], missing: [], verdict: setupProblems.length === 0 ? 'pass' : 'fail', problems: setupProblems });
 for (const file of files) {
@@ -230,7 +271,7 @@ for (const file of files) {
       continue;
     }
     const manifests = test.manifests.map((m) => readFileSync(path.join(checkout, 'conformance', m), 'utf8'));
-    const rendered = render(manifests);
+    const rendered = renderTest(manifests);
     if (rendered.error) {
       row.verdict = 'error';
       row.problems = [rendered.error];

@@ -8,14 +8,15 @@ export interface ListenedPort {
 }
 
 /**
- * The ports a config makes nginx bind, sorted: plain HTTP, HTTPS when it is not behind the SNI front, the
- * SNI fronts, and the TCP/UDP services. Unix sockets and the loopback addresses that share a front's port
+ * The ports a config makes nginx bind, sorted: plain HTTP, HTTPS when it is not behind the SNI front (the
+ * Ingress ports' and the Gateway listeners' own), the SNI fronts, and the TCP/UDP services. Unix sockets and the loopback addresses that share a front's port
  * are left out: nginx binds nothing more for them that another process could hold.
  */
 export function listenedPorts(model: NginxConfig): ListenedPort[] {
   const tcp = [
     model.http.httpPort,
     ...model.http.httpsListeners.filter((l) => /^[0-9]+$/.test(l.address)).map((l) => Number(l.address)),
+    ...(model.http.ownPorts ?? []).flatMap((own) => (own.tls ? own.httpsListeners.filter((l) => /^[0-9]+$/.test(l.address)).map((l) => Number(l.address)) : [own.port])),
     ...model.stream.frontends.map((f) => f.port),
     ...model.stream.services.filter((s) => !s.udp).map((s) => s.port),
   ];

@@ -14,6 +14,7 @@ import { nginxBuild } from '../sidecar/nginx.js';
 import type { TranslateOptions } from '../translate/options.js';
 import {
   collectNamespace,
+  collectNamespacedName,
   defaults,
   parseLabelSelector,
   parseAbsoluteFile,
@@ -89,6 +90,7 @@ export function withTranslateOptions(command: Command): Command {
   return command
     .option('--ingress-class <name>', 'IngressClass name to serve', parseClassName, defaults.ingressClass)
     .option('--gateway-class <name>', 'GatewayClass name to serve', parseClassName, defaults.gatewayClass)
+    .option('--gateway <namespace/name>', 'serve only this Gateway of the class, its routes and policies, and no Ingress: one data plane per Gateway (repeatable)', collectNamespacedName)
     .option('--watch-ingress-without-class', 'also serve Ingresses that name no class', false)
     .option('--configmap <namespace/name>', 'controller ConfigMap (ingress-nginx keys)', parseNamespacedName)
     .option('--tcp-services-configmap <namespace/name>', 'ConfigMap of TCP services (ingress-nginx format: "port": "namespace/service:port[:PROXY][:PROXY]")', parseNamespacedName)

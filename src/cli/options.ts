@@ -18,6 +18,7 @@ export class UsageError extends Error {
 export interface TranslateFlags {
   readonly ingressClass: string;
   readonly gatewayClass: string;
+  readonly gateway?: string[];
   readonly systemCaBundle: string;
   readonly watchIngressWithoutClass: boolean;
   readonly configmap?: string;
@@ -153,6 +154,11 @@ export function parseListenAddress(value: string): { host: string; port: number 
   return { host, port };
 }
 
+/** `--gateway namespace/name`, repeatable. */
+export function collectNamespacedName(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), parseNamespacedName(value)];
+}
+
 export function collectNamespace(value: string, previous: string[] | undefined): string[] {
   if (!isKubernetesName(value)) throw new InvalidArgumentError('expected a namespace name');
   return [...(previous ?? []), value];
@@ -243,6 +249,7 @@ export function toBaseTranslateOptions(flags: TranslateFlags, resolvConf: () => 
   return {
     ingressClass: flags.ingressClass,
     gatewayClass: flags.gatewayClass,
+    ...(flags.gateway && { gateways: [...new Set(flags.gateway)].sort() }),
     systemCaBundle: flags.systemCaBundle,
     watchIngressWithoutClass: flags.watchIngressWithoutClass,
     ...(flags.configmap !== undefined && { configMap: flags.configmap }),

@@ -85,6 +85,11 @@ export interface HttpConfig {
   readonly redirectServer?: RedirectServer;
   /** Host names whose plain HTTP answers only 404 (passthrough hosts, mostly): one server for all. */
   readonly notFoundServerNames: readonly string[];
+  /**
+   * Gateway listeners on ports other than the Ingress ports, each port with servers of its own (so the
+   * routes of one host name on two ports never merge); sorted by port. Absent when there are none.
+   */
+  readonly ownPorts?: readonly OwnPortServers[];
   /** Certificates chosen per handshake by the default server (many TLS servers), instead of one SSL context each. */
   readonly certificateMap?: CertificateMap;
   /** Status of the redirects to HTTPS (ConfigMap `http-redirect-code`). */
@@ -312,6 +317,18 @@ export interface ControllerErrorPages {
    * sets them empty first, so that a request no Ingress location took sends them empty.
    */
   readonly variables: readonly string[];
+}
+
+/** The servers of one port that Gateway listeners have to themselves: plain HTTP, or TLS (HTTPS, beside TLS listeners by SNI). */
+export interface OwnPortServers {
+  readonly port: number;
+  readonly tls: boolean;
+  /** TLS: where its TLS servers listen (the port, or the socket its SNI front hands connections to); empty for plain HTTP. */
+  readonly httpsListeners: readonly TlsListener[];
+  /** Unknown host names: 404, with the default certificate over TLS (or the handshake rejected). */
+  readonly defaultServer: DefaultServer;
+  /** Sorted by server name. */
+  readonly virtualHosts: readonly VirtualHost[];
 }
 
 export interface DefaultServer {

@@ -2,9 +2,9 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
-import { generationPlaceholder, type HttpConfig, type HttpUpstream, type NginxConfig, type VirtualHost } from '../model/nginx.js';
+import { generationPlaceholder, type HttpConfig, type HttpUpstream, type NginxConfig, type OwnPortServers, type VirtualHost } from '../model/nginx.js';
 import { unless } from './helpers.js';
-import { BodyCache, blockTexts, shareServers, type BlockTexts, type VirtualHostView } from './shared-servers.js';
+import { BodyCache, blockTexts, serverTexts, shareServers, type BlockTexts, type VirtualHostView } from './shared-servers.js';
 
 /**
  * The rendered main config, as the pieces it is made of; key material travels separately in
@@ -20,20 +20,24 @@ export class RenderedConfig {
   }
 }
 
-type HttpBlock = Exclude<keyof BlockTexts, 'streamBlock'>;
+/** The blocks of the config, and the servers of the ports Gateway listeners have to themselves. */
+type ConfigBlocks = BlockTexts & { readonly ownPortBlocks: readonly string[] };
+
+type HttpBlock = Exclude<keyof ConfigBlocks, 'streamBlock'>;
 
 /** The config as the main template reads it: where the rendered blocks go, a marker each (`configPieces`). */
 type NginxConfigFrame = NginxConfig & { readonly streamBlock: string; readonly http: HttpConfig & Record<HttpBlock, string> };
 
 /** What the main template writes where the blocks go: nothing else it writes holds a NUL (allow-lists and `snippetProblem` refuse one). */
-const blockMarkers: Record<keyof BlockTexts, string> = {
+const blockMarkers: Record<keyof ConfigBlocks, string> = {
+  ownPortBlocks: '\0ownPortBlocks\0',
   serverBlocks: '\0serverBlocks\0',
   upstreamBlocks: '\0upstreamBlocks\0',
   redirectServerBlock: '\0redirectServerBlock\0',
   notFoundServerBlock: '\0notFoundServerBlock\0',
   streamBlock: '\0streamBlock\0',
 };
-const blockOfMarker = new Map(Object.entries(blockMarkers).map(([block, marker]) => [marker, block as keyof BlockTexts]));
+const blockOfMarker = new Map(Object.entries(blockMarkers).map(([block, marker]) => [marker, block as keyof ConfigBlocks]));
 const markerOrPlaceholder = new RegExp(`(${[...blockOfMarker.keys(), generationPlaceholder].join('|')})`);
 
 /**
@@ -41,7 +45,7 @@ const markerOrPlaceholder = new RegExp(`(${[...blockOfMarker.keys(), generationP
  * a piece of its own. Joining the blocks into one text for the template, which then became part of a
  * bigger one, copied the 10 MB twice (and hashing it walked the pieces to copy them once more).
  */
-function configPieces(frame: string, blocks: BlockTexts): string[] {
+function configPieces(frame: string, blocks: ConfigBlocks): string[] {
   const pieces: string[] = [];
   for (const part of frame.split(markerOrPlaceholder)) {
     const block = blockOfMarker.get(part);
@@ -76,7 +80,12 @@ interface Templates {
   /** Reads the http config: the 404 server's names, and the port it listens on. */
   readonly notFoundServer: Handlebars.TemplateDelegate<NginxConfig['http']>;
   readonly stream: Handlebars.TemplateDelegate<NginxConfig>;
+  /** Reads an own port's http config: its default server. */
+  readonly ownPortServers: Handlebars.TemplateDelegate<OwnPortHttp>;
 }
+
+/** The http config as an own port's servers read it: the port's fields in place of the Ingress ports'. */
+type OwnPortHttp = HttpConfig & OwnPortServers;
 
 let compiled: Templates | undefined;
 
@@ -111,6 +120,7 @@ function templates(): Templates {
     redirectServer: partial('redirectServer'),
     notFoundServer: partial('notFoundServer'),
     stream: partial('stream'),
+    ownPortServers: partial('ownPortServers'),
   };
   return compiled;
 }
@@ -144,7 +154,7 @@ export class RenderMemo {
  */
 export const readByMainTemplateOnly = {
   model: ['files', 'stream'],
-  http: ['virtualHosts', 'upstreams', 'redirectServer', 'notFoundServerNames', 'certificateMap', 'extensions', 'logging', 'defaultServer'],
+  http: ['virtualHosts', 'upstreams', 'redirectServer', 'notFoundServerNames', 'certificateMap', 'extensions', 'logging', 'defaultServer', 'ownPorts'],
 } as const satisfies { model: readonly (keyof NginxConfig)[]; http: readonly (keyof NginxConfig['http'])[] };
 
 /** What a server body can read of the config around it, as `@root`. */
@@ -174,5 +184,23 @@ export function render(model: NginxConfig, memo?: RenderMemo): RenderedConfig {
   const frame = main({ ...model, streamBlock, http: { ...model.http, ...httpBlocks } });
   const texts = blockTexts(model, headed, blocks, cache);
   cache.rendered();
-  return new RenderedConfig(configPieces(frame, texts));
+  const ownPortBlocks = (model.http.ownPorts ?? []).flatMap((own) => ownPortTexts(model, own));
+  return new RenderedConfig(configPieces(frame, { ...texts, ownPortBlocks }));
+}
+
+/**
+ * The servers of one port Gateway listeners have to themselves: the templates of the Ingress ports' with
+ * the port's fields in their place (its port, listeners, default server and hosts), and only the servers
+ * of its kind (plain HTTP, or TLS). Rendered anew each time: the render memo is the Ingress ports'.
+ */
+function ownPortTexts(model: NginxConfig, own: OwnPortServers): string[] {
+  const { plainServerBody, tlsServerBody, virtualHostServers, ownPortServers } = templates();
+  const { certificateMap: _map, redirectServer: _redirect, ownPorts: _own, ...shared } = model.http;
+  const http: OwnPortHttp = { ...shared, ...own, httpPort: own.tls ? model.http.httpPort : own.port, notFoundServerNames: [] };
+  const portModel: NginxConfig = { ...model, http };
+  const options = { data: { root: portModel } };
+  const cache = new BodyCache();
+  const bodies = { plain: (host: VirtualHost) => plainServerBody(host, options), tls: (host: VirtualHost) => tlsServerBody(host, options) };
+  const headed = shareServers(portModel, bodies, cache).map((servers) => (own.tls ? { tlsServer: servers.tlsServer } : { plainServer: servers.plainServer }));
+  return [ownPortServers(http, options), ...serverTexts(portModel, headed, (host) => virtualHostServers(host, options), cache)];
 }

@@ -1,6 +1,6 @@
 import { X509Certificate, createHash } from 'node:crypto';
 import type { ResourceRef } from '../model/diagnostics.js';
-import type { Location, NginxConfig, PlainHttpAction, ProxySsl, SniRoute, StreamService, VirtualHost } from '../model/nginx.js';
+import type { Location, NginxConfig, OwnPortServers, PlainHttpAction, ProxySsl, SniRoute, StreamService, VirtualHost } from '../model/nginx.js';
 import { compareStrings } from '../model/order.js';
 import type { BackendShare, LocationOrigin, Provenance, ServicePortRef } from '../model/provenance.js';
 import type { BuildResult } from '../build/build.js';
@@ -124,6 +124,7 @@ export function routeTable(result: Pick<BuildResult, 'model' | 'certificates'>):
   const rows: RouteRow[] = [];
   for (const host of model.http.virtualHosts) rows.push(...virtualHostRows(host, tlsElsewhere.get(host.serverName), context));
   rows.push(...locationRows('', model.http.defaultServer.locations, { tlsLosers: [], mode: 'http', port: model.http.httpPort, notes: [] }, context));
+  for (const own of model.http.ownPorts ?? []) rows.push(...ownPortRows(own, context));
   for (const frontend of model.stream.frontends) {
     for (const route of frontend.routes) {
       const row = sniRow(frontend.port, route, context);
@@ -132,6 +133,16 @@ export function routeTable(result: Pick<BuildResult, 'model' | 'certificates'>):
   }
   rows.push(...model.stream.services.flatMap(streamServiceRow));
   return { httpPort: model.http.httpPort, httpsPort: model.http.httpsPort, rows: withUniqueKeys(rows.sort(compareRows)) };
+}
+
+/** The rows of a port Gateway listeners have to themselves: its hosts, with that port on both sides. */
+function ownPortRows(own: OwnPortServers, context: RowContext): RouteRow[] {
+  const model = { ...context.model, http: { ...context.model.http, httpPort: own.port, httpsPort: own.port } };
+  const portContext = { ...context, model };
+  return [
+    ...own.virtualHosts.flatMap((host) => virtualHostRows(host, undefined, portContext)),
+    ...locationRows('', own.defaultServer.locations, { tlsLosers: [], mode: own.tls ? 'terminate' : 'http', port: own.port, notes: [] }, portContext),
+  ];
 }
 
 interface RowContext {

@@ -176,7 +176,16 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     if (endpointChanges.builds(kind, source) && (modified === undefined || !statusWriter.isEcho(modified))) reconciler.schedule();
   });
   const endpointChanges = new EndpointChanges(await startEndpointResolver(translate, source, metrics, log, cleanups));
-  const statusWriter = new StatusWriter({ client, controllerName, ingressStatus: options.updateStatus, log, objects: (kind) => source.objects(kind) });
+  // A data plane of chosen Gateways (`--gateway`) serves no Ingress, so it writes no Ingress status either.
+  const gateways = options.translate.gateways;
+  const statusWriter = new StatusWriter({
+    client,
+    controllerName,
+    ingressStatus: options.updateStatus && gateways === undefined,
+    ...(gateways && { servedGateways: new Set(gateways) }),
+    log,
+    objects: (kind) => source.objects(kind),
+  });
 
   const afterRound = roundReporter({ options, log, metrics, requests, election, source, events, statusWriter, client, pod: io.env['POD_NAME'], podNamespace: access.namespace });
 

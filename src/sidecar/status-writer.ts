@@ -11,6 +11,8 @@ export interface StatusWriterOptions {
   readonly controllerName: string;
   /** Ingress load-balancer status is ours to write (`--update-status`; off while another controller serves the same Ingresses). */
   readonly ingressStatus: boolean;
+  /** `--gateway`: status only of these Gateways and of their entries in routes and policies. */
+  readonly servedGateways?: ReadonlySet<string>;
   readonly log: Logger;
   /** The watched objects of a kind, as the API last sent them. */
   readonly objects: (kind: string) => readonly RawObject[];
@@ -45,7 +47,8 @@ export class StatusWriter {
       if (status && (await this.send(ingress, 'PATCH', { status: { loadBalancer: status['loadBalancer'] } }, status))) writes++;
     }
     const statuses = new Map(result.statuses.map((s) => [`${s.kind}/${s.namespace}/${s.name}`, s]));
-    const ctx = { controllerName: this.options.controllerName, now, applied, addresses };
+    const served = this.options.servedGateways;
+    const ctx = { controllerName: this.options.controllerName, now, applied, addresses, ...(served && { servedGateways: served }) };
     for (const kind of ['GatewayClass', 'Gateway', 'TLSRoute', 'HTTPRoute', 'GRPCRoute', 'BackendTLSPolicy'] as const) {
       for (const object of this.options.objects(kind)) {
         seen.add(keyOf(object));

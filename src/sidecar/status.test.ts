@@ -81,6 +81,27 @@ describe('desiredStatus', () => {
     expect(desiredStatus('TLSRoute', { status: { parents: [] } }, undefined, ctx)).toBeUndefined();
   });
 
+  it("with --gateway writes only the entries of its Gateways: another data plane's entries of our controller stay as they are", () => {
+    const gatewayRef = (name: string) => ({ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra', name });
+    const others = { parentRef: gatewayRef('second'), controllerName: ctx.controllerName, conditions: [{ ...accepted, lastTransitionTime: '2026-11-01T10:00:00Z' }] };
+    const route: RouteStatus = {
+      kind: 'HTTPRoute',
+      namespace: 'infra',
+      name: 'shared',
+      parents: [
+        { parentRef: gatewayRef('first'), controllerName: ctx.controllerName, conditions: [accepted] },
+        { parentRef: gatewayRef('missing'), controllerName: ctx.controllerName, conditions: [{ ...accepted, status: 'False', reason: 'NoMatchingParent' }] },
+      ],
+    };
+    const scoped = { ...ctx, servedGateways: new Set(['infra/first']) };
+    const next = desiredStatus('HTTPRoute', { metadata: { namespace: 'infra', generation: 1 }, status: { parents: [others] } }, route, scoped)!;
+    expect(next['parents']).toEqual([others, expect.objectContaining({ parentRef: gatewayRef('first') })]);
+    // A parentRef without namespace names the route's own; its entry is this data plane's to remove.
+    const dropped = desiredStatus('HTTPRoute', { metadata: { namespace: 'infra' }, status: { parents: [{ parentRef: { name: 'first' }, controllerName: ctx.controllerName, conditions: [] }] } }, undefined, scoped);
+    expect(dropped).toEqual({ parents: [] });
+    expect(desiredStatus('Gateway', { metadata: { namespace: 'infra', name: 'second' } }, undefined, scoped)).toBeUndefined();
+  });
+
   it('writes BackendTLSPolicy ancestors under ancestorRef', () => {
     const policy: PolicyStatus = {
       kind: 'BackendTLSPolicy',

@@ -69,6 +69,11 @@ export interface StatusContext {
   /** The last apply succeeded: nginx serves the config these statuses come from. */
   readonly applied: boolean;
   readonly addresses: readonly LoadBalancerIngress[];
+  /**
+   * `--gateway`: the Gateways (`namespace/name`) this data plane serves. Route parents and policy
+   * ancestors of our controller for other Gateways are another data plane's, kept as they are.
+   */
+  readonly servedGateways?: ReadonlySet<string>;
 }
 
 /**
@@ -107,16 +112,35 @@ export function desiredStatus(kind: ResourceStatus['kind'], current: Loose, desi
     case 'HTTPRoute':
     case 'GRPCRoute': {
       const ours = desired?.kind === kind ? desired.parents : [];
-      next = { ...status, parents: withOurEntries(status['parents'], 'parentRef', ours, Infinity, generation, ctx) };
+      next = { ...status, parents: withOurEntries(status['parents'], 'parentRef', ours, Infinity, generation, scoped(ctx, current)) };
       break;
     }
     case 'BackendTLSPolicy': {
       const ours = desired?.kind === 'BackendTLSPolicy' ? desired.ancestors : [];
-      next = { ...status, ancestors: withOurEntries(status['ancestors'], 'ancestorRef', ours, maxAncestors, generation, ctx) };
+      next = { ...status, ancestors: withOurEntries(status['ancestors'], 'ancestorRef', ours, maxAncestors, generation, scoped(ctx, current)) };
       break;
     }
   }
   return sameJson(next, status) ? undefined : next;
+}
+
+/** Which of our controller's entries this data plane writes: all of them, or with `--gateway` those of its Gateways. */
+interface EntryScope extends StatusContext {
+  readonly writes: (ref: unknown) => boolean;
+}
+
+function scoped(ctx: StatusContext, current: Loose): EntryScope {
+  const served = ctx.servedGateways;
+  if (served === undefined) return { ...ctx, writes: () => true };
+  const namespace = String(mapping(current['metadata'])['namespace'] ?? '');
+  return {
+    ...ctx,
+    writes: (ref) => {
+      const r = mapping(ref);
+      const isGateway = (r['group'] ?? 'gateway.networking.k8s.io') === 'gateway.networking.k8s.io' && (r['kind'] ?? 'Gateway') === 'Gateway';
+      return isGateway && served.has(`${String(r['namespace'] ?? namespace)}/${String(r['name'] ?? '')}`);
+    },
+  };
 }
 
 /** PolicyStatus holds at most this many ancestors, ours and other controllers' together. */
@@ -133,14 +157,16 @@ function withOurEntries<Field extends 'parentRef' | 'ancestorRef'>(
   ours: readonly ({ readonly controllerName: string; readonly conditions: readonly Condition[] } & Record<Field, object>)[],
   limit: number,
   generation: number,
-  ctx: StatusContext,
+  ctx: EntryScope,
 ): Loose[] {
   const entries = list(current);
-  const others = entries.filter((e) => e['controllerName'] !== ctx.controllerName);
-  const previous = entries.filter((e) => e['controllerName'] === ctx.controllerName);
+  const mine = (e: Loose) => e['controllerName'] === ctx.controllerName && ctx.writes(e[field]);
+  const others = entries.filter((e) => !mine(e));
+  const previous = entries.filter(mine);
+  const written = ours.filter((entry) => ctx.writes(entry[field]));
   return [
     ...others,
-    ...ours.slice(0, Math.max(0, limit - others.length)).map((entry) => ({
+    ...written.slice(0, Math.max(0, limit - others.length)).map((entry) => ({
       [field]: entry[field],
       controllerName: entry.controllerName,
       conditions: withTransitions(entry.conditions, previous.find((p) => sameRef(p[field], entry[field]))?.['conditions'], generation, ctx.now),

@@ -7,6 +7,11 @@ export interface TranslateOptions {
   readonly ingressClass: string;
   /** GatewayClass name we serve (`--gateway-class`). */
   readonly gatewayClass: string;
+  /**
+   * `--gateway namespace/name` (repeatable): a data plane of these Gateways alone, with their routes and
+   * policies; no Ingress and no other Gateway is served or given status. Unset: every Gateway of the class.
+   */
+  readonly gateways?: readonly string[];
   /** CA bundle for BackendTLSPolicy `wellKnownCACertificates: System`. */
   readonly systemCaBundle: string;
   /** Also serve Ingresses without any class (`--watch-ingress-without-class`). */

@@ -8,9 +8,10 @@ import { compareDiagnostics, type Diagnostic } from '../model/diagnostics.js';
 import type { Handoff, NginxConfig } from '../model/nginx.js';
 import type { ResourceStatus } from '../model/status.js';
 import type { Snapshot } from '../sources/snapshot.js';
-import { nginxConfig, StreamConfigMemo, type HostCopies, type UpstreamBlockMemo } from './dataplane/data-plane.js';
+import { nginxConfig, StreamConfigMemo, type HostCopies, type OwnPortHosts, type UpstreamBlockMemo } from './dataplane/data-plane.js';
 import { ContextMemo } from './memo/context-memo.js';
-import { planGateways, type GatewayPlan } from './gateway/index.js';
+import { planGateways, type GatewayPlan, type PortContribution } from './gateway/index.js';
+import type { StreamParts } from './settle/sni.js';
 import { withPathConflicts } from './gateway/http-routes.js';
 import { IngressClaimMemo } from './ingress/claim-memo.js';
 import { HostSettleMemo } from './settle/hosts.js';
@@ -33,7 +34,7 @@ import type { LogLabelsMemo } from './dataplane/request-log.js';
 import { LocationFactsMemo } from './dataplane/location-facts.js';
 import { SortedMemo } from './memo/sorted-memo.js';
 import { ingressNames, servedCertificates, ServedListsMemo, type IngressName, type ServedCertificate } from './dataplane/served-lists.js';
-import { compareUpstreamNames } from './upstream-names.js';
+import { compareUpstreamNames, readablePart } from './upstream-names.js';
 
 import { readInputs, type Inputs } from './inputs.js';
 import { controllerDefaultBackend } from './default-backend.js';
@@ -126,6 +127,7 @@ export function translate(snapshot: Snapshot, options: TranslateOptions, memo?: 
     extensions: ingress.extensions,
     secrets,
     headers: inputs.headers,
+    ...(settled.ownPorts.length > 0 && { ownPorts: settled.ownPorts }),
     ...(settled.controllerErrorPages && { controllerErrorPages: settled.controllerErrorPages }),
     ...(memo && {
       logLabels: memo.logLabels,
@@ -173,6 +175,7 @@ interface SettledClaims {
   readonly httpsSocket: string;
   readonly hosts: MergedHosts;
   readonly stream: ReturnType<typeof settle>['stream'];
+  readonly ownPorts: readonly OwnPortHosts[];
   readonly tcpUdp: StreamServices;
   readonly controllerErrorPages?: NonNullable<ReturnType<typeof controllerDefaultBackend>>['errorPages'];
 }
@@ -196,6 +199,7 @@ function settledClaims(snapshot: Snapshot, options: TranslateOptions, memo: Tran
     secrets,
     report,
     gatewayClass: options.gatewayClass,
+    ...(options.gateways && { servedGateways: new Set(options.gateways) }),
     controllerName,
     backendPolicy: inputs.backendPolicy,
     systemCaBundle: options.systemCaBundle,
@@ -215,7 +219,8 @@ function settledClaims(snapshot: Snapshot, options: TranslateOptions, memo: Tran
       proxyProtocolRequests: ingress.proxyProtocolRequests,
       backends: ingress.backends,
       extensions: ingress.extensions,
-      gatewayPorts: gateways.ports,
+      // A port Gateway HTTPS listeners have to themselves is settled with its servers (`ownPorts`).
+      gatewayPorts: gateways.ports.filter((p) => !gateways.http.ownPorts.some((own) => own.tls && own.port === p.port)),
       objects: inputs.objects,
       settings: { ...settings, firstNamespaceOwnsHost: options.firstNamespaceOwnsHost || settings.firstNamespaceOwnsHost },
       secrets,
@@ -235,9 +240,64 @@ function settledClaims(snapshot: Snapshot, options: TranslateOptions, memo: Tran
     virtualHosts: ingress.snippets.place(settled.hosts.virtualHosts, report),
     defaultLocations: settled.hosts.defaultLocations.map((location) => ingress.snippets.withLocationSnippet(location)),
   };
+  const own = gateways.http.ownPorts.map((port) => settleOwnPort(port, gateways, inputs, options, handoff, ingress, report));
   const tcpUdp = tcpUdpServices(inputs, gateways, options, report);
   const controllerErrorPages = defaultBackend?.errorPages;
-  return { report, inputs, features, ingress, gateways, handoff, httpsSocket, hosts, stream: settled.stream, tcpUdp, ...(controllerErrorPages && { controllerErrorPages }) };
+  const stream = withOwnStreams(settled.stream, own.map((o) => o.stream));
+  const ownPorts = own.map((o) => o.hosts);
+  return { report, inputs, features, ingress, gateways, handoff, httpsSocket, hosts, stream, ownPorts, tcpUdp, ...(controllerErrorPages && { controllerErrorPages }) };
+}
+
+/**
+ * One port Gateway listeners have to themselves, settled on its own: its HTTPRoutes' claims and, for TLS,
+ * the TLSRoutes' SNI names there, apart from the Ingresses and every other port (a host name routed on
+ * two ports is two hosts). No memo: the cluster mode's memos are the Ingress ports'.
+ */
+function settleOwnPort(
+  own: PortContribution,
+  gateways: GatewayPlan,
+  inputs: Inputs,
+  options: TranslateOptions,
+  handoff: Handoff,
+  ingress: ReturnType<typeof ingressClaims>,
+  report: Reporter,
+): { hosts: OwnPortHosts; stream?: StreamParts } {
+  const httpsSocket = `${options.runDir}/https-${own.port}.sock`;
+  const settled = settle({
+    contributions: [own.contribution],
+    proxyProtocolRequests: new Map(),
+    backends: ingress.backends,
+    extensions: ingress.extensions,
+    gatewayPorts: own.tls ? gateways.ports.filter((p) => p.port === own.port) : [],
+    objects: inputs.objects,
+    settings: { ...inputs.settings, firstNamespaceOwnsHost: false },
+    secrets: inputs.secrets,
+    defaultTls: own.defaultCertificate ?? inputs.defaultTls,
+    httpsPort: own.port,
+    runDir: options.runDir,
+    handoff,
+    httpsSocket,
+    report,
+  });
+  const defaultTls = own.defaultCertificate ?? inputs.defaultTls;
+  return { hosts: { port: own.port, tls: own.tls, hosts: settled.hosts, httpsSocket, defaultTls }, ...(own.tls && { stream: settled.stream }) };
+}
+
+/** The Ingress ports' stream parts with the own TLS ports' (their fronts, terminate servers and upstreams), each once. */
+function withOwnStreams(main: StreamParts, own: readonly (StreamParts | undefined)[]): StreamParts {
+  const parts = own.filter((p): p is StreamParts => p !== undefined);
+  if (parts.length === 0) return main;
+  const all = [main, ...parts];
+  const once = <T>(items: readonly T[], id: (item: T) => string) => [...new Map(items.map((item) => [id(item), item])).values()];
+  const rejectSocket = all.find((p) => p.rejectSocket !== undefined)?.rejectSocket;
+  return {
+    frontends: all.flatMap((p) => p.frontends).sort((a, b) => a.port - b.port),
+    upstreams: once(all.flatMap((p) => p.upstreams), (u) => u.name).sort(byString((u) => readablePart(u.name))),
+    passthroughServers: once(all.flatMap((p) => p.passthroughServers), (s) => s.socket).sort(byString((s) => s.socket)),
+    proxyProtocolServers: once(all.flatMap((p) => p.proxyProtocolServers), (s) => s.address).sort(byString((s) => s.address)),
+    terminateServers: once(all.flatMap((p) => p.terminateServers), (s) => s.socket).sort(byString((s) => s.socket)),
+    ...(rejectSocket !== undefined && { rejectSocket }),
+  };
 }
 
 /**
@@ -274,7 +334,7 @@ function tcpUdpServices(inputs: Inputs, gateways: GatewayPlan, options: Translat
     ...(options.tcpServicesConfigMap !== undefined && { tcp: options.tcpServicesConfigMap }),
     ...(options.udpServicesConfigMap !== undefined && { udp: options.udpServicesConfigMap }),
     reservedPorts: new Map([
-      ...gateways.ports.map((p): [number, string] => [p.port, 'a Gateway listener port']),
+      ...[...gateways.ports, ...gateways.http.ownPorts].map((p): [number, string] => [p.port, 'a Gateway listener port']),
       ...(options.reservedPorts ?? []),
       [options.httpsPort, 'the HTTPS port (--https-port)'],
       [options.httpPort, 'the HTTP port (--http-port)'],
@@ -286,13 +346,13 @@ function tcpUdpServices(inputs: Inputs, gateways: GatewayPlan, options: Translat
 }
 
 /**
- * Ports a Gateway listener may not take: operator configuration outranks tenants. The TCP services'
- * ports (those on the HTTP and HTTPS ports are refused themselves) and the Pod's own ports.
+ * Ports a Gateway listener may not take: operator configuration outranks tenants. The TCP and UDP
+ * services' ports (those on the HTTP and HTTPS ports are refused themselves) and the Pod's own ports.
  */
 function operatorPorts(inputs: Inputs, options: TranslateOptions): Map<number, string> {
-  const tcp = tcpServicePorts(inputs.resources, options.tcpServicesConfigMap).filter((port) => port !== options.httpPort && port !== options.httpsPort);
-  return new Map([
-    ...tcp.map((port): [number, string] => [port, `a TCP service port of ConfigMap ${options.tcpServicesConfigMap ?? ''} (--tcp-services-configmap)`]),
-    ...(options.reservedPorts ?? []),
-  ]);
+  const services = (configMap: string | undefined, what: string) =>
+    tcpServicePorts(inputs.resources, configMap)
+      .filter((port) => port !== options.httpPort && port !== options.httpsPort)
+      .map((port): [number, string] => [port, `a ${what} service port of ConfigMap ${configMap ?? ''} (--${what.toLowerCase()}-services-configmap)`]);
+  return new Map([...services(options.udpServicesConfigMap, 'UDP'), ...services(options.tcpServicesConfigMap, 'TCP'), ...(options.reservedPorts ?? [])]);
 }

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -16,6 +16,8 @@ import { eventually, ingress, namespace, service, tlsSecret } from '../support/s
  * deploy/ against the fake API server, with the arguments and RBAC that kubectl builds from it:
  * - the RBAC rules grant exactly the calls the sidecar makes, every option that adds calls turned on
  *   (nothing missing: a call not granted would fail in a cluster; nothing extra);
+ * - deploy/gateway/, a data plane of one Gateway: its RBAC grants what it calls, and it serves and gives
+ *   status to that Gateway alone;
  * - the ways to move from ingress-nginx in docs/migrating.md: both controllers at once, Ingresses moving one
  *   at a time to class ingress2nginx; or every Ingress at once, ingress2nginx serving class nginx
  *   (takeover-ingress-nginx/) without touching that IngressClass or the status ingress-nginx writes.
@@ -96,8 +98,8 @@ interface Sidecar {
   served(host: string): Promise<string>;
 }
 
-/** `ingress2nginx run` with `args` (the Deployment's), then what only a test changes. */
-async function startSidecar(kubeconfig: string, args: readonly string[]): Promise<Sidecar> {
+/** `ingress2nginx run` with `args` (the Deployment's), then what only a test changes (the webhook's address where the Deployment has one). */
+async function startSidecar(kubeconfig: string, args: readonly string[], options: { webhook?: boolean } = {}): Promise<Sidecar> {
   const [httpPort, httpsPort, metricsPort, webhookPort] = (await freePorts(4)) as [number, number, number, number];
   const runDir = await mkdtemp('/tmp/i2n-deploy-run-');
   const child = execa(
@@ -105,7 +107,8 @@ async function startSidecar(kubeconfig: string, args: readonly string[]): Promis
     [
       ...args,
       ...[`--output=${join(scratch, `out-${httpPort}`)}`, `--run-dir=${runDir}`, `--http-port=${httpPort}`, `--https-port=${httpsPort}`, '--access-log=off'],
-      ...[`--kubeconfig=${kubeconfig}`, '--spawn-nginx', `--nginx-bin=${requireNginx().binary}`, `--metrics-address=127.0.0.1:${metricsPort}`, `--validating-webhook=127.0.0.1:${webhookPort}`],
+      ...[`--kubeconfig=${kubeconfig}`, '--spawn-nginx', `--nginx-bin=${requireNginx().binary}`, `--metrics-address=127.0.0.1:${metricsPort}`],
+      ...(options.webhook === false ? [] : [`--validating-webhook=127.0.0.1:${webhookPort}`]),
     ],
     { reject: false, env: { POD_NAME: 'ingress2nginx-0', POD_NAMESPACE: controllerNamespace }, stdout: 'ignore', stderr: 'inherit', forceKillAfterDelay: false },
   );
@@ -186,6 +189,45 @@ describe('RBAC of deploy/', () => {
     const caSecret = api.get({ apiVersion: 'v1', kind: 'Secret', namespace: controllerNamespace, name: 'ingress2nginx-webhook-ca' }) as { data?: Record<string, string> };
     const configuration = api.get({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: 'ingress2nginx' }) as { webhooks: { clientConfig: { caBundle?: string } }[] };
     expect(configuration.webhooks.map((h) => h.clientConfig.caBundle)).toEqual(configuration.webhooks.map(() => caSecret.data?.['ca.crt']));
+  });
+});
+
+describe('deploy/gateway/: a data plane of one Gateway', () => {
+  it("serves the Gateway on its listeners' ports with only the calls its RBAC grants, and writes the status of that Gateway alone, with its Service's address", async () => {
+    const manifests = await kustomized('gateway');
+    const { api, kubeconfig } = await cluster([...(await kustomized('.')).filter((m) => m.kind === 'Namespace'), ...manifests]);
+    const dedicatedAddress = '192.0.2.20';
+    const ownService = manifests.find((m) => m.kind === 'Service')!;
+    api.updateStatus({ ...api.get({ apiVersion: 'v1', kind: 'Service', namespace: controllerNamespace, name: ownService.metadata.name })!, status: { loadBalancer: { ingress: [{ ip: dedicatedAddress }] } } });
+    // gateway.yaml as the teams apply it, its listeners moved to ports free on this machine.
+    const example = parseAllDocuments(await readFile(join(deploy, 'gateway', 'gateway.yaml'), 'utf8')).map((d) => d.toJS() as Manifest & { spec: Record<string, unknown> });
+    const [httpPort, httpsPort] = (await freePorts(2)) as [number, number];
+    const gateway = example.find((m) => m.kind === 'Gateway')! as Manifest & { spec: { gatewayClassName: string; listeners: { name: string; port: number }[] } };
+    gateway.spec.listeners = gateway.spec.listeners.map((l) => ({ ...l, port: l.name === 'http' ? httpPort : httpsPort }));
+    const apps = (gateway.metadata as { namespace?: string }).namespace ?? 'apps';
+    api.create(namespace(apps));
+    for (const manifest of example) api.create(manifest);
+    const cert = await issueCertificate(ca, { commonName: 'app.example.com', sans: ['app.example.com'] });
+    api.create(tlsSecret(apps, 'app-example-com-tls', cert));
+    api.create(service(apps, 'app', peer));
+    const gatewayApi = 'gateway.networking.k8s.io/v1';
+    api.create({ apiVersion: gatewayApi, kind: 'HTTPRoute', metadata: { name: 'web', namespace: apps }, spec: { parentRefs: [{ name: gateway.metadata.name }], hostnames: ['app.example.com'], rules: [{ backendRefs: [{ name: 'app', port: peer.port }] }] } });
+    // A Gateway of the main data plane's class, which this one leaves alone.
+    api.create({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: 'ingress2nginx' }, spec: { controllerName: 'ingress2nginx.dev/controller' } });
+    api.create({ apiVersion: gatewayApi, kind: 'Gateway', metadata: { name: 'main', namespace: apps }, spec: { gatewayClassName: 'ingress2nginx', listeners: [{ name: 'http', port: httpPort, protocol: 'HTTP' }] } });
+
+    await startSidecar(kubeconfig, sidecarArgs(manifests), { webhook: false });
+    const response = () => httpGet({ port: httpPort, host: 'app.example.com' }).then((r) => (r.status === 200 ? parseEcho(r.body).backend : String(r.status)), () => 'none');
+    expect(await eventually(response, (b) => b === 'app', 30_000)).toBe('app');
+    const statusOf = (name: string) => api.get({ apiVersion: gatewayApi, kind: 'Gateway', namespace: apps, name })?.['status'] as { addresses?: { value: string }[] } | undefined;
+    expect(await eventually(() => statusOf(gateway.metadata.name)?.addresses?.map((a) => a.value), (a) => a?.[0] === dedicatedAddress, 30_000)).toEqual([dedicatedAddress]);
+    expect(statusOf('main')).toBeUndefined();
+    const rules = (kind: string) => manifests.filter((m) => m.kind === kind).flatMap((m) => (m as unknown as { rules: Rule[] }).rules);
+    const granted = new Set([...grants(rules('ClusterRole')), ...grants(rules('Role'))]);
+    for (const request of api.requests((r) => r.verb !== 'discovery' && r.resource !== undefined)) {
+      expect(granted, `${request.verb} ${request.resource}`).toContain(`${request.group ?? ''} ${request.resource}${request.subresource ? `/${request.subresource}` : ''} ${request.verb}`);
+    }
+    for (const request of api.requests((r) => r.resource === 'leases' && r.name !== undefined)) expect([request.namespace, request.name]).toEqual([controllerNamespace, 'ingress2nginx-example']);
   });
 });
 

@@ -219,7 +219,7 @@ const hostileRoutePaths = [`/${marker}"`, `/a;${marker}`, `/${marker} {`];
 interface ListenerCase {
   readonly namespace: (typeof namespaces)[number];
   readonly port: (typeof listenerPorts)[number];
-  readonly mode: 'Passthrough' | 'Terminate';
+  readonly mode: 'Passthrough' | 'Terminate' | 'HTTP' | 'HTTPS';
   readonly hostname?: string;
 }
 
@@ -288,7 +288,7 @@ const listenerCase: fc.Arbitrary<ListenerCase> = fc.record(
   {
     namespace: fc.constantFrom(...namespaces),
     port: fc.constantFrom(...listenerPorts),
-    mode: fc.constantFrom('Passthrough', 'Terminate'),
+    mode: fc.constantFrom('Passthrough', 'Terminate', 'HTTP', 'HTTPS'),
     hostname: fc.constantFrom(...exactHosts.filter((h) => h !== 'default' && h !== 'include'), ...wildcardHosts),
   },
   { requiredKeys: ['namespace', 'port', 'mode'] },
@@ -428,10 +428,13 @@ function toObjects(w: World): SourceObject[] {
     ]),
   );
   w.listeners.forEach((l, index) => {
+    const all = { allowedRoutes: { namespaces: { from: 'All' } } };
     const listener =
       l.mode === 'Passthrough'
-        ? passthrough(`l${index}`, l.port, l.hostname, { allowedRoutes: { namespaces: { from: 'All' } } })
-        : terminate(`l${index}`, l.port, l.hostname, [{ name: 'good' }], { allowedRoutes: { namespaces: { from: 'All' } } });
+        ? passthrough(`l${index}`, l.port, l.hostname, all)
+        : l.mode === 'Terminate'
+          ? terminate(`l${index}`, l.port, l.hostname, [{ name: 'good' }], all)
+          : { name: `l${index}`, port: l.port, protocol: l.mode, ...(l.hostname !== undefined && { hostname: l.hostname }), ...(l.mode === 'HTTPS' && { tls: { certificateRefs: [{ name: 'good' }] } }), ...all };
     objects.push(gateway(l.namespace, `gw-${index}`, [listener], { creationTimestamp: timestamps[index % timestamps.length] }));
   });
   objects.push(configMap('infra', 'tcp-services', { ...w.tcpServices }), configMap('infra', 'udp-services', { ...w.udpServices }));
@@ -637,13 +640,16 @@ function chooseLocation(locations: readonly Location[], uri: string): Location |
 
 /**
  * Operator configuration outranks tenants: no SNI front (a Gateway listener's port, or the HTTPS port)
- * is on a port the TCP services ConfigMap gives out, except nginx's own HTTP and HTTPS ports, which those
- * entries may not take; nothing nginx binds is a port the Pod already uses.
+ * is on a port the TCP services ConfigMap gives out, and no HTTP or HTTPS listener's own servers on a TCP
+ * or UDP service's, except nginx's own HTTP and HTTPS ports, which those entries may not take; nothing
+ * nginx binds is a port the Pod already uses.
  */
 function checkOperatorPorts(w: World, model: NginxConfig): void {
   const own = [options.httpPort, options.httpsPort];
   const operator = Object.keys(w.tcpServices).filter((port) => /^[1-9][0-9]*$/.test(port) && !own.includes(Number(port)));
   for (const frontend of model.stream.frontends) expect(operator, `SNI front on the TCP service port ${frontend.port}`).not.toContain(String(frontend.port));
+  const services = [...operator, ...Object.keys(w.udpServices).filter((port) => /^[1-9][0-9]*$/.test(port) && !own.includes(Number(port)))];
+  for (const servers of model.http.ownPorts ?? []) expect(services, `a listener's own servers on the TCP/UDP service port ${servers.port}`).not.toContain(String(servers.port));
   for (const port of listenedPorts(model)) expect(options.reservedPorts?.has(port.port), `nginx binds the reserved port ${port.port}`).toBe(false);
 }
 

@@ -69,6 +69,16 @@ const certManagerKinds: Record<string, (spec: Record<string, unknown>) => boolea
 };
 const isCertManager = (d: Manifest) => d.apiVersion === 'cert-manager.io/v1';
 
+/** The Gateway API's kinds (deploy/gateway/gateway.yaml), which kubernetes-models has no schema for either. */
+const gatewayApiKinds: Record<string, (spec: Record<string, unknown>) => boolean> = {
+  GatewayClass: (spec) => typeof spec['controllerName'] === 'string',
+  Gateway: (spec) =>
+    typeof spec['gatewayClassName'] === 'string' &&
+    Array.isArray(spec['listeners']) &&
+    (spec['listeners'] as Record<string, unknown>[]).every((l) => typeof l['name'] === 'string' && typeof l['port'] === 'number' && typeof l['protocol'] === 'string'),
+};
+const isGatewayApi = (d: Manifest) => d.apiVersion === 'gateway.networking.k8s.io/v1';
+
 function parse(text: string): Manifest[] {
   return parseAllDocuments(text)
     .map((d) => d.toJS() as Manifest | null)
@@ -105,18 +115,26 @@ let base: Manifest[];
 let takeover: Manifest[];
 let dashboards: Manifest[];
 let certManager: Manifest[];
+let dedicated: Manifest[];
 beforeAll(async () => {
   files = await sourceFiles();
-  [base, takeover, dashboards, certManager] = await Promise.all([kustomized('.'), kustomized('takeover-ingress-nginx'), kustomized('grafana'), kustomized('cert-manager')]);
+  [base, takeover, dashboards, certManager, dedicated] = await Promise.all([
+    kustomized('.'),
+    kustomized('takeover-ingress-nginx'),
+    kustomized('grafana'),
+    kustomized('cert-manager'),
+    kustomized('gateway'),
+  ]);
 });
 
 describe('deploy/ against the Kubernetes schemas', () => {
   it('every document, as written and as kubectl builds both kustomizations, passes its kind\'s schema', async () => {
-    const documents = [...files.flatMap((f) => f.documents.map((d) => ({ where: f.file, d }))), ...[...base, ...takeover, ...dashboards, ...certManager].map((d) => ({ where: 'kustomize', d }))];
+    const documents = [...files.flatMap((f) => f.documents.map((d) => ({ where: f.file, d }))), ...[...base, ...takeover, ...dashboards, ...certManager, ...dedicated].map((d) => ({ where: 'kustomize', d }))];
     expect(documents.length).toBeGreaterThan(10);
     for (const { where, d } of documents) {
-      if (isCertManager(d)) {
-        expect(certManagerKinds[d.kind]?.((d['spec'] ?? {}) as Record<string, unknown>), `${where}: ${d.kind} ${d.metadata.name}`).toBe(true);
+      if (isCertManager(d) || isGatewayApi(d)) {
+        const check = isCertManager(d) ? certManagerKinds[d.kind] : gatewayApiKinds[d.kind];
+        expect(check?.((d['spec'] ?? {}) as Record<string, unknown>), `${where}: ${d.kind} ${d.metadata.name}`).toBe(true);
         continue;
       }
       const model = models[d.kind];
@@ -146,7 +164,7 @@ describe('deploy/ against the Kubernetes schemas', () => {
     const dir = await mkdtemp(join(tmpdir(), 'i2n-deploy-types-'));
     try {
       await symlink(join(root, 'node_modules'), join(dir, 'node_modules'));
-      const documents = [...files.flatMap((f) => f.documents), ...base, ...takeover, ...dashboards, ...certManager].filter((d) => !isCertManager(d));
+      const documents = [...files.flatMap((f) => f.documents), ...base, ...takeover, ...dashboards, ...certManager, ...dedicated].filter((d) => !isCertManager(d) && !isGatewayApi(d));
       const kinds = [...new Set(documents.map((d) => d.kind))];
       const source = [
         ...kinds.map((kind) => `import type { I${models[kind]!.name} } from 'kubernetes-models/${models[kind]!.module}';`),
@@ -261,7 +279,7 @@ describe('deploy/ for a first day in production', () => {
   });
 
   it('gives the sidecar arguments that `run` accepts, in every kustomization (it then stops at the missing cluster access)', async () => {
-    for (const manifests of [base, takeover, certManager]) {
+    for (const manifests of [base, takeover, certManager, dedicated]) {
       const args = expandedArgs(containerOf(deploymentOf(manifests), 'ingress2nginx'), { POD_NAMESPACE: 'ingress2nginx' });
       const result = await runCli(args, { env: {} });
       expect(result.stderr).toContain('no cluster access');
@@ -270,6 +288,49 @@ describe('deploy/ for a first day in production', () => {
   });
 });
 
+
+describe('deploy/gateway/: a data plane of one Gateway', () => {
+  type Service = Manifest & { spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] } };
+  type Listener = { name: string; port: number; protocol: string };
+  const example = () => files.find((f) => f.file === join('gateway', 'gateway.yaml'))!.documents;
+  const gatewayOf = () => example().find((d) => d.kind === 'Gateway') as Manifest & { spec: { gatewayClassName: string; listeners: Listener[] } };
+  const serviceOf = (manifests: readonly Manifest[], name: string) => manifests.find((m) => m.kind === 'Service' && m.metadata.name === name) as Service;
+
+  it('serves the one Gateway, of a class the main data plane does not serve, and no Ingress; writes its status under a Lease of its own', () => {
+    const gateway = gatewayOf();
+    const args = expandedArgs(containerOf(deploymentOf(dedicated), 'ingress2nginx'), { POD_NAMESPACE: 'ingress2nginx' });
+    expect(args).toContain(`--gateway=${gateway.metadata.namespace}/${gateway.metadata.name}`);
+    expect(args).toContain(`--gateway-class=${gateway.spec.gatewayClassName}`);
+    const mainArgs = expandedArgs(containerOf(deploymentOf(base), 'ingress2nginx'));
+    const mainClass = mainArgs.find((a) => a.startsWith('--gateway-class='))?.split('=')[1] ?? 'ingress2nginx';
+    expect(gateway.spec.gatewayClassName).not.toBe(mainClass);
+    expect(example().find((d) => d.kind === 'GatewayClass')).toMatchObject({ metadata: { name: gateway.spec.gatewayClassName }, spec: { controllerName: 'ingress2nginx.dev/controller' } });
+    const election = (list: readonly string[]) => list.find((a) => a.startsWith('--election-id='))?.split('=')[1] ?? 'ingress2nginx';
+    expect(election(args)).not.toBe(election(mainArgs));
+    const service = dedicated.find((m) => m.kind === 'Service')!;
+    expect(args).toContain(`--publish-service=${service.metadata.namespace}/${service.metadata.name}`);
+    expect(args.filter((a) => a.startsWith('--validating-webhook'))).toEqual([]);
+    expect(dedicated.filter((m) => ['Namespace', 'IngressClass', 'ValidatingWebhookConfiguration'].includes(m.kind))).toEqual([]);
+  });
+
+  it("opens the Gateway's listener ports on nginx and its Service, none the sidecar's, and the main Service never selects its Pods", () => {
+    const deployment = deploymentOf(dedicated);
+    const nginx = containerOf(deployment, 'nginx') as Container & { ports: { name: string; containerPort: number }[] };
+    const sidecar = containerOf(deployment, 'ingress2nginx') as Container & { ports: { name: string; containerPort: number }[] };
+    const service = dedicated.find((m) => m.kind === 'Service') as Service;
+    const listenerPorts = gatewayOf().spec.listeners.map((l) => l.port).sort((a, b) => a - b);
+    expect(service.spec.ports.map((p) => p.port).sort((a, b) => a - b)).toEqual(listenerPorts);
+    for (const port of service.spec.ports) expect(nginx.ports.find((p) => p.name === port.targetPort)?.containerPort, port.name).toBe(port.port);
+    for (const port of listenerPorts) expect(sidecar.ports.map((p) => p.containerPort)).not.toContain(port);
+    const podLabels = (deployment.spec.template as unknown as { metadata: { labels: Record<string, string> } }).metadata.labels;
+    const selects = (selector: Record<string, string>) => Object.entries(selector).every(([key, value]) => podLabels[key] === value);
+    expect(selects(service.spec.selector)).toBe(true);
+    expect(selects(serviceOf(base, 'ingress2nginx').spec.selector)).toBe(false);
+    const names = (manifests: readonly Manifest[]) => new Set(manifests.map((m) => `${m.kind}/${m.metadata.namespace ?? ''}/${m.metadata.name}`));
+    const shared = [...names(dedicated)].filter((name) => names(base).has(name));
+    expect(shared, 'objects both kustomizations would write').toEqual([]);
+  });
+});
 
 describe('deploy/ admission webhook', () => {
   type Webhook = {

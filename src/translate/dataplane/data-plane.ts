@@ -19,6 +19,7 @@ import {
   type HttpExtensions,
   type HttpUpstream,
   type NginxConfig,
+  type OwnPortServers,
   type ProxyDefaults,
   type TlsListener,
   type VirtualHost,
@@ -106,6 +107,19 @@ export interface DataPlaneInput {
   readonly redirectServer?: RedirectServerMemo;
   /** The stream section of the build before (the cluster mode keeps one). */
   readonly streamConfig?: StreamConfigMemo;
+  /** Gateway listeners' ports other than the Ingress ports, each settled on its own, sorted by port. */
+  readonly ownPorts?: readonly OwnPortHosts[];
+}
+
+/** The settled hosts of one port that Gateway listeners have to themselves. */
+export interface OwnPortHosts {
+  readonly port: number;
+  readonly tls: boolean;
+  readonly hosts: MergedHosts;
+  /** The unix socket its SNI front hands terminated TLS to. */
+  readonly httpsSocket: string;
+  /** For names no route serves: the port's host-less HTTPS listener's certificate, else the controller's default. */
+  readonly defaultTls: TlsFiles;
 }
 
 export function nginxConfig(input: DataPlaneInput): NginxConfig {
@@ -196,15 +210,17 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     input.redirectServer,
   );
   // The default server's and every host's; the hosts after sharing hold the same locations arrays.
+  const ownPorts = (input.ownPorts ?? []).map((own) => ownPortServers(own, input));
   const facts = [
     factsOf(hosts.defaultLocations),
     ...hosts.virtualHosts.map((host) => factsOf(host.locations)),
     ...(input.controllerErrorPages ? [factsOf(input.controllerErrorPages.locations)] : []),
+    ...ownPorts.flatMap((own) => [own.defaultServer.locations, ...own.virtualHosts.map((host) => host.locations)].map(factsOf)),
   ];
-  const serverNameHash = hashSizes(hosts.virtualHosts.map((h) => h.serverName));
+  const serverNameHash = hashSizes([...hosts.virtualHosts, ...ownPorts.flatMap((own) => own.virtualHosts)].map((h) => h.serverName));
   const httpMapHash = hashSizes([...(shared.redirectServer?.serverNames ?? []), ...(contexts.certificateMap?.entries.map((e) => e.mapKey) ?? [])]);
   const hstsHeader = hstsHeaderValue(settings);
-  const extensions = input.extensions.collect(hosts.references);
+  const extensions = input.extensions.collect([...hosts.references, ...(input.ownPorts ?? []).flatMap((own) => own.hosts.references)]);
   const upstreams = httpUpstreams(facts, input.backends, settings, upstreamOrder(input.upstreamOrder), input.upstreamBlocks);
   const { snippets } = input;
   return {
@@ -214,7 +230,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     resolvers: options.resolvers ?? [],
     httpPort: options.httpPort,
     httpsPort: options.httpsPort,
-    ...httpsListener(stream.frontends.some((front) => front.port === options.httpsPort), handoff, httpsSocket, options.httpsPort, settings),
+    ...withOwnPortsRealIp(httpsListener(stream.frontends.some((front) => front.port === options.httpsPort), handoff, httpsSocket, options.httpsPort, settings), ownPorts),
     http2Directive: features.http2Directive,
     cleartextHttp2: features.http2Directive && input.cleartextHttp2 === true,
     serverNamesHashBucketSize: serverNameHash.bucketSize,
@@ -242,6 +258,7 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     virtualHosts: shared.virtualHosts,
     ...(shared.redirectServer && { redirectServer: shared.redirectServer }),
     notFoundServerNames: shared.notFoundServerNames,
+    ...(ownPorts.length > 0 && { ownPorts: ownPorts.map(({ httpsRealIpFrom: _from, ...servers }) => servers) }),
     ...(contexts.certificateMap && { certificateMap: contexts.certificateMap }),
     redirectCode: settings.httpRedirectCode,
     proxyDefaults: proxyDefaults(settings),
@@ -267,6 +284,38 @@ function httpConfig(input: DataPlaneInput, factsOf: FactsOf): NginxConfig['http'
     extensions,
     ...variablesHashSizes(extensions),
   };
+}
+
+/**
+ * The servers of a port Gateway listeners have to themselves: its hosts as settled on their own, with
+ * the default server for unknown names (404; over TLS the default certificate). Their TLS servers keep
+ * their own SSL contexts (no certificate map: that is the Ingress ports' one variable); plain HTTP is
+ * served, never redirected or shared, as HTTP listeners ask.
+ */
+function ownPortServers(own: OwnPortHosts, input: DataPlaneInput): OwnPortServers & Pick<NginxConfig['http'], 'httpsRealIpFrom'> {
+  const { settings, stream, handoff } = input;
+  const defaultServerTls = own.tls && !settings.sslRejectHandshake ? own.defaultTls : undefined;
+  const virtualHosts = own.tls ? shareSslContexts(own.hosts.virtualHosts, defaultServerTls, false).virtualHosts : [...own.hosts.virtualHosts];
+  const listening = own.tls
+    ? httpsListener(stream.frontends.some((front) => front.port === own.port), handoff, own.httpsSocket, own.port, settings)
+    : { httpsListeners: [], httpsRealIpFrom: [] };
+  return {
+    port: own.port,
+    tls: own.tls,
+    ...listening,
+    defaultServer: {
+      ...(defaultServerTls && { tls: defaultServerTls }),
+      rejectHandshake: own.tls && settings.sslRejectHandshake,
+      locations: own.hosts.defaultLocations,
+    },
+    virtualHosts,
+  };
+}
+
+/** The Ingress ports' `set_real_ip_from` sources, and those the own ports' TLS servers need too, each once. */
+function withOwnPortsRealIp<T extends Pick<NginxConfig['http'], 'httpsRealIpFrom'>>(main: T, ownPorts: readonly Pick<NginxConfig['http'], 'httpsRealIpFrom'>[]): T {
+  const added = ownPorts.flatMap((own) => own.httpsRealIpFrom).filter((from, i, all) => !main.httpsRealIpFrom.includes(from) && all.indexOf(from) === i);
+  return added.length === 0 ? main : { ...main, httpsRealIpFrom: [...main.httpsRealIpFrom, ...added] };
 }
 
 /**

@@ -20,7 +20,9 @@ export function filesNamedBy(config: Omit<NginxConfig, 'files'>, filesOf: (locat
   };
   addAll(filesOf(http.defaultServer.locations));
   addAll(filesOf(http.redirectServer?.locations ?? []));
-  for (const host of http.virtualHosts) {
+  for (const own of http.ownPorts ?? []) addAll(filesOf(own.defaultServer.locations));
+  for (const own of http.ownPorts ?? []) pair(own.defaultServer.tls);
+  for (const host of [...http.virtualHosts, ...(http.ownPorts ?? []).flatMap((own) => own.virtualHosts)]) {
     pair(host.tls);
     if (host.clientCertificate) {
       named.add(host.clientCertificate.caFile);

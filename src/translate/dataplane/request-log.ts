@@ -58,9 +58,13 @@ export function withLogLabels(
   const labelHostOf = (host: VirtualHost): VirtualHost => withFields(host, { locations: label(host.locations) });
   const labelHost = hostMemo ? hostMemo.in(context, labelHostOf) : labelHostOf;
   const alternatives = alternativeUpstreams(model, canariesOf);
+  const ownPorts = model.http.ownPorts?.map((own) =>
+    withFields(own, { defaultServer: withFields(own.defaultServer, { locations: label(own.defaultServer.locations) }), virtualHosts: own.virtualHosts.map(labelHostOf) }),
+  );
   const http = withFields(model.http, {
     defaultServer: withFields(model.http.defaultServer, { locations: label(model.http.defaultServer.locations) }),
     virtualHosts: model.http.virtualHosts.map(labelHost),
+    ...(ownPorts && { ownPorts }),
     logging: {
       ...(model.accessLog !== 'off' && { accessLogFile: model.accessLog }),
       alternativeUpstreams: [...alternatives].map(([upstream, name]) => ({ upstream, name })).sort((a, b) => compareStrings(a.upstream, b.upstream)),
@@ -87,13 +91,19 @@ export function requestLogTables(model: NginxConfig): RequestLogTables {
   };
   add(model.http.defaultServer.locations);
   for (const host of model.http.virtualHosts) add(host.locations);
+  for (const own of model.http.ownPorts ?? []) {
+    add(own.defaultServer.locations);
+    for (const host of own.virtualHosts) add(host.locations);
+  }
   const passthroughNames = new Set<string>();
   for (const server of [...model.stream.passthroughServers, ...model.stream.proxyProtocolServers]) {
     for (const route of server.routes) passthroughNames.add(route.serverName);
   }
   return {
     routes,
-    hosts: model.http.virtualHosts.map((host) => host.serverName),
+    hosts: model.http.ownPorts
+      ? [...new Set([...model.http.virtualHosts, ...model.http.ownPorts.flatMap((own) => own.virtualHosts)].map((host) => host.serverName))].sort(compareStrings)
+      : model.http.virtualHosts.map((host) => host.serverName),
     passthroughNames: [...passthroughNames].sort(compareStrings),
     canaries: alternativeUpstreams(model),
   };
@@ -109,7 +119,8 @@ function canaryUpstreams(locations: readonly Location[]): string[] {
 /** Canary upstreams by name, each with ingress-nginx's name for it. */
 function alternativeUpstreams(model: NginxConfig, canariesOf: CanariesOf = canaryUpstreams): Map<string, string> {
   const alternatives = new Map<string, string>();
-  for (const locations of [model.http.defaultServer.locations, ...model.http.virtualHosts.map((host) => host.locations)]) {
+  const ownLocations = (model.http.ownPorts ?? []).flatMap((own) => [own.defaultServer.locations, ...own.virtualHosts.map((host) => host.locations)]);
+  for (const locations of [model.http.defaultServer.locations, ...model.http.virtualHosts.map((host) => host.locations), ...ownLocations]) {
     for (const upstream of canariesOf(locations)) if (!alternatives.has(upstream)) alternatives.set(upstream, ingressNginxUpstreamName(upstream));
   }
   return alternatives;

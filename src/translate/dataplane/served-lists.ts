@@ -79,5 +79,7 @@ export function servedCertificates(
   };
   for (const host of model.http.virtualHosts) add(host.serverName, host.tls?.certificate);
   for (const route of ports.flatMap((p) => p.routes)) for (const files of route.certificates) add(route.hostname, files.certificate);
+  // Hosts of ports Gateway listeners have to themselves, where the Ingress ports do not serve the name.
+  for (const own of model.http.ownPorts ?? []) for (const host of own.virtualHosts) if (own.tls) add(host.serverName, host.tls?.certificate);
   return [...served.values()].sort(byString((c) => c.host));
 }

@@ -11,6 +11,7 @@ import type { Reporter } from '../report.js';
 import { resourceName } from '../report.js';
 import type { Typed } from '../resources.js';
 import type { ObjectRef } from '../secrets/secret-files.js';
+import type { TlsFiles } from '../../model/files.js';
 import { upstreamName } from '../upstream-names.js';
 import { NamespaceBudget, unitsOf } from '../checks/size-budget.js';
 import { compareAge } from '../settle/precedence.js';
@@ -22,7 +23,7 @@ import { digestOf } from '../settle/extensions.js';
 import { anyHostname } from './hostnames.js';
 import { carryingGateways, proxyOverTls, securedBackends, type SecuredBackends } from './http-backend-tls.js';
 import { ruleTimeouts } from './http-timeouts.js';
-import type { BackendTlsPlan } from '../settle/port-plan.js';
+import type { BackendTlsPlan, PortContribution } from '../settle/port-plan.js';
 import type { BackendTlsPolicies } from './policies.js';
 import type { OnceReporter } from './traffic.js';
 import type { Listener } from './listeners.js';
@@ -36,7 +37,10 @@ import { grpcField, withoutKindConflicts, withoutPlainGrpc, type HeldHostnames }
  * settle/; an HTTPS listener adds a TLS claim for each host name with its certificate.
  */
 export interface HttpRouteClaims {
+  /** Through listeners on the Ingress ports: settled with the Ingresses. */
   readonly contribution: IngressContribution;
+  /** Through listeners on other ports, by port: each port's own servers (`PortContribution`). */
+  readonly ownPorts: readonly PortContribution[];
   /** Upstream blocks the claims may use (single Services and weighted sets); the data plane keeps the used ones. */
   readonly backends: readonly ResolvedBackend[];
   readonly statuses: readonly RouteStatus[];
@@ -83,6 +87,19 @@ interface HostAttachment {
 export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: HttpRouteContext): HttpRouteClaims {
   const tls: TlsClaim[] = [];
   const claims: RouteClaim[] = [];
+  const ownPorts = new Map<number, { tls: TlsClaim[]; routes: RouteClaim[]; https: boolean; defaultCertificate?: TlsFiles }>();
+  const claimsOn = (port: number | undefined, https: boolean) => {
+    if (port === undefined) return { tls, routes: claims };
+    let own = ownPorts.get(port);
+    if (!own) ownPorts.set(port, (own = { tls: [], routes: [], https }));
+    return own;
+  };
+  // A port of its own is served from its first programmed listener, routes or not (unknown hosts: 404).
+  for (const listener of [...ctx.listeners.values()].flat()) {
+    if (!listener.programmed || listener.ownPort === undefined) continue;
+    const own = claimsOn(listener.ownPort, listener.protocol === 'HTTPS');
+    if ('https' in own && listener.protocol === 'HTTPS' && listener.hostname === undefined) own.defaultCertificate ??= listener.certificates[0];
+  }
   const backends = new Map<string, ResolvedBackend>();
   const statuses: RouteStatus[] = [];
   const held: HeldHostnames = new Map();
@@ -95,8 +112,9 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
     const resolved = rules.map((rule, index) => resolveBackendRefs(object, rule.backendRefs ?? [], ['spec', 'rules', index], ctx));
     const attachedOutcomes = withoutPlainGrpc(object, attachRoute(route, routeHostnames(route, ctx.report), resolvedRefsOf(resolved), ctx), ctx.cleartextHttp2 ?? false, ctx.report);
     const outcomes = withoutKindConflicts(object, attachedOutcomes, held, ctx.report);
-    const attached = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
-    if (outcomes.length > 0 && !budget.admit(object, unitsOf(httpRouteLoadCost(route.spec, attached.size)), httpRouteBudgetWords, ctx.report)) {
+    const byPort = hostAttachments(outcomes.flatMap((o, index) => o.attachments.map((a) => ({ ...a, index }))));
+    const attachedHosts = [...byPort.values()].reduce((sum, hosts) => sum + hosts.size, 0);
+    if (outcomes.length > 0 && !budget.admit(object, unitsOf(httpRouteLoadCost(route.spec, attachedHosts)), httpRouteBudgetWords, ctx.report)) {
       statuses.push(tooLargeStatus(object, outcomes));
       continue;
     }
@@ -115,19 +133,31 @@ export function httpRouteClaims(routes: readonly Typed<HttpRouteSpec>[], ctx: Ht
       name: object.metadata.name,
       parents: outcomes.map((o): ParentStatus => ({ ...o.status, conditions: [...o.status.conditions, ...partial] })),
     });
-    const hosts = attached;
-    if (object.kind === 'GRPCRoute' && [...hosts.values()].some((h) => h.http)) cleartextHttp2 = true;
+    if (object.kind === 'GRPCRoute' && [...byPort.values()].some((hosts) => [...hosts.values()].some((h) => h.http))) cleartextHttp2 = true;
     for (const target of targets) if ('backend' in target) backends.set(target.backend.upstream, target.backend);
     for (const target of targets) if ('mirror' in target && target.mirror) backends.set(target.mirror.backend.upstream, target.mirror.backend);
-    for (const [host, attachment] of hosts) {
-      if (attachment.https && attachment.certificate && host !== '') {
-        tls.push({ ingress: object, field: attachment.field, host, secret: attachment.certificate });
+    for (const [port, hosts] of byPort) {
+      const overTls = [...hosts.values()].some((a) => a.https);
+      const portTargets = port === undefined ? timed : timed.map((target) => onOwnPort(target, port, overTls));
+      for (const [host, attachment] of hosts) {
+        const into = claimsOn(port, attachment.https);
+        if (attachment.https && attachment.certificate && host !== '') {
+          into.tls.push({ ingress: object, field: attachment.field, host, secret: attachment.certificate });
+        }
+        into.routes.push(...ruleClaims(object, paths, portTargets, host, attachment));
       }
-      claims.push(...ruleClaims(object, paths, timed, host, attachment));
     }
   }
   return {
     contribution: { passthrough: [], tls, routes: claims, canaries: [] },
+    ownPorts: [...ownPorts.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([port, own]) => ({
+        port,
+        tls: own.https,
+        contribution: { passthrough: [], tls: own.tls, routes: own.routes, canaries: [] },
+        ...(own.defaultCertificate && { defaultCertificate: own.defaultCertificate }),
+      })),
     backends: [...backends.values()],
     statuses,
     cleartextHttp2,
@@ -156,11 +186,18 @@ function resolvedRefsOf(resolved: readonly RouteBackends[]): Condition {
   return condition('ResolvedRefs', 'False', first.condition.reason, failed.map((r) => r.condition.message).join('; '));
 }
 
-/** Host names the route serves through programmed listeners; `*` (no host name on either side) is the default server. */
-function hostAttachments(attachments: readonly { listener: Listener; hostnames: readonly { hostname: string }[]; index: number }[]): Map<string, HostAttachment> {
-  const hosts = new Map<string, HostAttachment>();
+/**
+ * Host names the route serves through programmed listeners, by the listener's own port (undefined: the
+ * Ingress ports); `*` (no host name on either side) is the default server.
+ */
+function hostAttachments(
+  attachments: readonly { listener: Listener; hostnames: readonly { hostname: string }[]; index: number }[],
+): Map<number | undefined, Map<string, HostAttachment>> {
+  const byPort = new Map<number | undefined, Map<string, HostAttachment>>();
   for (const { listener, hostnames, index } of attachments) {
     if (!listener.programmed) continue;
+    let hosts = byPort.get(listener.ownPort);
+    if (!hosts) byPort.set(listener.ownPort, (hosts = new Map()));
     for (const { hostname } of hostnames) {
       const host = hostname === anyHostname ? '' : hostname;
       const entry = hosts.get(host) ?? { http: false, https: false, field: ['spec', 'parentRefs', index] };
@@ -172,7 +209,18 @@ function hostAttachments(attachments: readonly { listener: Listener; hostnames: 
       hosts.set(host, entry);
     }
   }
-  return new Map([...hosts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const sorted = (hosts: Map<string, HostAttachment>) => new Map([...hosts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return new Map([...byPort.entries()].sort(([a], [b]) => (a ?? 0) - (b ?? 0)).map(([port, hosts]) => [port, sorted(hosts)]));
+}
+
+/**
+ * A target on a port of its own: a redirect that keeps the listener's port names it (the Ingress ports
+ * name theirs by `$i2n_listener_port`, which tells them apart by scheme only).
+ */
+function onOwnPort(target: RuleTarget, port: number, overTls: boolean): RuleTarget {
+  if (!('redirect' in target) || !target.redirect.url.includes(`$${listenerPortVariable}`)) return target;
+  const wellKnown = port === (overTls ? 443 : 80);
+  return { redirect: { ...target.redirect, url: target.redirect.url.replace(`$${listenerPortVariable}`, wellKnown ? '' : `:${port}`) } };
 }
 
 /**
@@ -562,7 +610,7 @@ const pathRouteKinds: ReadonlySet<string> = new Set(['HTTPRoute', 'GRPCRoute']);
  * another resource (an Ingress or an older HTTPRoute), read from the served locations' provenance: the
  * Gateway API keeps such a route Accepted, so the status says where its path went.
  */
-export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pick<NginxConfig['http'], 'defaultServer' | 'virtualHosts'>): ResourceStatus[] {
+export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pick<NginxConfig['http'], 'defaultServer' | 'virtualHosts' | 'ownPorts'>): ResourceStatus[] {
   // Only an HTTPRoute's status tells of its lost paths: without one, no location needs a look.
   if (!statuses.some((status) => pathRouteKinds.has(status.kind))) return [...statuses];
   const lost = new Map<string, string[]>();
@@ -581,6 +629,7 @@ export function withPathConflicts(statuses: readonly ResourceStatus[], http: Pic
   };
   add('', http.defaultServer.locations);
   for (const host of http.virtualHosts) add(host.serverName, host.locations);
+  for (const own of http.ownPorts ?? []) for (const host of own.virtualHosts) add(host.serverName, host.locations);
   if (lost.size === 0) return [...statuses];
   return statuses.map((status) => {
     const conflicts = lost.get(`${status.kind}/${status.namespace}/${status.name}`);

@@ -37,6 +37,8 @@ export interface GatewayContext {
   readonly report: Reporter;
   /** `--gateway-class`: Gateways with this `spec.gatewayClassName` are ours. */
   readonly gatewayClass: string;
+  /** `--gateway`: only these Gateways (`namespace/name`) of the class are ours; unset: all of them. */
+  readonly servedGateways?: ReadonlySet<string>;
   /** Written into route and policy parent statuses, e.g. `ingress2nginx.dev/controller`. */
   readonly controllerName: string;
   readonly backendPolicy: BackendPolicy;
@@ -69,7 +71,7 @@ export interface GatewayContext {
  */
 export function planGateways(ctx: GatewayContext): GatewayPlan {
   const { report } = ctx;
-  const inputs = readGatewayInputs(ctx.objects, ctx.gatewayClass, ctx.controllerName, report);
+  const inputs = readGatewayInputs(ctx.objects, ctx.gatewayClass, ctx.controllerName, report, ctx.servedGateways);
   const grants = new ReferenceGrants(inputs.grants);
   const listeners = evaluateListeners(inputs.gateways, {
     resources: ctx.resources,
@@ -154,7 +156,7 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
     ...policies.statuses(),
   ];
   statuses.sort(byString((s) => `${s.kind}\n${s.namespace}\n${s.name}`));
-  return { ports, statuses, http: { contribution: http.contribution, backends: http.backends, cleartextHttp2: http.cleartextHttp2 } };
+  return { ports, statuses, http: { contribution: http.contribution, ownPorts: http.ownPorts, backends: http.backends, cleartextHttp2: http.cleartextHttp2 } };
 }
 
 function gatewayStatuses(inputs: GatewayInputs, listeners: ReadonlyMap<string, readonly Listener[]>, report: Reporter): GatewayStatus[] {

@@ -61,6 +61,7 @@ export function readGatewayInputs(
   gatewayClass: string,
   controllerName: string,
   report: Reporter,
+  served?: ReadonlySet<string>,
 ): GatewayInputs {
   const byKind = new Map<string, SourceObject[]>();
   for (const object of objects) {
@@ -81,7 +82,8 @@ export function readGatewayInputs(
   for (const object of ofKind('Gateway')) {
     const id = key(object.metadata.namespace, object.metadata.name);
     const loose = gatewayClassNameSchema.safeParse(object.raw);
-    const ours = loose.success && loose.data.spec.gatewayClassName === gatewayClass;
+    // A Gateway of the class that this data plane is not for (`--gateway`) is another data plane's.
+    const ours = loose.success && loose.data.spec.gatewayClassName === gatewayClass && (served === undefined || served.has(id));
     if (!ours) {
       knownGateways.set(id, { object, ours: false });
       continue;

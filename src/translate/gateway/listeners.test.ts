@@ -69,16 +69,55 @@ describe('Gateway and listener status', () => {
     expect(plan.ports.map((p) => p.port)).toEqual([8443]);
   });
 
-  it.each(['HTTP', 'HTTPS'])('does not accept protocol %s on a port the http servers do not listen on (PortUnavailable)', (protocol) => {
+  it('serves HTTP and HTTPS on any port: a port other than the Ingress ports gets servers of its own', () => {
     const { plan, diagnostics } = runPlan(
-      [gateway('infra', 'gw', [{ name: 'other', port: 9000, protocol, tls: { certificateRefs: [{ name: 'cert' }] } }, passthrough('tls', 8443)])],
-      { httpPort: 80, httpsPort: 443 },
+      [
+        gateway('infra', 'gw', [
+          { name: 'web', port: 8080, protocol: 'HTTP' },
+          { name: 'secure', port: 8443, protocol: 'HTTPS', hostname: 'app.example.com', tls: { certificateRefs: [{ name: 'cert' }] } },
+          { name: 'ingress-web', port: 80, protocol: 'HTTP' },
+        ]),
+        tlsSecret('infra', 'cert', certs.app),
+      ],
+      { httpPort: 80, httpsPort: 443, plainHttpPorts: [80] },
     );
-    const listener = listenerStatus(plan, 'infra', 'gw', 'other');
-    expect(conditions(listener.conditions)).toMatchObject({ Accepted: 'False/PortUnavailable', Programmed: 'False/Invalid' });
-    expect(listener.supportedKinds).toEqual([]);
-    expect(diagnostics).toEqual([expect.objectContaining({ severity: 'warning', code: 'port-unavailable', field: 'spec.listeners[0].port' })]);
-    expect(plan.ports.map((p) => p.port)).toEqual([8443]);
+    expect(diagnostics).toEqual([]);
+    for (const name of ['web', 'secure', 'ingress-web']) expect(conditions(listenerStatus(plan, 'infra', 'gw', name).conditions)).toEqual(good);
+    expect(plan.http.ownPorts.map(({ port, tls }) => ({ port, tls }))).toEqual([
+      { port: 8080, tls: false },
+      { port: 8443, tls: true },
+    ]);
+  });
+
+  it('keeps one port to plain HTTP or TLS: the later listener of the other kind is a ProtocolConflict', () => {
+    const { plan, diagnostics } = runPlan(
+      [
+        gateway('infra', 'old', [{ name: 'web', port: 8080, protocol: 'HTTP' }], { creationTimestamp: '2025-01-01T00:00:00Z' }),
+        gateway('infra', 'new', [passthrough('tls', 8080, 'a.example.com'), { name: 'web', port: 443, protocol: 'HTTP' }], { creationTimestamp: '2025-02-01T00:00:00Z' }),
+      ],
+      { httpPort: 80, httpsPort: 443, plainHttpPorts: [80] },
+    );
+    expect(conditions(listenerStatus(plan, 'infra', 'old', 'web').conditions)).toEqual(good);
+    for (const name of ['tls', 'web']) {
+      expect(conditions(listenerStatus(plan, 'infra', 'new', name).conditions)).toMatchObject({ Conflicted: 'True/ProtocolConflict', Programmed: 'False/Invalid' });
+    }
+    expect(diagnostics).toContainEqual(
+      expect.objectContaining({ code: 'protocol-conflict', message: expect.stringContaining('listener web of Gateway infra/old (older, or first by namespace/name) already serves plain HTTP on port 8080') }),
+    );
+    expect(diagnostics).toContainEqual(expect.objectContaining({ code: 'protocol-conflict', message: expect.stringContaining('port 443 serves TLS for Ingresses') }));
+  });
+
+  it('serves HTTP listeners of different Gateways on a port of their own only with host names of their own', () => {
+    const { plan } = runPlan(
+      [
+        gateway('infra', 'a', [{ name: 'any', port: 8080, protocol: 'HTTP' }, { name: 'named', port: 8080, protocol: 'HTTP', hostname: 'a.example.com' }]),
+        gateway('infra', 'b', [{ name: 'any', port: 8080, protocol: 'HTTP' }, { name: 'named', port: 8080, protocol: 'HTTP', hostname: 'b.example.com' }]),
+      ],
+      { httpPort: 80, httpsPort: 443, plainHttpPorts: [80] },
+    );
+    expect(conditions(listenerStatus(plan, 'infra', 'a', 'any').conditions)).toEqual(good);
+    expect(conditions(listenerStatus(plan, 'infra', 'b', 'any').conditions)).toMatchObject({ Conflicted: 'True/HostnameConflict' });
+    expect(conditions(listenerStatus(plan, 'infra', 'b', 'named').conditions)).toEqual(good);
   });
 
   it('does not accept an invalid listener hostname (UnsupportedValue, error)', () => {

@@ -36,6 +36,11 @@ export interface Listener {
   readonly protocol: ListenerProtocol;
   /** Protocol TLS, HTTP or HTTPS on a port nginx serves it on, and a valid hostname: routes may attach. */
   readonly usable: boolean;
+  /**
+   * HTTP or HTTPS on a port other than the Ingress ports (`--http-port`, `--https-port`): the port's own
+   * servers serve it, apart from the Ingresses' and other ports' (undefined: the Ingress ports, or TLS).
+   */
+  readonly ownPort?: number;
   readonly supportedKinds: readonly { readonly group: string; readonly kind: string }[];
   readonly admitsNamespace: (namespace: string) => boolean;
   /** Terminate: the checked certificates, first of each key type. */
@@ -57,7 +62,7 @@ export interface ListenerContext {
   readonly grants: ReferenceGrants;
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
   readonly plainHttpPorts: readonly number[];
-  /** Where the http servers listen (`--http-port`, `--https-port`): HTTP and HTTPS listeners are served there only. */
+  /** Where the Ingresses' http servers listen (`--http-port`, `--https-port`): HTTP and HTTPS listeners there share them. */
   readonly httpPort?: number;
   readonly httpsPort?: number;
   /** Ports the operator's configuration holds, with what holds each: no listener is accepted there. */
@@ -103,7 +108,7 @@ function evaluateListener(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index
   } as const;
 
   const protocol = spec.protocol.toUpperCase();
-  const unusable = protocolProblem(protocol, spec, ctx) ?? operatorPortProblem(spec, ctx);
+  const unusable = protocolProblem(protocol, spec) ?? operatorPortProblem(spec, ctx);
   if (unusable) {
     reportReason(ctx.report, object, unusable.reason, `listener ${spec.name}: ${unusable.message}`, [...path, unusable.field]);
     return {
@@ -142,9 +147,11 @@ function evaluateListener(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index
   const resolvedRefs = firstProblem
     ? condition('ResolvedRefs', 'False', firstProblem.reason, problems.map((p) => p.message).join('; '))
     : condition('ResolvedRefs', 'True', 'ResolvedRefs', 'All references resolved');
+  const ownPort = served === 'TLS' || spec.port === (served === 'HTTP' ? ctx.httpPort : ctx.httpsPort) ? undefined : spec.port;
   return {
     ...base,
     ...(hostname !== undefined && { hostname }),
+    ...(ownPort !== undefined && { ownPort }),
     protocol: served,
     usable: accepted.status === 'True',
     supportedKinds,
@@ -309,35 +316,24 @@ function routeKinds(
 }
 
 /**
- * What keeps a listener's protocol from being served: TLS goes anywhere through the stream SNI front;
- * HTTP and HTTPS are served by the http servers, which listen on `--http-port` and `--https-port` only
- * (HTTPS there shares the port with TLS listeners through the same SNI front).
+ * What keeps a listener's protocol from being served: TLS, HTTP and HTTPS are served on any port (TLS
+ * through the stream SNI front; HTTP and HTTPS by http servers, on a port other than the Ingress ports by
+ * servers of that port's own). Which protocols may share a port is settled between listeners
+ * (`settleConflicts`).
  */
 function protocolProblem(
   protocol: string,
   spec: ListenerSpec,
-  ctx: ListenerContext,
 ): { reason: string; message: string; field: 'protocol' | 'port' | 'tls' } | undefined {
   switch (protocol) {
     case 'TLS':
-      return undefined;
     case 'HTTP':
-      if (spec.port === ctx.httpPort) return undefined;
-      return {
-        reason: 'PortUnavailable',
-        message: `protocol HTTP is served on the HTTP port (--http-port${ctx.httpPort === undefined ? '' : ` ${ctx.httpPort}`}) only, not on port ${spec.port}`,
-        field: 'port',
-      };
+      return undefined;
     case 'HTTPS':
       if (spec.tls?.mode === 'Passthrough') {
         return { reason: 'UnsupportedValue', message: 'protocol HTTPS terminates TLS; for tls.mode Passthrough use protocol TLS and a TLSRoute', field: 'tls' };
       }
-      if (spec.port === ctx.httpsPort) return undefined;
-      return {
-        reason: 'PortUnavailable',
-        message: `protocol HTTPS is served on the HTTPS port (--https-port${ctx.httpsPort === undefined ? '' : ` ${ctx.httpsPort}`}) only, not on port ${spec.port}; protocol TLS with tls.mode Terminate and a TLSRoute works on any port`,
-        field: 'port',
-      };
+      return undefined;
     default:
       return {
         reason: 'UnsupportedProtocol',
@@ -384,32 +380,41 @@ function namespaceFilter(gateway: Typed<GatewaySpec>, spec: ListenerSpec, index:
 }
 
 /**
- * Listeners of all our Gateways share nginx's ports, so they must be distinct across Gateways: one
- * hostname (or none) per port, except HTTP listeners of different Gateways, which nginx serves as one. The oldest Gateway keeps it (then namespace/name, then listener order);
- * the others are Conflicted and get no traffic. A TLS listener on a port where nginx serves plain HTTP
- * for Ingresses is a ProtocolConflict.
+ * Listeners of all our Gateways share nginx's ports, so they must be distinct across Gateways. A port
+ * carries plain HTTP or TLS (HTTPS and TLS listeners share it by SNI), never both: the first listener
+ * there (the oldest Gateway's, then namespace/name, then listener order) decides, and the Ingress ports
+ * are plain HTTP (`--http-port`) and TLS (`--https-port`) already; a listener of the other kind is a
+ * ProtocolConflict. Then one hostname (or none) per port, except HTTP listeners of different Gateways on
+ * the Ingress HTTP port, which nginx serves as one as it serves Ingresses (their routes are settled by
+ * host and path). On a port of their own, listeners of different Gateways are served together only with
+ * hostnames of their own. The others are Conflicted and get no traffic.
  */
 function settleConflicts(listeners: readonly Listener[], ctx: ListenerContext): void {
   const owners = new Map<string, Listener>();
+  const kinds = new Map<number, { kind: 'HTTP' | 'TLS'; by?: Listener }>(ctx.plainHttpPorts.map((port) => [port, { kind: 'HTTP' }]));
+  if (ctx.httpsPort !== undefined && !kinds.has(ctx.httpsPort)) kinds.set(ctx.httpsPort, { kind: 'TLS' });
   for (const listener of listeners) {
     if (!listener.usable) continue;
     const object = listener.gateway.object;
     const path: FieldPath = ['spec', 'listeners', listener.index];
-    if (listener.protocol !== 'HTTP' && ctx.plainHttpPorts.includes(listener.port)) {
-      const message = `port ${listener.port} serves plain HTTP for Ingresses, so it cannot take TLS; move the listener to another port`;
+    const kind = listener.protocol === 'HTTP' ? 'HTTP' : 'TLS';
+    const portKind = kinds.get(listener.port);
+    if (portKind && portKind.kind !== kind) {
+      const message = protocolConflictMessage(listener, portKind);
       listener.conflicted = condition('Conflicted', 'True', 'ProtocolConflict', message);
       reportReason(ctx.report, object, 'ProtocolConflict', `listener ${listener.spec.name}: ${message}`, [...path, 'port']);
       continue;
     }
+    if (!portKind) kinds.set(listener.port, { kind, by: listener });
     const slot = `${listener.port}/${listener.hostname ?? ''}`;
     const owner = owners.get(slot);
     if (!owner) {
       owners.set(slot, listener);
       continue;
     }
-    // HTTP listeners of different Gateways share the port and host name: nginx routes their requests by
-    // host and path, and the routes of both are settled there as Ingress paths are (oldest first).
-    if (listener.protocol === 'HTTP' && owner.protocol === 'HTTP' && owner.gateway !== listener.gateway) continue;
+    // HTTP listeners of different Gateways share the Ingress HTTP port and host name: nginx routes their
+    // requests by host and path, and the routes of both are settled there as Ingress paths are (oldest first).
+    if (listener.protocol === 'HTTP' && owner.protocol === 'HTTP' && owner.gateway !== listener.gateway && listener.ownPort === undefined) continue;
     const what = listener.hostname === undefined ? 'no hostname' : `hostname ${listener.hostname}`;
     const owning =
       owner.gateway === listener.gateway
@@ -419,6 +424,18 @@ function settleConflicts(listeners: readonly Listener[], ctx: ListenerContext): 
     listener.conflicted = condition('Conflicted', 'True', 'HostnameConflict', message);
     reportReason(ctx.report, object, 'HostnameConflict', `listener ${listener.spec.name}: ${message}`, path);
   }
+}
+
+function protocolConflictMessage(listener: Listener, port: { kind: 'HTTP' | 'TLS'; by?: Listener }): string {
+  const by = port.by;
+  if (!by) {
+    return port.kind === 'HTTP'
+      ? `port ${listener.port} serves plain HTTP for Ingresses, so it cannot take TLS; move the listener to another port`
+      : `port ${listener.port} serves TLS for Ingresses (--https-port), so it cannot take plain HTTP; move the listener to another port`;
+  }
+  const owning = by.gateway === listener.gateway ? `listener ${by.spec.name} of this Gateway` : `listener ${by.spec.name} of Gateway ${resourceName(by.gateway.object)} (older, or first by namespace/name)`;
+  const served = port.kind === 'HTTP' ? 'plain HTTP' : 'TLS';
+  return `${owning} already serves ${served} on port ${listener.port}, and one port carries plain HTTP or TLS, not both; this listener gets no traffic`;
 }
 
 export function listenerConditions(listener: Listener): Condition[] {

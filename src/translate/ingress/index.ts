@@ -83,8 +83,9 @@ export function ingressClaims(
     controllerErrorPages: options.defaultBackendService !== undefined && settings.customHttpErrors.length > 0,
     ...(controllerConfigMap && { controllerConfigMap }),
   };
+  // A data plane of chosen Gateways (`--gateway`) serves no Ingress: the Ingresses have their own.
   const ours = withinSizeLimits(
-    [...resources.ingresses]
+    [...(options.gateways === undefined ? resources.ingresses : [])]
       .sort((a, b) => compareAge(a.object, b.object))
       .filter((ingress) => {
         const decision = ingressClassDecision(ingress, resources, options.ingressClass, options.watchIngressWithoutClass);

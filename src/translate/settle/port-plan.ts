@@ -20,10 +20,25 @@ export interface GatewayPlan {
    */
   readonly http: {
     readonly contribution: IngressContribution;
+    /** HTTPRoutes on HTTP and HTTPS listeners on other ports than the Ingress ports: each port its own servers. */
+    readonly ownPorts: readonly PortContribution[];
     readonly backends: readonly ResolvedBackend[];
     /** A GRPCRoute is served through an HTTP listener: the plain HTTP port takes HTTP/2 with prior knowledge too. */
     readonly cleartextHttp2: boolean;
   };
+}
+
+/** The HTTPRoutes' claims through listeners on one port other than the Ingress ports. */
+export interface PortContribution {
+  readonly port: number;
+  /** HTTPS listeners (TLS servers, beside the port's TLS listeners by SNI); else HTTP (plain servers). */
+  readonly tls: boolean;
+  readonly contribution: IngressContribution;
+  /**
+   * TLS: the certificate of the port's HTTPS listener without a hostname, for names no route serves (no SNI,
+   * an unknown one): the Gateway's, not the controller's default certificate.
+   */
+  readonly defaultCertificate?: TlsFiles;
 }
 
 export interface PortPlan {
