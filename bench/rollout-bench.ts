@@ -78,6 +78,14 @@ async function nginxUsage(sidecarPid: number): Promise<Usage> {
   return { cpuSeconds, rss };
 }
 
+/** `RcvbufErrors` of /proc/net/snmp: UDP datagrams dropped because a socket's receive buffer was full. */
+async function udpReceiveBufferErrors(): Promise<number> {
+  const lines = (await readFile('/proc/net/snmp', 'utf8')).split('\n').filter((line) => line.startsWith('Udp:'));
+  const [names, values] = lines.map((line) => line.split(/\s+/));
+  const index = names?.indexOf('RcvbufErrors') ?? -1;
+  return index < 0 ? 0 : Number(values?.[index] ?? 0);
+}
+
 async function metric(port: number, name: string, labels = ''): Promise<number> {
   const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
   const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `));
@@ -131,6 +139,8 @@ interface RolloutFigures {
   readonly reloads: number;
   /** Questions the resolver answered during the rollout. */
   readonly answers: number;
+  /** UDP datagrams the kernel dropped for a full receive buffer (the machine's, during the rollout). */
+  readonly udpDrops: number;
   readonly nginxCpu: number;
   readonly nginxPeakRss: number;
   readonly sidecarCpu: number;
@@ -182,6 +192,7 @@ async function run(objects: readonly JsonObject[], nginxBin: string, extra: read
       const reloads0 = await metric(metricsPort, 'ingress2nginx_reloads_total', '{result="success"}');
       const answers = () => Promise.all(['SRV', 'A', 'AAAA'].map((type) => metric(metricsPort, 'ingress2nginx_endpoint_resolver_answers_total', `{type="${type}",rcode="NOERROR"}`))).then((n) => n.reduce((a, b) => a + b, 0));
       const answers0 = await answers();
+      const drops0 = await udpReceiveBufferErrors();
       const nginx0 = await nginxUsage(pid);
       const sidecar0 = await cpuOf(pid);
       let peak = nginx0.rss;
@@ -202,6 +213,7 @@ async function run(objects: readonly JsonObject[], nginxBin: string, extra: read
       return {
         reloads: (await metric(metricsPort, 'ingress2nginx_reloads_total', '{result="success"}')) - reloads0,
         answers: (await answers()) - answers0,
+        udpDrops: (await udpReceiveBufferErrors()) - drops0,
         nginxCpu: nginx1.cpuSeconds - nginx0.cpuSeconds,
         nginxPeakRss: peak,
         sidecarCpu: (await cpuOf(pid)) - sidecar0,
@@ -295,7 +307,7 @@ async function main(): Promise<void> {
       const figures = await run(objects, nginx.binary, extra, work);
       out();
       out(`${label}: the rollout took ${figures.seconds.toFixed(0)} s`);
-      out(`  reloads ${figures.reloads}; resolver answers ${figures.answers} (${(figures.answers / figures.seconds).toFixed(0)}/s); nginx CPU ${figures.nginxCpu.toFixed(1)} s (master, workers and exited workers), peak RSS ${(figures.nginxPeakRss / 1e6).toFixed(0)} MB (master + workers)`);
+      out(`  reloads ${figures.reloads}; resolver answers ${figures.answers} (${(figures.answers / figures.seconds).toFixed(0)}/s), UDP datagrams dropped for a full buffer ${figures.udpDrops}; nginx CPU ${figures.nginxCpu.toFixed(1)} s (master, workers and exited workers), peak RSS ${(figures.nginxPeakRss / 1e6).toFixed(0)} MB (master + workers)`);
       out(`  sidecar CPU ${figures.sidecarCpu.toFixed(1)} s (${((figures.sidecarCpu / (2 * rolloutPods)) * 1000).toFixed(0)} ms per slice update: its rounds, and the resolver's answers)`);
     }
   } finally {
