@@ -9,6 +9,7 @@ import type { Logger } from './log.js';
 /** What a UDP answer may hold: nginx sends no EDNS, so a longer answer is truncated and asked again over TCP. */
 const udpLimit = 512;
 const relayTimeoutMs = 3000;
+const udpReceiveBuffer = 8 * 1024 * 1024;
 /** About 2 answers per endpoint and Service port at 100,000 endpoints: past that, the kept answers start again. */
 const maxKeptAnswers = 250_000;
 
@@ -101,7 +102,10 @@ export class EndpointResolver {
     await once(tcp, 'listening');
     this.tcp = tcp;
     this.boundPort = (tcp.address() as { port: number }).port;
-    const udp = createSocket(isIP(host) === 6 ? 'udp6' : 'udp4');
+    // nginx starts resolving every upstream at once and keeps asking in bursts, a question per upstream:
+    // the bigger the buffer, the fewer the kernel drops (each one costs nginx its resolver_timeout).
+    // The kernel caps it at net.core.rmem_max.
+    const udp = createSocket({ type: isIP(host) === 6 ? 'udp6' : 'udp4', recvBufferSize: udpReceiveBuffer });
     udp.on('message', (query, peer) => {
       void this.reply(query, 'udp').then((reply) => reply && udp.send(reply, peer.port, peer.address));
     });
@@ -109,6 +113,7 @@ export class EndpointResolver {
     udp.bind(this.boundPort, host);
     await once(udp, 'listening');
     this.udp = udp;
+    this.options.log.info('endpoint resolver: UDP receive buffer', { bytes: udp.getRecvBufferSize(), asked: udpReceiveBuffer });
   }
 
   async close(): Promise<void> {
