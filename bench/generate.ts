@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -304,6 +304,23 @@ export async function generateInput(
 
 // Run as a script (the bench does this in a child process, so generation does not count towards the
 // bench process's peak memory): `node dist/bench/generate.js DIR` prints the summary as JSON.
+/** The objects of a generated input, as created through the API: without what the server fills in. */
+export async function generatedObjects(inputDir: string): Promise<Record<string, unknown>[]> {
+  const objects: Record<string, unknown>[] = [];
+  for (const namespace of (await readdir(inputDir)).sort()) {
+    for (const file of (await readdir(join(inputDir, namespace))).sort()) {
+      for (const document of yaml.loadAll(await readFile(join(inputDir, namespace, file), 'utf8'), undefined, { schema: yaml.CORE_SCHEMA })) {
+        const object = document as Record<string, unknown> & { metadata: Record<string, unknown> };
+        delete object.metadata['uid'];
+        delete object.metadata['resourceVersion'];
+        delete object.metadata['creationTimestamp'];
+        objects.push(object);
+      }
+    }
+  }
+  return objects;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [dir, layoutFlag, ...rest] = process.argv.slice(2);
   if (!dir || (layoutFlag !== undefined && layoutFlag !== '--ingress-per-certificate') || rest.length > 0) {

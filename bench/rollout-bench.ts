@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import yaml from 'js-yaml';
 import dnsPacket from 'dns-packet';
 import { answer, EndpointTable, response } from '../src/sidecar/endpoint-answers.js';
 import { describeNginx, nginxBuild } from '../src/sidecar/nginx.js';
 import type { RawObject } from '../src/sources/cluster/reflector.js';
 import { endpointHost, serviceEndpoints, serviceHost, srvService } from '../src/translate/endpoints.js';
 import { FakeApiServer, type JsonObject } from '../test/support/fake-apiserver.js';
+import { generatedObjects } from './generate.js';
 import { freePorts } from '../test/support/ports.js';
 import { requireNginx } from '../test/support/nginx.js';
 
@@ -90,22 +90,6 @@ async function metric(port: number, name: string, labels = ''): Promise<number> 
   const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
   const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `));
   return line === undefined ? 0 : Number(line.split(' ').pop());
-}
-
-async function objectsOf(inputDir: string): Promise<JsonObject[]> {
-  const objects: JsonObject[] = [];
-  for (const namespace of (await readdir(inputDir)).sort()) {
-    for (const file of (await readdir(join(inputDir, namespace))).sort()) {
-      for (const document of yaml.loadAll(await readFile(join(inputDir, namespace, file), 'utf8'), undefined, { schema: yaml.CORE_SCHEMA })) {
-        const object = document as JsonObject & { metadata: Record<string, unknown> };
-        delete object.metadata['uid'];
-        delete object.metadata['resourceVersion'];
-        delete object.metadata['creationTimestamp'];
-        objects.push(object);
-      }
-    }
-  }
-  return objects;
 }
 
 const address = (n: number) => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
@@ -294,7 +278,7 @@ async function main(): Promise<void> {
     await new Promise((resolve, reject) =>
       execFile(process.execPath, [fileURLToPath(new URL('./generate.js', import.meta.url)), input], { maxBuffer: 1 << 20 }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
     );
-    const generated = await objectsOf(input);
+    const generated = (await generatedObjects(input)) as JsonObject[];
     const objects = [...generated, ...slices(generated.filter((o) => o['kind'] === 'Service'))];
     const endpoints = 2 * objects.filter((o) => o['kind'] === 'EndpointSlice').length + rolloutPods - 2;
     out(`input: ${objects.filter((o) => o['kind'] === 'Ingress').length} Ingresses, ${endpoints} endpoints; a rollout of ${rolloutPods} pods of one Service (two slice updates per pod, ${stepMs} ms apart)`);

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
-import yaml from 'js-yaml';
 import { checkConfig } from '../src/apply/check.js';
 import { describeNginx, nginxBuild, servedGeneration } from '../src/sidecar/nginx.js';
 import { deployedContainer, envOf } from '../test/support/deployment.js';
@@ -14,7 +13,7 @@ import { FakeApiServer, type JsonObject } from '../test/support/fake-apiserver.j
 import { httpGet, startHttpBackend } from '../test/support/peers.js';
 import { ingress, service } from '../test/support/sidecar.js';
 import { freePorts } from '../test/support/ports.js';
-import { layout, type GeneratedInput } from './generate.js';
+import { generatedObjects, layout, type GeneratedInput } from './generate.js';
 import { incrementalBuild } from './incremental-build.js';
 
 /**
@@ -72,23 +71,6 @@ interface Sidecar {
   readonly metricsPort: number;
   readonly controlSocket: string;
   stop(): Promise<void>;
-}
-
-async function objectsOf(inputDir: string): Promise<JsonObject[]> {
-  const objects: JsonObject[] = [];
-  for (const namespace of (await readdir(inputDir)).sort()) {
-    for (const file of (await readdir(join(inputDir, namespace))).sort()) {
-      for (const document of yaml.loadAll(await readFile(join(inputDir, namespace, file), 'utf8'), undefined, { schema: yaml.CORE_SCHEMA })) {
-        const object = document as JsonObject & { metadata: Record<string, unknown> };
-        // As created through the API: the server fills these.
-        delete object.metadata['uid'];
-        delete object.metadata['resourceVersion'];
-        delete object.metadata['creationTimestamp'];
-        objects.push(object);
-      }
-    }
-  }
-  return objects;
 }
 
 /** The first `hosts` hosts of the generated cluster: their Ingresses and Services, and the Secrets they use. */
@@ -432,7 +414,7 @@ async function main(): Promise<void> {
     // The generated input (10,000 hosts) only for the parts that use it.
     if (runs('latency') || runs('reload') || runs('build')) await generate(join(work, 'input'));
     if (runs('build')) await incrementalBuild(join(work, 'input'), out);
-    const all = runs('latency') || runs('reload') ? await objectsOf(join(work, 'input')) : [];
+    const all = runs('latency') || runs('reload') ? (await generatedObjects(join(work, 'input'))) as JsonObject[] : [];
 
     const generations = await nginxGenerations(out);
     if (runs('latency')) for (const generation of generations) await latencyAt1000(all, generation, out, work);

@@ -1,9 +1,7 @@
-import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { specialAddress } from '../../src/translate/checks/addresses.js';
 import type { CliRun } from '../support/cli.js';
-import { echoBackendOf, httpGet, httpsGet, parseEcho, startDelayedBackend, startHttpBackend, startHttpsBackend, type Peer } from '../support/peers.js';
+import { echoBackendOf, httpGet, httpsGet, ownAddress, parseEcho, startDelayedBackend, startHttpBackend, startHttpsBackend, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest, type CertificateAuthority, type CertificateFiles } from '../support/pki.js';
 import { cleanUp, configMapManifest, createTarget, documents, fingerprint, renderInto, settle, startPeer, startTarget, temporaryDir, type Target } from './harness.js';
 
@@ -30,15 +28,6 @@ let ca: CertificateAuthority;
 let grantedCert: CertificateFiles;
 let backends: Record<'v1' | 'v2' | 'v3' | 'web' | 'slow' | 'secure', Peer>;
 let address: string;
-
-/** A non-loopback address of this machine: EndpointSlices never name the loopback. */
-function ownAddress(): string {
-  const found = Object.values(os.networkInterfaces())
-    .flat()
-    .find((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal && specialAddress(entry.address) === undefined);
-  if (found === undefined) throw new Error('this machine has no non-loopback IPv4 address for EndpointSlice backends');
-  return found.address;
-}
 
 /** A Service (port 8080, named `http`) and its EndpointSlice at one of the backends. */
 function service(namespace: string, name: string, peer: Peer, spec: Record<string, unknown> = { clusterIP: '10.96.0.10' }): string {

@@ -1,14 +1,12 @@
 import http from 'node:http';
 import net from 'node:net';
-import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { EndpointResolver } from '../../src/sidecar/endpoint-resolver.js';
 import { Logger } from '../../src/sidecar/log.js';
 import type { RawObject } from '../../src/sources/cluster/reflector.js';
-import { specialAddress } from '../../src/translate/checks/addresses.js';
 import { nginxGeneration, type RunningNginx } from '../support/nginx.js';
-import { httpGet } from '../support/peers.js';
+import { httpGet, ownAddress } from '../support/peers.js';
 import { freePorts } from '../support/ports.js';
 import { cleanUp, configMapManifest, createTarget, documents, ingressManifest, renderInto, startTarget, type Target } from './harness.js';
 
@@ -29,14 +27,6 @@ let resolver: EndpointResolver;
 const servers: net.Server[] = [];
 let web: { name: string; port: number; connections: () => number }[];
 let tcpPort: number;
-
-function ownAddress(): string {
-  const found = Object.values(os.networkInterfaces())
-    .flat()
-    .find((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal && specialAddress(entry.address) === undefined);
-  if (found === undefined) throw new Error('this machine has no non-loopback IPv4 address for EndpointSlice backends');
-  return found.address;
-}
 
 async function listen(server: net.Server): Promise<number> {
   servers.push(server);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeApiServer, type JsonObject } from '../support/fake-apiserver.js';
 import { requireKubectl } from '../support/kubectl.js';
 import { requireNginx } from '../support/nginx.js';
-import { httpGet, parseEcho, startHttpBackend, type Peer } from '../support/peers.js';
+import { httpGet, ownAddress, parseEcho, startHttpBackend, type Peer } from '../support/peers.js';
 import { createCa, issueCertificate, type CertificateAuthority } from '../support/pki.js';
 import { freePorts } from '../support/ports.js';
 import { eventually, ingress, namespace, service, tlsSecret } from '../support/sidecar.js';
@@ -51,7 +51,8 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'i2n-deploy-'));
   await chmod(scratch, 0o755);
   ca = await createCa(scratch, 'Deploy CA');
-  peer = await startHttpBackend('app');
+  // deploy/ reaches Services at their endpoints, which never name the loopback.
+  peer = await startHttpBackend('app', ownAddress());
 });
 
 afterAll(async () => {
@@ -100,7 +101,7 @@ interface Sidecar {
 
 /** `ingress2nginx run` with `args` (the Deployment's), then what only a test changes (the webhook's address where the Deployment has one). */
 async function startSidecar(kubeconfig: string, args: readonly string[], options: { webhook?: boolean } = {}): Promise<Sidecar> {
-  const [httpPort, httpsPort, metricsPort, webhookPort] = (await freePorts(4)) as [number, number, number, number];
+  const [httpPort, httpsPort, metricsPort, webhookPort, resolverPort, unavailablePort] = (await freePorts(6)) as [number, number, number, number, number, number];
   const runDir = await mkdtemp('/tmp/i2n-deploy-run-');
   const child = execa(
     binary,
@@ -108,6 +109,8 @@ async function startSidecar(kubeconfig: string, args: readonly string[], options
       ...args,
       ...[`--output=${join(scratch, `out-${httpPort}`)}`, `--run-dir=${runDir}`, `--http-port=${httpPort}`, `--https-port=${httpsPort}`, '--access-log=off'],
       ...[`--kubeconfig=${kubeconfig}`, '--spawn-nginx', `--nginx-bin=${requireNginx().binary}`, `--metrics-address=127.0.0.1:${metricsPort}`],
+      // The Pod's loopback ports are the machine's here, shared with the other tests.
+      ...[`--endpoint-resolver=${resolverPort}`, `--unavailable-port=${unavailablePort}`],
       ...(options.webhook === false ? [] : [`--validating-webhook=127.0.0.1:${webhookPort}`]),
     ],
     { reject: false, env: { POD_NAME: 'ingress2nginx-0', POD_NAMESPACE: controllerNamespace }, stdout: 'ignore', stderr: 'inherit', forceKillAfterDelay: false },
@@ -210,6 +213,7 @@ describe('deploy/gateway/: a data plane of one Gateway', () => {
     const cert = await issueCertificate(ca, { commonName: 'app.example.com', sans: ['app.example.com'] });
     api.create(tlsSecret(apps, 'app-example-com-tls', cert));
     api.create(service(apps, 'app', peer));
+    api.create(endpointSlice(apps, 'app', peer));
     const gatewayApi = 'gateway.networking.k8s.io/v1';
     api.create({ apiVersion: gatewayApi, kind: 'HTTPRoute', metadata: { name: 'web', namespace: apps }, spec: { parentRefs: [{ name: gateway.metadata.name }], hostnames: ['app.example.com'], rules: [{ backendRefs: [{ name: 'app', port: peer.port }] }] } });
     // A Gateway of the main data plane's class, which this one leaves alone.
@@ -243,6 +247,7 @@ describe('moving from ingress-nginx', () => {
     });
     api.create(namespace('shop'));
     api.create(service('shop', 'app', peer));
+    api.create(endpointSlice('shop', 'app', peer));
     for (const [name, className] of [['front', 'nginx'], ['cart', 'nginx'], ['legacy', undefined]] as const) {
       const created = api.create(ingressOfClass('shop', name, `${name}.example.test`, className));
       api.updateStatus({ ...created, status: { loadBalancer: { ingress: [{ ip: theirAddress }] } } });
@@ -282,6 +287,17 @@ describe('moving from ingress-nginx', () => {
     expect(api.requests((r) => r.resource === 'ingresses' && r.subresource === 'status')).toEqual([]);
   });
 });
+
+function endpointSlice(ns: string, service: string, backend: Peer): JsonObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `${service}-a`, namespace: ns, labels: { 'kubernetes.io/service-name': service } },
+    addressType: 'IPv4',
+    ports: [{ port: backend.port }],
+    endpoints: [{ addresses: [ownAddress()], conditions: { ready: true } }],
+  };
+}
 
 function ingressOfClassOf(object: JsonObject, className: string): JsonObject {
   return { ...object, spec: { ...(object['spec'] as JsonObject), ingressClassName: className } };

@@ -1,9 +1,7 @@
-import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { specialAddress } from '../../src/translate/checks/addresses.js';
 import type { RunningNginx } from '../support/nginx.js';
-import { httpGet, httpsGet, parseEcho, startHttpBackend, type CountingPeer, type HttpResponse } from '../support/peers.js';
+import { httpGet, httpsGet, ownAddress, parseEcho, startHttpBackend, type CountingPeer, type HttpResponse } from '../support/peers.js';
 import { createCa, issueCertificate, tlsSecretManifest } from '../support/pki.js';
 import { cleanUp, createTarget, documents, ingressManifest, renderInto, startPeer, startTarget, temporaryDir, type Target } from './harness.js';
 
@@ -23,16 +21,6 @@ let backends: CountingPeer[];
 let canaryBackends: CountingPeer[];
 let address: string;
 let certificate: Awaited<ReturnType<typeof issueCertificate>>;
-
-/** A non-loopback address of this machine that an EndpointSlice may carry. */
-function ownAddress(): string {
-  const candidates = Object.values(os.networkInterfaces())
-    .flat()
-    .filter((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal && specialAddress(entry.address) === undefined);
-  const found = candidates[0]?.address;
-  if (found === undefined) throw new Error('this machine has no non-loopback IPv4 address for EndpointSlice backends');
-  return found;
-}
 
 function endpointSlice(index: number, backend: CountingPeer, service = 'web'): string {
   return stringify({

@@ -2,12 +2,26 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import https from 'node:https';
 import net from 'node:net';
+import os from 'node:os';
 import tls from 'node:tls';
+import { specialAddress } from '../../src/translate/checks/addresses.js';
 
 /**
  * Real peers for nginx under test: backends on 127.0.0.1 (port chosen by the kernel) and clients
  * that report what they saw on the wire.
  */
+
+/**
+ * A non-loopback IPv4 address of this machine that an EndpointSlice may carry: EndpointSlices never name
+ * the loopback (a tenant must not reach the node), so backends behind endpoints listen here.
+ */
+export function ownAddress(): string {
+  const found = Object.values(os.networkInterfaces())
+    .flat()
+    .find((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal && specialAddress(entry.address) === undefined);
+  if (found === undefined) throw new Error('this machine has no non-loopback IPv4 address for EndpointSlice backends');
+  return found.address;
+}
 
 export interface Peer {
   readonly port: number;
