@@ -46,7 +46,8 @@ beforeAll(async () => {
   api.create(service('web', 'classy', peer));
   for (const plural of gatewayApiPlurals) api.create(crd(plural, 'v1.4.0'));
   api.create({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: classRef.name }, spec: { controllerName } });
-  // Another class of our controller: served by another deployment, if any; this one neither serves nor writes it.
+  // Another class of our controller: served by another deployment, if any; this one does not serve its
+  // Gateways, but writes its status, which every deployment of the controller computes alike.
   api.create({ apiVersion: gatewayApi, kind: 'GatewayClass', metadata: { name: 'elsewhere' }, spec: { controllerName } });
   sidecar = await startSidecar({ api, kubeconfig });
 });
@@ -120,10 +121,12 @@ describe('GatewayClass status', () => {
     expect(await eventually(() => current(classState()), (c) => c?.[1] === 'SupportedVersion=True/SupportedVersion')).toEqual(['Accepted=True/Accepted', 'SupportedVersion=True/SupportedVersion']);
   });
 
-  it('leaves the status of a class --gateway-class does not name alone', async () => {
-    await eventually(() => current(classState()), (c) => c?.length === 2);
-    expect(classState('elsewhere').conditions).toEqual([]);
-    expect(api.requests((r) => r.resource === 'gatewayclasses' && r.subresource === 'status').map((r) => r.name)).not.toContain('elsewhere');
+  it('GatewayClassObservedGenerationBump on another class of our controller, which --gateway-class does not name: its status follows too', async () => {
+    expect(await eventually(() => current(classState('elsewhere')), (c) => c?.length === 2)).toEqual(['Accepted=True/Accepted', 'SupportedVersion=True/SupportedVersion']);
+    const before = api.get({ ...classRef, name: 'elsewhere' }) as { spec: Record<string, unknown> };
+    api.update({ ...before, spec: { ...before.spec, description: 'bumped' } } as never);
+    expect(await eventually(() => current(classState('elsewhere')), (c) => c?.length === 2)).toEqual(['Accepted=True/Accepted', 'SupportedVersion=True/SupportedVersion']);
+    expect(classState('elsewhere').generation).toBe(2);
   });
 });
 

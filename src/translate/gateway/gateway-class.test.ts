@@ -97,6 +97,22 @@ describe('the GatewayClass --gateway-class names', () => {
   });
 });
 
+describe('other GatewayClasses', () => {
+  it('of our controller get their status too (GatewayClassObservedGenerationBump), whose Gateways --gateway-class does not serve; of another controller none', () => {
+    const ours = gatewayClass('ingress2nginx', { controllerName: controller });
+    const second = gatewayClass('observed-generation-bump', { controllerName: controller });
+    const refused = gatewayClass('with-parameters', { controllerName: controller, parametersRef: { group: 'example.net', kind: 'Settings', name: 'x' } });
+    const theirs = gatewayClass('theirs', { controllerName: 'example.net/other' });
+    const { plan } = runPlan([ours, second, refused, theirs]);
+    const classes = plan.statuses.filter((s) => s.kind === 'GatewayClass');
+    expect(Object.fromEntries(classes.map((s) => [s.name, conditions(s.conditions)]))).toEqual({
+      ingress2nginx: { Accepted: 'True/Accepted' },
+      'observed-generation-bump': { Accepted: 'True/Accepted' },
+      'with-parameters': { Accepted: 'False/InvalidParameters' },
+    });
+  });
+});
+
 describe('CRDs in the input', () => {
   it('give the class its SupportedVersion; CRDs of other groups, of either apiextensions version, are read quietly', () => {
     const cls = gatewayClass('ingress2nginx', { controllerName: controller });

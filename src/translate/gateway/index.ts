@@ -149,7 +149,7 @@ export function planGateways(ctx: GatewayContext): GatewayPlan {
   // HTTP and HTTPS listeners are the http servers' (settled with the Ingress paths), not the SNI front's.
   const ports = settleClaims(claims, all.filter((l) => l.programmed && l.protocol === 'TLS'), once);
   const statuses: ResourceStatus[] = [
-    ...(inputs.gatewayClass ? [inputs.gatewayClass] : []),
+    ...inputs.gatewayClasses,
     ...gatewayStatuses(inputs, listeners, report),
     ...routeStatuses,
     ...http.statuses,

@@ -5,6 +5,7 @@ import { hasSupportedVersion, hasValidName, key, parseWith, type Typed } from '.
 import {
   deprecatedVersions,
   gatewayClassNameSchema,
+  gatewayClassSchema,
   gatewayGroup,
   gatewayKinds,
   gatewaySchema,
@@ -51,8 +52,11 @@ export interface GatewayInputs {
   readonly grants: readonly Typed<ReferenceGrantSpec>[];
   /** Labels of every Namespace in the input. */
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
-  /** The status of our GatewayClass, when the input has it and it names our controller. */
-  readonly gatewayClass?: GatewayClassStatus;
+  /**
+   * The status of every GatewayClass in the input that names our controller: the one `--gateway-class`
+   * names and any other (another deployment's, which computes the same status: the writes agree).
+   */
+  readonly gatewayClasses: readonly GatewayClassStatus[];
 }
 
 /** Picks the Gateway API kinds (and Namespaces) out of the snapshot, checked and typed. */
@@ -74,8 +78,12 @@ export function readGatewayInputs(
   }
   const ofKind = (kind: string) => [...(byKind.get(kind) ?? [])].sort((a, b) => compareAge(a, b));
 
+  const crds = gatewayApiCrds(ofKind('CustomResourceDefinition'));
   const classObject = ofKind('GatewayClass').find((c) => c.metadata.name === gatewayClass);
-  const classDecision = decideGatewayClass(classObject, controllerName, gatewayApiCrds(ofKind('CustomResourceDefinition')), report);
+  const classDecision = decideGatewayClass(classObject, controllerName, crds, report);
+  const otherClasses = ofKind('GatewayClass')
+    .filter((c) => c !== classObject && gatewayClassSchema.safeParse(c.raw).data?.spec.controllerName === controllerName)
+    .flatMap((c) => decideGatewayClass(c, controllerName, crds, report).status ?? []);
 
   const knownGateways = new Map<string, KnownGateway>();
   const gateways: Typed<GatewaySpec>[] = [];
@@ -148,7 +156,7 @@ export function readGatewayInputs(
     policies: ofKind('BackendTLSPolicy'),
     grants,
     namespaceLabels,
-    ...(classDecision.status && { gatewayClass: classDecision.status }),
+    gatewayClasses: [...(classDecision.status ? [classDecision.status] : []), ...otherClasses],
   };
 }
 
