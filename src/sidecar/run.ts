@@ -176,16 +176,7 @@ async function startSidecar(options: RunOptions, io: RunIo, log: Logger, cleanup
     if (endpointChanges.builds(kind, source) && (modified === undefined || !statusWriter.isEcho(modified))) reconciler.schedule();
   });
   const endpointChanges = new EndpointChanges(await startEndpointResolver(translate, source, metrics, log, cleanups));
-  // A data plane of chosen Gateways (`--gateway`) serves no Ingress, so it writes no Ingress status either.
-  const gateways = options.translate.gateways;
-  const statusWriter = new StatusWriter({
-    client,
-    controllerName,
-    ingressStatus: options.updateStatus && gateways === undefined,
-    ...(gateways && { servedGateways: new Set(gateways) }),
-    log,
-    objects: (kind) => source.objects(kind),
-  });
+  const statusWriter = statusWriterFor(options, client, log, source);
 
   const afterRound = roundReporter({ options, log, metrics, requests, election, source, events, statusWriter, client, pod: io.env['POD_NAME'], podNamespace: access.namespace });
 
@@ -286,6 +277,19 @@ async function startEndpointResolver(translate: Omit<TranslateOptions, 'now'>, s
   cleanups.push(() => resolver.close());
   log.info('endpoint resolver listening: nginx resolves the endpoints, and a change of them needs no reload', { address: wanted.address });
   return resolver;
+}
+
+/** The status writer; a data plane of chosen Gateways (`--gateway`) serves no Ingress, so it writes no Ingress status either. */
+function statusWriterFor(options: RunOptions, client: ApiClient, log: Logger, source: ClusterSource): StatusWriter {
+  const gateways = options.translate.gateways;
+  return new StatusWriter({
+    client,
+    controllerName,
+    ingressStatus: options.updateStatus && gateways === undefined,
+    ...(gateways && { servedGateways: new Set(gateways) }),
+    log,
+    objects: (kind) => source.objects(kind),
+  });
 }
 
 /**
