@@ -160,3 +160,16 @@ describe('a Gateway\'s own parameters (GatewayInvalidParametersRef)', () => {
     expect(plan.ports).toEqual([]);
   });
 });
+
+describe('--gateway naming a Gateway this data plane cannot serve', () => {
+  it('warns when it is not in the input, or not of the class --gateway-class names, and serves the rest', () => {
+    const http = [{ name: 'http', port: 80, protocol: 'HTTP' }];
+    const theirs = object(v1, 'Gateway', 'infra', 'theirs', { spec: { gatewayClassName: 'other', listeners: http } });
+    const { plan, diagnostics } = runPlan([gateway('infra', 'ours', http), theirs], { servedGateways: new Set(['infra/ours', 'infra/theirs', 'infra/gone']) });
+    expect(conditions(gatewayStatus(plan, 'infra', 'ours').conditions)).toMatchObject({ Accepted: 'True/Accepted' });
+    expect(diagnostics.filter((d) => d.code === 'served-gateway-missing').map((d) => d.message)).toEqual([
+      '--gateway infra/gone is not in the input: this data plane serves nothing for it',
+      '--gateway infra/theirs is not of class ingress2nginx (--gateway-class): this data plane serves nothing for it',
+    ]);
+  });
+});

@@ -105,6 +105,12 @@ export function readGatewayInputs(
     knownGateways.set(id, { object, ours: true, ...(parsed && { spec: parsed.spec }) });
     if (parsed) gateways.push({ object, spec: parsed.spec });
   }
+  for (const id of [...(served ?? [])].sort()) {
+    const known = knownGateways.get(id);
+    if (known?.ours) continue;
+    const why = known ? `is not of class ${gatewayClass} (--gateway-class)` : 'is not in the input';
+    report.warning('served-gateway-missing', known?.object, `--gateway ${id} ${why}: this data plane serves nothing for it`);
+  }
 
   const routes: TlsRouteInput[] = [];
   for (const object of [...(byKind.get('TLSRoute') ?? [])].sort(byString((o) => key(o.metadata.namespace, o.metadata.name)))) {
