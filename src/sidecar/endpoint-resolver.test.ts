@@ -146,6 +146,15 @@ describe('EndpointResolver', () => {
     expect(await targets('api')).toEqual([`v4-10-0-2-2-p9000.api.shop.${zone}`]);
   });
 
+  it('answers SERVFAIL for a question an unreadable object fails, and goes on answering the rest', async () => {
+    const broken = { ...(slice('api-a', 'api', 9000, []) as object), ports: 'not a list' } as unknown as RawObject;
+    const objects = { services: [web[0] as RawObject, service('api', [{ name: 'http', port: 80 }])], slices: [web[1] as RawObject, broken] };
+    const resolver = await resolverWith(() => objects);
+    const failed = await askUdp(resolver.port, `_http-80._tcp.api.shop.${zone}`, 'SRV');
+    expect([failed.rcode, failed.answers]).toEqual(['SERVFAIL', []]);
+    expect((await askUdp(resolver.port, `_http-80._tcp.web.shop.${zone}`, 'SRV')).answers).toHaveLength(2);
+  });
+
   it('truncates an answer over 512 bytes on UDP, and gives it whole over TCP', async () => {
     const many = Array.from({ length: 40 }, (_, i) => ({ addresses: [`10.0.1.${i + 1}`] }));
     const objects = { services: [web[0] as RawObject], slices: [slice('web-a', 'web', 8080, many)] };

@@ -132,7 +132,11 @@ export class EndpointResolver {
       bytes.copy(copy, 0, 0, 2);
       return copy;
     }
-    const answered = await this.decided(bytes, transport);
+    const answered = await this.decided(bytes, transport).catch((error: Error): Awaited<ReturnType<EndpointResolver['decided']>> => {
+      // An object the table could not read must cost one answer, never the resolver.
+      this.options.log.error('endpoint resolver: a question failed', { error: error.message });
+      return { bytes: serverFailure(bytes) };
+    });
     if (answered?.kept && key !== undefined) {
       if (this.answers.size >= maxKeptAnswers) this.answers.clear();
       this.answers.set(key, { ...answered.kept, bytes: answered.bytes });
@@ -179,6 +183,14 @@ export class EndpointResolver {
       return dnsPacket.encode(response(query, { rcode: rcode.serverFailure, answers: [] }));
     }
   }
+}
+
+/** SERVFAIL for a query that could not be answered (nginx keeps what it had): the query, its question echoed, no records. */
+function serverFailure(query: Buffer): Buffer {
+  const reply = Buffer.from(query);
+  reply.writeUInt16BE(0x8000 | 0x0400 | (query.readUInt16BE(2) & 0x0100) | rcode.serverFailure, 2);
+  reply.fill(0, 6, 12);
+  return reply;
 }
 
 function lengthPrefix(length: number): Buffer {
