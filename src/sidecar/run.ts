@@ -235,7 +235,8 @@ function sidecarTranslateOptions(
   if (options.metricsPort !== 0) reserveMetricsPort(options.metricsPort);
   const resolver = options.translate.endpointResolver;
   if (resolver !== undefined) {
-    reservedPorts.set(resolverAddress(resolver.address).port, `the sidecar's endpoint resolver (--endpoint-resolver ${resolverAddress(resolver.address).port})`);
+    const { port } = resolverAddress(resolver.address);
+    reservedPorts.set(port, `the sidecar's endpoint resolver (--endpoint-resolver ${port})`);
     reservedPorts.set(resolver.noEndpointsPort, `nginx's 503 server for Services without endpoints (--unavailable-port ${resolver.noEndpointsPort})`);
   }
   if (options.admission && options.admission.port !== 0) reservedPorts.set(options.admission.port, `the sidecar's admission webhook port (--validating-webhook ${options.admission.host}:${options.admission.port})`);
@@ -295,28 +296,21 @@ function statusWriterFor(options: RunOptions, client: ApiClient, log: Logger, so
 /**
  * What a change the watches hear means for the endpoint resolver, and whether it builds. With the
  * resolver, an endpoint change changes no byte of the config (translate/endpoints.ts), unless an Ingress
- * or ConfigMap names a URL by address (`namesUrlByAddress`; each object is looked at once).
+ * or ConfigMap names a URL by address (`namesUrlByAddress`).
  */
 class EndpointChanges {
-  private readonly urlsByAddress = new WeakMap<RawObject, boolean>();
+  /** Whether an Ingress or ConfigMap names a URL by address: looked for again only after one of them changed. */
+  private urlByAddress: boolean | undefined;
 
   constructor(private readonly resolver: EndpointResolver | undefined) {}
 
   builds(kind: string, source: ClusterSource): boolean {
     if (!this.resolver) return true;
+    if (kind === 'Ingress' || kind === 'ConfigMap' || kind === '') this.urlByAddress = undefined;
     if (kind === 'Service' || kind === 'EndpointSlice' || kind === '') this.resolver.changed();
-    return kind !== 'EndpointSlice' || this.urlByAddressNamed(source);
-  }
-
-  private urlByAddressNamed(source: ClusterSource): boolean {
-    for (const kind of ['Ingress', 'ConfigMap']) {
-      for (const object of source.objects(kind)) {
-        let names = this.urlsByAddress.get(object);
-        if (names === undefined) this.urlsByAddress.set(object, (names = namesUrlByAddress(object)));
-        if (names) return true;
-      }
-    }
-    return false;
+    if (kind !== 'EndpointSlice') return true;
+    this.urlByAddress ??= ['Ingress', 'ConfigMap'].some((named) => source.objects(named).some(namesUrlByAddress));
+    return this.urlByAddress;
   }
 }
 
