@@ -17,16 +17,13 @@ describe('serviceEndpoints', () => {
       'http',
     );
     expect(found.endpoints.map(endpointAddress)).toEqual(['10.0.0.1:8080', '10.0.0.2:8080']);
-    expect(found.terminatingFallback).toBe(false);
   });
 
   it('falls back to endpoints serving while they terminate only when none is ready, as kube-proxy does', () => {
     const terminating = { addresses: ['10.0.0.5'], conditions: { ready: false, serving: true, terminating: true } };
     const unready = { addresses: ['10.0.0.6'], conditions: { ready: false, serving: false, terminating: true } };
     expect(serviceEndpoints([slice([terminating, unready, { addresses: ['10.0.0.7'] }])], 'http').endpoints.map((e) => e.ip)).toEqual(['10.0.0.7']);
-    const last = serviceEndpoints([slice([terminating, unready])], 'http');
-    expect(last.endpoints.map((e) => e.ip)).toEqual(['10.0.0.5']);
-    expect(last.terminatingFallback).toBe(true);
+    expect(serviceEndpoints([slice([terminating, unready])], 'http').endpoints.map((e) => e.ip)).toEqual(['10.0.0.5']);
     expect(serviceEndpoints([slice([unready])], 'http').endpoints).toEqual([]);
   });
 

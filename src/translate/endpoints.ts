@@ -34,8 +34,6 @@ export interface ServiceEndpoints {
   readonly endpoints: readonly Endpoint[];
   /** Addresses left out because no tenant may send traffic there, with what they are (sorted). */
   readonly refused: readonly string[];
-  /** No endpoint is ready, and these are serving while they terminate (kube-proxy's fallback). */
-  readonly terminatingFallback: boolean;
 }
 
 /**
@@ -72,7 +70,7 @@ export function serviceEndpoints(slices: Iterable<SliceEndpoints>, portName: str
   }
   const chosen = ready.size > 0 ? ready : terminating;
   const endpoints = [...chosen.values()].sort((a, b) => (a.ip === b.ip ? a.port - b.port : a.ip < b.ip ? -1 : 1));
-  return { endpoints, refused: [...refused].sort(), terminatingFallback: ready.size === 0 && terminating.size > 0 };
+  return { endpoints, refused: [...refused].sort() };
 }
 
 /** `ip:port`, bracketed for IPv6: how an upstream `server` names an endpoint. */
