@@ -132,11 +132,7 @@ export class EndpointResolver {
       bytes.copy(copy, 0, 0, 2);
       return copy;
     }
-    const answered = await this.decided(bytes, transport).catch((error: Error): Awaited<ReturnType<EndpointResolver['decided']>> => {
-      // An object the table could not read must cost one answer, never the resolver.
-      this.options.log.error('endpoint resolver: a question failed', { error: error.message });
-      return { bytes: serverFailure(bytes) };
-    });
+    const answered = await this.decided(bytes, transport);
     if (answered?.kept && key !== undefined) {
       if (this.answers.size >= maxKeptAnswers) this.answers.clear();
       this.answers.set(key, { ...answered.kept, bytes: answered.bytes });
@@ -156,8 +152,16 @@ export class EndpointResolver {
     if (query.type !== 'query' || question === undefined || (query.questions?.length ?? 0) !== 1) {
       return { bytes: dnsPacket.encode(response(query, { rcode: rcode.refused, answers: [] })) };
     }
-    const table = this.currentTable();
-    const answered: Answered | undefined = table ? answer(question, table, this.options.noEndpointsPort) : { rcode: rcode.serverFailure, answers: [] };
+    let table: EndpointTable | undefined;
+    let answered: Answered | undefined;
+    try {
+      table = this.currentTable();
+      answered = table ? answer(question, table, this.options.noEndpointsPort) : { rcode: rcode.serverFailure, answers: [] };
+    } catch (error) {
+      // An object the table could not read must cost one answer (nginx keeps what it had), never the resolver.
+      this.options.log.error('endpoint resolver: a question failed', { error: (error as Error).message });
+      return { bytes: dnsPacket.encode(response(query, { rcode: rcode.serverFailure, answers: [] })) };
+    }
     if (answered === undefined) return { bytes: await this.relay(query, bytes, transport) };
     const counted = { type: question.type, rcode: rcodeName[answered.rcode] ?? String(answered.rcode) };
     this.options.onAnswered?.(counted.type, counted.rcode);
@@ -183,14 +187,6 @@ export class EndpointResolver {
       return dnsPacket.encode(response(query, { rcode: rcode.serverFailure, answers: [] }));
     }
   }
-}
-
-/** SERVFAIL for a query that could not be answered (nginx keeps what it had): the query, its question echoed, no records. */
-function serverFailure(query: Buffer): Buffer {
-  const reply = Buffer.from(query);
-  reply.writeUInt16BE(0x8000 | 0x0400 | (query.readUInt16BE(2) & 0x0100) | rcode.serverFailure, 2);
-  reply.fill(0, 6, 12);
-  return reply;
 }
 
 function lengthPrefix(length: number): Buffer {
